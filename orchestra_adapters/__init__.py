@@ -1,0 +1,1 @@
+"""orchestra_adapters."""

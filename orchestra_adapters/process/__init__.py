@@ -1,0 +1,1 @@
+"""Process adapters: shell commands and the system clock."""

@@ -1,0 +1,20 @@
+"""The real clock."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+
+class SystemClock:
+    """Clock backed by the operating system."""
+
+    def now(self) -> datetime:
+        return datetime.now(timezone.utc)
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            time.sleep(seconds)

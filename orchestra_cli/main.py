@@ -1,0 +1,7 @@
+"""Console entry point."""
+
+
+def main() -> None:
+    from orchestra_cli.app import app
+
+    app()

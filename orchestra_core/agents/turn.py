@@ -1,0 +1,92 @@
+"""AgentTurn: what one iteration of an agent loop did (seed 003, CodergenBackend; v2 with commits)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from attrs import evolve, field, frozen
+
+
+def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(value or {}))
+
+
+@frozen
+class ToolCall:
+    """One tool call the model made: the tool's Orchestra name (`repo:tool`), arguments and result."""
+
+    name: str
+    args: Mapping[str, Any] = field(factory=dict, converter=_frozen_map)
+    call_id: str = ""
+    result: str | None = None
+    error: str | None = None
+
+
+@frozen
+class TokenUsage:
+    """Prompt and completion token counts."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens
+        )
+
+
+@frozen
+class TurnCommit:
+    """A commit the workspace made for a turn in one repo."""
+
+    repo: str
+    sha: str
+    message: str
+    branch: str = ""
+
+
+@frozen
+class AgentTurn:
+    """Data emitted after each turn of an agent loop.
+
+    `files_written` entries are `repo:path` (path relative to the repo root). `commits` is filled by
+    the workspace layer after it commits the turn's writes; `git_sha`/`commit_message` give the first
+    commit for readers of the single-repo AgentTurn v2 shape.
+    """
+
+    node_id: str
+    turn_number: int
+    model: str
+    provider: str
+    messages: tuple[Mapping[str, Any], ...] = field(default=(), converter=tuple)
+    tool_calls: tuple[ToolCall, ...] = field(default=(), converter=tuple)
+    files_written: tuple[str, ...] = field(default=(), converter=tuple)
+    token_usage: TokenUsage = field(factory=TokenUsage)
+    agent_state_ref: str | None = None
+    duration_s: float = 0.0
+    commits: tuple[TurnCommit, ...] = field(default=(), converter=tuple)
+
+    @property
+    def git_sha(self) -> str | None:
+        return self.commits[0].sha if self.commits else None
+
+    @property
+    def commit_message(self) -> str | None:
+        return self.commits[0].message if self.commits else None
+
+    def with_commits(self, commits: tuple[TurnCommit, ...]) -> AgentTurn:
+        return evolve(self, commits=commits)
+
+    def writes_by_repo(self) -> dict[str, list[str]]:
+        """Group `files_written` by repo name, keeping order."""
+        grouped: dict[str, list[str]] = {}
+        for entry in self.files_written:
+            repo, _, path = entry.partition(":")
+            grouped.setdefault(repo, []).append(path)
+        return grouped

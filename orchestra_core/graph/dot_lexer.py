@@ -1,0 +1,178 @@
+"""A lexer for Attractor's DOT subset that checks its constraints and rewrites the text for Graphviz.
+
+Graphviz's own lexer cannot read everything Attractor allows (`agent.role` keys, bare values such as
+`900s` or `claude-3.5`, the `\\n` / `\\t` / `\\\\` string escapes), so every identifier and value is
+re-emitted as a quoted Graphviz string, line for line, and characters Graphviz would reinterpret are
+carried through private-use placeholders that `restore` maps back after parsing. The lexer also rejects
+what the subset forbids (undirected and strict graphs, several graphs, HTML labels, ports) with the line,
+and records the order in which edges were declared, which Graphviz does not keep.
+
+Large pipelines are common, so the work is done by a few whole-text regular expression passes rather
+than a Python loop per token.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from attrs import frozen
+
+from orchestra_core.errors import PipelineLoadError
+
+KEYWORDS = frozenset({"digraph", "graph", "node", "edge", "subgraph", "strict"})
+_BACKSLASH, _NEWLINE, _RETURN = "\ue000", "\ue001", "\ue002"
+_PLACEHOLDERS = {_BACKSLASH: "\\", _NEWLINE: "\n", _RETURN: "\r"}
+_PLACEHOLDER_RE = re.compile(f"[{_BACKSLASH}{_NEWLINE}{_RETURN}]")
+_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
+
+_WORD = r"(?:[A-Za-z0-9_.:+]+(?:-(?![->])[A-Za-z0-9_.:+]*)*|(?<!-)-(?![->])(?:[A-Za-z0-9_.:+]|-(?![->]))*)"
+_STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+_REWRITE_RE = re.compile(
+    rf"(?P<comment>//[^\n]*|\#[^\n]*|/\*.*?\*/)|(?P<string>{_STRING})|(?P<word>{_WORD})", re.DOTALL
+)
+# In the rewritten text every id and value is a quoted string; the skeleton replaces each with `S`.
+_QUOTED_RE = re.compile(_STRING)
+_PROBLEM_RE = re.compile(r"(?P<undirected>--)|(?P<html><)|(?P<comment>/\*)|(?P<quote>\")|(?P<other>[^\sS{}\[\]=;,+a-z>-]|-(?!>)|(?<!-)>)")
+_HEADER_RE = re.compile(r"\s*(?P<keyword>[a-z]+|S)\s*(?P<name>S\s*)?(?P<brace>\{)?")
+_EDGE_PAIR_RE = re.compile(rf"({_STRING})\s*(?=->\s*({_STRING}))")
+_PROBLEMS = {
+    "undirected": "undirected edge '--' is not supported; use '->'",
+    "html": "HTML labels ('<...>') are not supported; use a quoted string",
+    "comment": "unterminated /* comment",
+    "quote": "unterminated string",
+}
+
+
+_Fail = Callable[[str, int], PipelineLoadError]
+
+
+@frozen
+class LexedDot:
+    """The result of lexing: Graphviz-safe text (same lines as the input) and the declared edge order."""
+
+    graphviz_text: str
+    edge_order: tuple[tuple[str, str], ...]
+
+    def first_line_of(self, name: str) -> int | None:
+        """The line where an id first appears outside an attribute assignment (for messages)."""
+        quoted = quote_for_graphviz(name)
+        for match in re.finditer(re.escape(quoted), self.graphviz_text):
+            before = self.graphviz_text[: match.start()].rstrip()[-1:]
+            after = self.graphviz_text[match.end() :].lstrip()[:1]
+            if before != "=" and after != "=":
+                return self.graphviz_text.count("\n", 0, match.start()) + 1
+        return None
+
+
+def restore(value: str) -> str:
+    """Map the placeholders carried through Graphviz back to the characters they stand for."""
+    if not _PLACEHOLDER_RE.search(value):
+        return value
+    return _PLACEHOLDER_RE.sub(lambda m: _PLACEHOLDERS[m.group(0)], value)
+
+
+def decode_string(body: str) -> str:
+    """Decode the inside of an Attractor string: `\\"`, `\\\\`, `\\n`, `\\t`; line continuations vanish."""
+    if "\\" not in body:
+        return body
+
+    def replace(match: re.Match[str]) -> str:
+        char = match.group(1)
+        if char == "\n":
+            return ""
+        return _ESCAPES.get(char, "\\" + char)
+
+    return re.sub(r"\\(.)", replace, body, flags=re.DOTALL)
+
+
+def quote_for_graphviz(value: str) -> str:
+    """Quote a decoded value so that Graphviz reads it back as exactly `value` after `restore`."""
+    safe = value.replace("\\", _BACKSLASH).replace("\n", _NEWLINE).replace("\r", _RETURN)
+    return '"' + safe.replace('"', '\\"') + '"'
+
+
+def unquote_graphviz(quoted: str) -> str:
+    """Inverse of quote_for_graphviz."""
+    return restore(quoted[1:-1].replace('\\"', '"'))
+
+
+def lex(text: str, path: str | None = None) -> LexedDot:
+    """Lex DOT text, enforce the subset's constraints and produce Graphviz-safe text.
+
+    Raises:
+        PipelineLoadError: The text breaks the subset (with the line of the problem).
+    """
+    for placeholder in _PLACEHOLDERS:
+        if placeholder in text:
+            line = text.count("\n", 0, text.index(placeholder)) + 1
+            raise PipelineLoadError(f"unsupported character U+{ord(placeholder):04X}", path=path, line=line)
+    rewritten = _REWRITE_RE.sub(_rewrite_token, text)
+    skeleton = _QUOTED_RE.sub("S", rewritten)
+    _check_skeleton(skeleton, path)
+    pairs = tuple((unquote_graphviz(a), unquote_graphviz(b)) for a, b in _EDGE_PAIR_RE.findall(rewritten))
+    return LexedDot(rewritten, pairs)
+
+
+def _rewrite_token(match: re.Match[str]) -> str:
+    kind = match.lastgroup
+    raw = match.group(0)
+    if kind == "word":
+        lowered = raw.lower()
+        return lowered if lowered in KEYWORDS else f'"{raw}"'
+    if kind == "string":
+        if "\\" not in raw and "\n" not in raw and "\r" not in raw:
+            return raw
+        # The re-encoded string stays on one line; the newlines after it keep later line numbers right.
+        return quote_for_graphviz(decode_string(raw[1:-1])) + "\n" * raw.count("\n")
+    return " " + "\n" * raw.count("\n")
+
+
+def _check_skeleton(skeleton: str, path: str | None) -> None:
+    """Check the statement structure on the skeleton, where every id and value is the letter `S`."""
+
+    def fail(detail: str, offset: int) -> PipelineLoadError:
+        return PipelineLoadError(detail, path=path, line=skeleton.count("\n", 0, offset) + 1)
+
+    header = _HEADER_RE.match(skeleton)
+    keyword = header.group("keyword") if header else None
+    if header is not None and keyword == "strict":
+        raise fail("'strict' graphs are not supported; remove 'strict'", header.start("keyword"))
+    if header is not None and keyword == "graph":
+        raise fail("undirected graphs are not supported; use 'digraph'", header.start("keyword"))
+    problem = _PROBLEM_RE.search(skeleton)
+    if problem is not None:
+        kind = problem.lastgroup or "other"
+        raise fail(_PROBLEMS.get(kind, f"unexpected character {problem.group(0)!r}"), problem.start())
+    if header is None or keyword is None:
+        raise fail("empty file: expected 'digraph name { ... }'", len(skeleton))
+    if keyword != "digraph":
+        raise fail("expected 'digraph' at the start of the file", header.start("keyword"))
+    if header.group("brace") is None:
+        raise fail("expected '{' after 'digraph' and its name", header.end())
+    _check_braces(skeleton, header.start("brace"), fail)
+
+
+def _check_braces(skeleton: str, start: int, fail: _Fail) -> None:
+    opened: list[int] = []
+    for brace in re.finditer(r"[{}]", skeleton[start:]):
+        position = start + brace.start()
+        if brace.group(0) == "{":
+            opened.append(position)
+            continue
+        opened.pop()
+        if not opened:
+            _check_trailing(skeleton, position + 1, fail)
+            return
+    line = skeleton.count("\n", 0, opened[0]) + 1
+    raise fail(f"'{{' opened on line {line} is never closed", len(skeleton))
+
+
+def _check_trailing(skeleton: str, position: int, fail: _Fail) -> None:
+    rest = re.match(r"[\s;]*", skeleton[position:])
+    end = position + (rest.end() if rest else 0)
+    if end >= len(skeleton):
+        return
+    if re.match(r"(digraph|graph|strict)\b", skeleton[end:]):
+        raise fail("only one graph per file is supported", end)
+    raise fail("unexpected text after the end of the graph", end)

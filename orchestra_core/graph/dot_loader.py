@@ -1,0 +1,216 @@
+"""Load a pipeline from DOT text through Graphviz (pygraphviz) into the frozen Graph model.
+
+Graphviz applies node and edge defaults in the order and scope they appear and expands chained edges;
+this module reads its result, drops empty (unset) values, derives subgraph classes (2.10), restores the
+declared edge order and checks that node ids are identifiers.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from orchestra_core.errors import PipelineLoadError
+from orchestra_core.graph.dot_lexer import LexedDot, lex, restore
+from orchestra_core.graph.model import Edge, Graph, Node
+
+_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_GRAPHVIZ_ERROR_RE = re.compile(r"(?:Error|Warning):\s*(?:[^:\n]*:\s*)?(.*?)\s+in line (\d+)(.*)")
+_AGRAPH, _AGNODE, _AGEDGE = 0, 1, 2
+_stderr_lock = threading.Lock()
+
+
+def load_pipeline(path: str | os.PathLike[str]) -> Graph:
+    """Read and parse a pipeline file.
+
+    Raises:
+        PipelineLoadError: The file cannot be read or is not valid DOT of the supported subset.
+    """
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PipelineLoadError("file not found", path=name) from None
+    except IsADirectoryError:
+        raise PipelineLoadError("is a directory, not a pipeline file", path=name) from None
+    except UnicodeDecodeError as error:
+        raise PipelineLoadError(f"not UTF-8 text ({error.reason})", path=name) from None
+    except OSError as error:
+        raise PipelineLoadError(f"cannot read: {error.strerror or error}", path=name) from None
+    return parse_dot(text, path=name)
+
+
+def parse_dot(text: str, path: str | None = None) -> Graph:
+    """Parse DOT text of the supported subset into a Graph.
+
+    Raises:
+        PipelineLoadError: The text is not valid DOT of the supported subset; names the line.
+    """
+    if "\x00" in text:
+        raise PipelineLoadError("contains a NUL byte; not a text file", path=path)
+    lexed = lex(text, path)
+    handle = _read_with_graphviz(lexed.graphviz_text, path)
+    try:
+        return _build_graph(handle, lexed, path)
+    finally:
+        _gv().agclose(handle)
+
+
+def _gv() -> Any:
+    from pygraphviz import graphviz
+
+    return graphviz
+
+
+def _read_with_graphviz(text: str, path: str | None) -> Any:
+    gv = _gv()
+    data = text.encode("utf-8")
+    with _stderr_lock, tempfile.TemporaryFile() as captured:
+        saved = os.dup(2)
+        os.dup2(captured.fileno(), 2)
+        try:
+            handle = _agread(gv, data)
+        except Exception:
+            handle = None
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        captured.seek(0)
+        messages = captured.read().decode("utf-8", "replace")
+    if handle is None:
+        raise _graphviz_error(messages, path)
+    return handle
+
+
+def _agread(gv: Any, data: bytes) -> Any:
+    with tempfile.TemporaryFile() as source:
+        source.write(data)
+        source.seek(0)
+        return gv.agread(source, None)
+
+
+def _graphviz_error(messages: str, path: str | None) -> PipelineLoadError:
+    match = _GRAPHVIZ_ERROR_RE.search(messages)
+    if match is None:
+        detail = messages.strip().splitlines()[0] if messages.strip() else "not valid DOT"
+        return PipelineLoadError(detail, path=path)
+    detail = (match.group(1) + match.group(3)).strip().replace('"', "")
+    return PipelineLoadError(restore(detail), path=path, line=int(match.group(2)))
+
+
+def _declared(gv: Any, root: Any, kind: int) -> list[tuple[str, Any]]:
+    symbols = []
+    symbol = None
+    while True:
+        try:
+            symbol = gv.agnxtattr(root, kind, symbol)
+        except StopIteration:
+            return symbols
+        if symbol is None:
+            return symbols
+        symbols.append((gv.agattrname(symbol).decode("utf-8"), symbol))
+
+
+def _values(gv: Any, item: Any, symbols: list[tuple[str, Any]]) -> dict[str, str]:
+    found = {}
+    for name, symbol in symbols:
+        raw = gv.agxget(item, symbol)
+        if raw:
+            found[name] = restore(raw.decode("utf-8"))
+    return found
+
+
+def _iterate(first: Any, following: Any) -> Iterator[Any]:
+    item = first()
+    while item is not None:
+        yield item
+        try:
+            item = following(item)
+        except StopIteration:
+            return
+
+
+def _build_graph(root: Any, lexed: LexedDot, path: str | None) -> Graph:
+    gv = _gv()
+    graph_symbols = _declared(gv, root, _AGRAPH)
+    node_symbols = _declared(gv, root, _AGNODE)
+    edge_symbols = _declared(gv, root, _AGEDGE)
+    node_handles = list(_iterate(lambda: gv.agfstnode(root), lambda n: gv.agnxtnode(root, n)))
+    nodes: dict[str, dict[str, str]] = {}
+    for handle in node_handles:
+        node_id = restore(gv.agnameof(handle).decode("utf-8"))
+        if not _IDENTIFIER_RE.fullmatch(node_id):
+            raise PipelineLoadError(
+                f"node id {node_id!r} is not an identifier ([A-Za-z_][A-Za-z0-9_]*); put display text in label",
+                path=path,
+                line=lexed.first_line_of(node_id),
+            )
+        nodes[node_id] = _values(gv, handle, node_symbols)
+    _apply_subgraph_classes(gv, root, graph_symbols, nodes, _values(gv, root, graph_symbols).get("label", ""))
+    edges = _read_edges(gv, root, node_handles, edge_symbols)
+    name = restore((gv.agnameof(root) or b"").decode("utf-8"))
+    return Graph(
+        name=name if not name.startswith("%") else "",
+        attrs=_values(gv, root, graph_symbols),
+        nodes={node_id: Node(node_id, node_attrs) for node_id, node_attrs in nodes.items()},
+        edges=_in_declared_order(edges, lexed.edge_order),
+        source_path=path,
+    )
+
+
+def _read_edges(gv: Any, root: Any, node_handles: list[Any], symbols: list[tuple[str, Any]]) -> list[Edge]:
+    edges = []
+    for node in node_handles:
+        for edge in _iterate(lambda n=node: gv.agfstout(root, n), lambda e: gv.agnxtout(root, e)):
+            source = restore(gv.agnameof(gv.agtail(edge)).decode("utf-8"))
+            target = restore(gv.agnameof(gv.aghead(edge)).decode("utf-8"))
+            edges.append(Edge(source, target, _values(gv, edge, symbols)))
+    return edges
+
+
+def _in_declared_order(edges: list[Edge], declared: tuple[tuple[str, str], ...]) -> list[Edge]:
+    """Graphviz lists a node's out-edges by target; put them back in the order the file declared them."""
+    positions: dict[tuple[str, str], list[int]] = {}
+    for index, pair in enumerate(declared):
+        positions.setdefault(pair, []).append(index)
+    seen: dict[tuple[str, str], int] = {}
+    fallback = len(declared)
+
+    def rank(edge: Edge) -> int:
+        pair = (edge.source, edge.target)
+        occurrence = seen.get(pair, 0)
+        seen[pair] = occurrence + 1
+        slots = positions.get(pair, [])
+        return slots[occurrence] if occurrence < len(slots) else fallback
+
+    ranked = [(rank(edge), index, edge) for index, edge in enumerate(edges)]
+    ranked.sort(key=lambda item: (item[0], item[1]))
+    return [edge for _, _, edge in ranked]
+
+
+def derive_class(label: str) -> str:
+    """Subgraph label to class (2.10): lower-case, spaces to hyphens, drop other non-alphanumerics."""
+    lowered = label.strip().lower().replace(" ", "-")
+    return re.sub(r"[^a-z0-9-]", "", lowered)
+
+
+def _apply_subgraph_classes(
+    gv: Any, parent: Any, symbols: list[tuple[str, Any]], nodes: dict[str, dict[str, str]], parent_label: str
+) -> None:
+    for subgraph in _iterate(lambda: gv.agfstsubg(parent), gv.agnxtsubg):
+        label = _values(gv, subgraph, symbols).get("label", "")
+        # Graphviz copies the parent's label into a subgraph that sets none; only a new label names a class.
+        derived = derive_class(label) if label and label != parent_label else ""
+        if derived:
+            members = _iterate(lambda s=subgraph: gv.agfstnode(s), lambda n, s=subgraph: gv.agnxtnode(s, n))
+            for member in members:
+                attrs = nodes[restore(gv.agnameof(member).decode("utf-8"))]
+                classes = [c for c in re.split(r"[,\s]+", attrs.get("class", "")) if c]
+                if derived not in classes:
+                    attrs["class"] = ",".join([*classes, derived])
+        _apply_subgraph_classes(gv, subgraph, symbols, nodes, label)

@@ -1,0 +1,41 @@
+"""Write a Graph back as DOT text of the supported subset (flat: defaults and subgraphs already applied)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from orchestra_core.graph.model import Graph
+
+_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_KEYWORDS = frozenset({"digraph", "graph", "node", "edge", "subgraph", "strict"})
+
+
+def quote(value: str) -> str:
+    """A double-quoted DOT string with Attractor escapes."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    return f'"{escaped}"'
+
+
+def _key(key: str) -> str:
+    return key if _KEY_RE.fullmatch(key) and key.lower() not in _KEYWORDS else quote(key)
+
+
+def _attr_block(attrs: Mapping[str, str]) -> str:
+    if not attrs:
+        return ""
+    return " [" + ", ".join(f"{_key(k)}={quote(v)}" for k, v in attrs.items()) + "]"
+
+
+def to_dot(graph: Graph) -> str:
+    """Render the graph as DOT text that `parse_dot` reads back into an equal Graph."""
+    name = graph.name
+    header = "digraph" if not name else f"digraph {name if _IDENTIFIER_RE.fullmatch(name) else quote(name)}"
+    lines = [header + " {"]
+    if graph.attrs:
+        lines.append("  graph" + _attr_block(graph.attrs))
+    lines.extend(f"  {node.id}{_attr_block(node.attrs)}" for node in graph.nodes.values())
+    lines.extend(f"  {edge.source} -> {edge.target}{_attr_block(edge.attrs)}" for edge in graph.edges)
+    lines.append("}")
+    return "\n".join(lines) + "\n"

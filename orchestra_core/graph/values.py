@@ -1,0 +1,69 @@
+"""Typed parsing of DOT attribute values: integers, floats, booleans, durations, lists."""
+
+from __future__ import annotations
+
+import re
+
+_DURATION_RE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
+_TRUE = frozenset({"true", "yes", "1", "on"})
+_FALSE = frozenset({"false", "no", "0", "off"})
+
+
+def parse_duration(text: str) -> float:
+    """Parse `250ms`, `900s`, `15m`, `2h`, `1d` (or a bare number of seconds) into seconds.
+
+    Raises:
+        ValueError: The text is not a duration.
+    """
+    match = _DURATION_RE.match(text)
+    if match is None:
+        raise ValueError(f"not a duration: {text!r}")
+    amount, unit = match.groups()
+    return float(amount) * _UNIT_SECONDS[unit]
+
+
+def format_duration(seconds: float) -> str:
+    """Render seconds in the shortest exact duration form (`1500ms`, `90s`, `15m`)."""
+    millis = round(seconds * 1000)
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
+        if millis and millis % size == 0:
+            return f"{millis // size}{unit}"
+    return f"{millis}ms"
+
+
+def parse_bool(text: str) -> bool:
+    """Parse `true`/`false` (also yes/no, on/off, 1/0; case-insensitive).
+
+    Raises:
+        ValueError: The text is not a boolean.
+    """
+    lowered = text.strip().lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
+
+
+def parse_int(text: str) -> int:
+    """Parse an optionally signed decimal integer.
+
+    Raises:
+        ValueError: The text is not an integer.
+    """
+    return int(text.strip(), 10)
+
+
+def parse_float(text: str) -> float:
+    """Parse a decimal number.
+
+    Raises:
+        ValueError: The text is not a number.
+    """
+    return float(text.strip())
+
+
+def parse_list(text: str) -> tuple[str, ...]:
+    """Split a comma (or whitespace) separated list, dropping empty items."""
+    return tuple(item for item in re.split(r"[,\s]+", text) if item)

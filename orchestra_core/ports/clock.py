@@ -1,0 +1,24 @@
+"""Clock port: wall time, monotonic time and sleeping, so tests control time."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """Time source."""
+
+    def now(self) -> datetime:
+        """Current wall-clock time, timezone-aware UTC."""
+        ...
+
+    def monotonic(self) -> float:
+        """Seconds from an arbitrary origin, never going backwards."""
+        ...
+
+    def sleep(self, seconds: float) -> None:
+        """Block for `seconds`."""
+        ...
+

@@ -1,0 +1,32 @@
+"""CodergenBackend port: runs the LLM work of a codergen node."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+from orchestra_core.agents.turn import AgentTurn
+from orchestra_core.engine.context import Context
+from orchestra_core.engine.outcome import Outcome
+from orchestra_core.graph.model import Node
+
+OnTurn = Callable[[AgentTurn], None]
+
+
+@runtime_checkable
+class CodergenBackend(Protocol):
+    """Executes an LLM task for a node (Attractor 4.5, extended with per-turn callbacks)."""
+
+    def run(self, node: Node, prompt: str, context: Context, on_turn: OnTurn | None = None) -> str | Outcome:
+        """Run the node's task.
+
+        Args:
+            node: The node with all its attributes (agent configuration included).
+            prompt: The fully composed prompt.
+            context: The run's shared context (read it; report changes through the Outcome).
+            on_turn: Called after every agent-loop turn with that turn's data, when the backend has turns.
+
+        Returns:
+            The response text (the handler turns it into SUCCESS) or an explicit Outcome.
+        """
+        ...

@@ -1,0 +1,48 @@
+"""CommandRunner port: runs a shell command from the pipeline or config (never from LLM text)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol, runtime_checkable
+
+from attrs import frozen
+
+
+@frozen
+class CommandResult:
+    """What a finished command produced. `exit_code` is None when it was killed on timeout."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+    duration_s: float
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+@runtime_checkable
+class CommandRunner(Protocol):
+    """Runs shell commands."""
+
+    def run(
+        self,
+        command: str,
+        *,
+        cwd: str,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        stdin: str | None = None,
+    ) -> CommandResult:
+        """Run `command` through the shell in `cwd`.
+
+        Args:
+            command: Shell command text.
+            cwd: Working directory.
+            env: Variables added to (overriding) the current environment.
+            timeout: Seconds before the whole process group is killed.
+            stdin: Text fed to the command's standard input.
+        """
+        ...
