@@ -1,0 +1,69 @@
+"""Agent tools as the LLM layer sees them, their provider-safe names, and write tracking."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from attrs import field, frozen
+
+_SAFE_RE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(value or {}))
+
+
+def provider_safe_name(name: str) -> str:
+    """Map an Orchestra tool name (`backend:run-tests`) to one model providers accept (`backend__run-tests`).
+
+    Providers allow `[A-Za-z0-9_-]{1,64}`; `:` becomes `__`, anything else becomes `_`.
+    """
+    return _SAFE_RE.sub("_", name.replace(":", "__"))[:64]
+
+
+@frozen
+class AgentTool:
+    """A tool an agent may call.
+
+    Attributes:
+        name: Orchestra name, `repo:tool` for repo-scoped tools or a plain name for cross-repo tools.
+        description: What the tool does, shown to the model.
+        parameters: JSON Schema (an object schema) of the keyword arguments.
+        func: Called with the model's arguments; returns the text the model sees.
+        writes_files: Whether the tool can modify files (so its writes are tracked and committed).
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any] = field(converter=_frozen_map)
+    func: Callable[..., str] = field(eq=False)
+    writes_files: bool = False
+
+    @property
+    def safe_name(self) -> str:
+        return provider_safe_name(self.name)
+
+
+class WriteTracker:
+    """Collects the files tools modified during one agent turn, as `repo:path`, in first-write order."""
+
+    def __init__(self) -> None:
+        self._writes: list[str] = []
+        self._lock = threading.Lock()
+
+    def record(self, repo: str, path: str) -> None:
+        """Called by write tools after modifying `path` (repo-relative) in `repo`."""
+        entry = f"{repo}:{path}"
+        with self._lock:
+            if entry not in self._writes:
+                self._writes.append(entry)
+
+    def flush(self) -> list[str]:
+        """Return the writes so far and start over for the next turn."""
+        with self._lock:
+            writes, self._writes = self._writes, []
+            return writes
