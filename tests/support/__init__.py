@@ -1,0 +1,1 @@
+"""Reusable test support: fixtures helpers and protocol-faithful fakes of external servers."""
