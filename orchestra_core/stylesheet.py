@@ -1,0 +1,287 @@
+"""The model stylesheet (Attractor section 8): parse CSS-like rules, rank them by specificity, apply them.
+
+Grammar: `Selector '{' Declaration (';' Declaration)* ';'? '}'` repeated, where a selector is `*`, a shape
+name, `.class` or `#node_id`, and a declaration is `property: value` with a quoted or bare value.
+`/* ... */` comments are allowed anywhere between tokens.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Literal
+
+from attrs import field, frozen
+
+from orchestra_core.errors import OrchestraError
+from orchestra_core.graph.model import Node
+
+SelectorKind = Literal["universal", "shape", "class", "id"]
+PROPERTIES = ("llm_model", "llm_provider", "reasoning_effort")
+SPECIFICITY: Mapping[SelectorKind, int] = {"universal": 0, "shape": 1, "class": 2, "id": 3}
+
+_SPACE_RE = re.compile(r"(?:\s+|/\*.*?\*/)*", re.DOTALL)
+_IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CLASS_RE = re.compile(r"[A-Za-z0-9_-]+")
+_PROPERTY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_BARE_RE = re.compile(r"(?:[^\s;{}\"'/]|/(?!\*))+")
+_BARE_RENDER_RE = re.compile(r"[A-Za-z0-9_.:+-][A-Za-z0-9_.:+/-]*")
+_STRING_RES = {
+    '"': re.compile(r'"((?:[^"\\]|\\.)*)"', re.DOTALL),
+    "'": re.compile(r"'((?:[^'\\]|\\.)*)'", re.DOTALL),
+}
+_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'"}
+
+
+class StylesheetSyntaxError(OrchestraError):
+    """A model stylesheet does not parse.
+
+    Attributes:
+        text: The stylesheet text.
+        position: 0-based offset of the problem in `text`.
+        line: 1-based line of the problem within the stylesheet.
+        column: 1-based column of the problem within that line.
+        detail: The problem without the location.
+    """
+
+    def __init__(self, text: str, position: int, detail: str) -> None:
+        self.text = text
+        self.position = position
+        self.line = text.count("\n", 0, position) + 1
+        self.column = position - (text.rfind("\n", 0, position) + 1) + 1
+        self.detail = detail
+        super().__init__(f"model_stylesheet line {self.line}, column {self.column}: {detail}")
+
+
+@frozen
+class Selector:
+    """Which nodes a rule applies to: every node, a shape, a class or one node id."""
+
+    kind: SelectorKind
+    value: str = ""
+
+    @property
+    def specificity(self) -> int:
+        return SPECIFICITY[self.kind]
+
+    def matches(self, node: Node) -> bool:
+        """Whether the selector selects the node (a node without `shape` is a `box`)."""
+        if self.kind == "universal":
+            return True
+        if self.kind == "shape":
+            return node.shape == self.value
+        if self.kind == "class":
+            return self.value in node.classes
+        return node.id == self.value
+
+    def render(self) -> str:
+        prefix = {"universal": "*", "shape": "", "class": ".", "id": "#"}[self.kind]
+        return prefix if self.kind == "universal" else prefix + self.value
+
+
+@frozen
+class Declaration:
+    """One `property: value` pair."""
+
+    property: str
+    value: str
+
+    def render(self) -> str:
+        return f"{self.property}: {_render_value(self.value)}"
+
+
+@frozen
+class StyleRule:
+    """A selector and its declarations, in the order written."""
+
+    selector: Selector
+    declarations: tuple[Declaration, ...] = field(converter=tuple)
+
+    def render(self) -> str:
+        body = " ".join(declaration.render() + ";" for declaration in self.declarations)
+        return f"{self.selector.render()} {{ {body} }}" if body else f"{self.selector.render()} {{}}"
+
+
+@frozen
+class Stylesheet:
+    """Parsed rules in source order; `properties_for` resolves what a node gets."""
+
+    rules: tuple[StyleRule, ...] = field(converter=tuple)
+
+    def render(self) -> str:
+        """Canonical text, one rule per line, that parses back to an equal Stylesheet."""
+        return "\n".join(rule.render() for rule in self.rules)
+
+    def properties_for(self, node: Node) -> dict[str, str]:
+        """The properties the matching rules give the node: higher specificity wins, then the later rule."""
+        return _Index(self.rules).properties_for(node)
+
+    def apply(self, nodes: Iterable[Node]) -> list[Node]:
+        """Nodes with stylesheet properties filled in where the node does not set them itself."""
+        index = _Index(self.rules)
+        styled = []
+        for node in nodes:
+            missing = {k: v for k, v in index.properties_for(node).items() if k not in node.attrs}
+            styled.append(node.with_attrs_map(missing) if missing else node)
+        return styled
+
+
+def parse_stylesheet(text: str) -> Stylesheet:
+    """Parse stylesheet text (empty or comment-only text gives an empty Stylesheet).
+
+    Raises:
+        StylesheetSyntaxError: The text is not a valid stylesheet; names the line and column.
+    """
+    return _Parser(text).parse()
+
+
+class _Index:
+    """Rules grouped by selector kind so that styling a node costs only the rules that can match it."""
+
+    def __init__(self, rules: Iterable[StyleRule]) -> None:
+        self.universal: list[tuple[int, StyleRule]] = []
+        self.keyed: dict[SelectorKind, dict[str, list[tuple[int, StyleRule]]]] = {
+            "shape": {},
+            "class": {},
+            "id": {},
+        }
+        for order, rule in enumerate(rules):
+            if rule.selector.kind == "universal":
+                self.universal.append((order, rule))
+            else:
+                self.keyed[rule.selector.kind].setdefault(rule.selector.value, []).append((order, rule))
+
+    def properties_for(self, node: Node) -> dict[str, str]:
+        by_class = sorted(
+            (entry for name in dict.fromkeys(node.classes) for entry in self.keyed["class"].get(name, ())),
+            key=lambda entry: entry[0],
+        )
+        resolved: dict[str, str] = {}
+        for group in (
+            self.universal,
+            self.keyed["shape"].get(node.shape, ()),
+            by_class,
+            self.keyed["id"].get(node.id, ()),
+        ):
+            for _, rule in group:
+                resolved.update((d.property, d.value) for d in rule.declarations)
+        return resolved
+
+
+def _render_value(value: str) -> str:
+    if _BARE_RENDER_RE.fullmatch(value):
+        return value
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    return f'"{escaped}"'
+
+
+def _unescape(body: str) -> str:
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), body, flags=re.DOTALL)
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def parse(self) -> Stylesheet:
+        rules = []
+        self._skip()
+        while self.pos < len(self.text):
+            rules.append(self._rule())
+            self._skip()
+        return Stylesheet(rules)
+
+    def _rule(self) -> StyleRule:
+        selector = self._selector()
+        self._skip()
+        if self._peek() == ",":
+            raise self._error("selector lists are not supported; write one rule per selector")
+        self._expect("{", f"expected '{{' after selector {selector.render()!r}")
+        declarations = []
+        while True:
+            self._skip()
+            char = self._peek()
+            if char == "}":
+                self.pos += 1
+                return StyleRule(selector, declarations)
+            if char == ";":
+                self.pos += 1
+                continue
+            if char == "":
+                raise self._error(f"'{{' of rule {selector.render()!r} is never closed")
+            declarations.append(self._declaration())
+            self._skip()
+            if self._peek() not in (";", "}"):
+                raise self._error(f"expected ';' or '}}' after {declarations[-1].property!r}'s value")
+
+    def _selector(self) -> Selector:
+        char = self._peek()
+        if char == "*":
+            self.pos += 1
+            return Selector("universal")
+        if char in (".", "#"):
+            self.pos += 1
+            pattern, kind, what = (
+                (_CLASS_RE, "class", "a class name") if char == "." else (_IDENTIFIER_RE, "id", "a node id")
+            )
+            match = pattern.match(self.text, self.pos)
+            if match is None:
+                raise self._error(f"expected {what} after {char!r}")
+            self.pos = match.end()
+            return Selector(kind, match.group(0))
+        match = _IDENTIFIER_RE.match(self.text, self.pos)
+        if match is None:
+            found = "'}'" if char == "}" else repr(char)
+            raise self._error(f"expected a selector ('*', a shape, '.class' or '#node_id'), found {found}")
+        self.pos = match.end()
+        return Selector("shape", match.group(0))
+
+    def _declaration(self) -> Declaration:
+        start = self.pos
+        match = _PROPERTY_RE.match(self.text, self.pos)
+        if match is None:
+            raise self._error(f"expected a property name, found {self._peek()!r}")
+        name = match.group(0)
+        if name not in PROPERTIES:
+            self.pos = start
+            raise self._error(f"unknown property {name!r}; allowed: {', '.join(PROPERTIES)}")
+        self.pos = match.end()
+        self._skip()
+        self._expect(":", f"expected ':' after property {name!r}")
+        self._skip()
+        return Declaration(name, self._value(name))
+
+    def _value(self, name: str) -> str:
+        quote = self._peek()
+        if quote in _STRING_RES:
+            match = _STRING_RES[quote].match(self.text, self.pos)
+            if match is None:
+                raise self._error("unterminated string")
+            value = _unescape(match.group(1))
+        else:
+            match = _BARE_RE.match(self.text, self.pos)
+            if match is None:
+                raise self._error(f"expected a value for {name!r}")
+            value = match.group(0)
+        if not value:
+            raise self._error(f"empty value for {name!r}")
+        self.pos = match.end()
+        return value
+
+    def _skip(self) -> None:
+        match = _SPACE_RE.match(self.text, self.pos)
+        self.pos = match.end() if match else self.pos
+        if self.text.startswith("/*", self.pos):
+            raise self._error("unterminated /* comment")
+
+    def _peek(self) -> str:
+        return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def _expect(self, char: str, message: str) -> None:
+        if self._peek() != char:
+            raise self._error(message)
+        self.pos += 1
+
+    def _error(self, detail: str) -> StylesheetSyntaxError:
+        return StylesheetSyntaxError(self.text, self.pos, detail)

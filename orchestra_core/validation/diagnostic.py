@@ -1,0 +1,94 @@
+"""The diagnostic model of validation (Attractor 7.1) and the lint rule interface (7.4)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+from attrs import field, frozen
+
+from orchestra_core.errors import OrchestraError
+from orchestra_core.graph.model import Graph
+
+
+class Severity(StrEnum):
+    """How bad a diagnostic is; errors stop a pipeline from running."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@frozen
+class Diagnostic:
+    """One finding of a lint rule.
+
+    Attributes:
+        rule: The rule's name, e.g. `start_node`.
+        severity: error, warning or info.
+        message: What is wrong, naming the node or edge.
+        node_id: The node concerned, if any.
+        edge: The edge concerned as (from, to), if any.
+        fix: How to fix it, if the rule knows.
+    """
+
+    rule: str
+    severity: Severity = field(converter=Severity)
+    message: str
+    node_id: str | None = None
+    edge: tuple[str, str] | None = field(default=None, converter=lambda e: None if e is None else tuple(e))
+    fix: str | None = None
+
+    @property
+    def location(self) -> str:
+        """`node X`, `edge A -> B` or `graph`, for display."""
+        if self.edge is not None:
+            return f"edge {self.edge[0]} -> {self.edge[1]}"
+        if self.node_id is not None:
+            return f"node {self.node_id}"
+        return "graph"
+
+
+@runtime_checkable
+class LintRule(Protocol):
+    """A validation rule: a name and a check over the whole graph."""
+
+    name: str
+
+    def apply(self, graph: Graph) -> list[Diagnostic]:
+        """Check the graph.
+
+        Args:
+            graph: The pipeline after transforms.
+
+        Returns:
+            The rule's findings, empty when the graph passes.
+        """
+        ...
+
+
+@frozen
+class FunctionRule:
+    """A lint rule made from a function that yields diagnostics."""
+
+    name: str
+    check: Callable[[Graph], Iterable[Diagnostic]]
+
+    def apply(self, graph: Graph) -> list[Diagnostic]:
+        return list(self.check(graph))
+
+
+class ValidationError(OrchestraError):
+    """The graph has error-severity diagnostics; `diagnostics` holds every finding."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
+        self.diagnostics = tuple(diagnostics)
+        errors = self.errors
+        lines = "; ".join(f"{d.rule}: {d.message}" for d in errors)
+        noun = "error" if len(errors) == 1 else "errors"
+        super().__init__(f"pipeline is not valid ({len(errors)} {noun}): {lines}")
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity is Severity.ERROR)
