@@ -14,3 +14,5 @@ class Container(containers.DeclarativeContainer):
     config = providers.Configuration()
     clock = providers.Singleton(SystemClock)
     command_runner = providers.Singleton(SubprocessCommandRunner)
+    # Extra lint rules for `orchestra compile` (agent, model and tool resolution are added here later).
+    compile_rules = providers.List()
