@@ -19,4 +19,10 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
+
+@app.callback()
+def _root() -> None:
+    """Keeps `orchestra <command>` a command group even while only one command is registered."""
+
+
 app.command("compile")(compile_command.compile_pipeline)
