@@ -1,23 +1,117 @@
-"""`orchestra compile`: parse, transform and validate a pipeline; print its diagnostics."""
+"""`orchestra compile`: parse, transform and validate a pipeline; print its diagnostics, optionally draw it."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from orchestra_cli.options import ConfigOption, JsonOption
 
+if TYPE_CHECKING:
+    from orchestra_core.pipeline import PreparedPipeline
+    from orchestra_core.validation import Diagnostic, LintRule
+
+RenderOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--render", help="Also draw the graph to this .svg or .png file (nodes styled by handler type)."
+    ),
+]
+SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
 
 def compile_pipeline(
     pipeline: Annotated[Path, typer.Argument(help="The pipeline's DOT file.")],
     json_output: JsonOption = False,
+    render: RenderOption = None,
     config: ConfigOption = None,
 ) -> None:
-    """Parse, transform and validate a pipeline; print its diagnostics."""
-    from orchestra_cli.errors import user_errors
-    from orchestra_core.graph import load_pipeline
+    """Parse, transform and validate a pipeline without running it; print its diagnostics.
+
+    Exit status: 0 when there is no error (warnings allowed), 1 when validation finds errors, 2 when the
+    file cannot be read or parsed, or the options are wrong.
+    """
+    from orchestra_cli.errors import EXIT_FAILED, EXIT_OK, user_errors
+    from orchestra_core.pipeline import prepare_pipeline
 
     with user_errors():
-        load_pipeline(pipeline)
+        if render is not None:
+            from orchestra_adapters.render import render_format
+
+            render_format(render)
+        rules = _compile_rules(pipeline, config)
+        prepared = prepare_pipeline(pipeline, extra_rules=rules)
+        if render is not None:
+            from orchestra_adapters.render import render_graph
+
+            render_graph(prepared.graph, render, prepared.diagnostics)
+    if json_output:
+        from orchestra_cli.output import print_json
+
+        print_json(compile_json(prepared))
+    else:
+        _print_report(pipeline, prepared, render)
+    raise typer.Exit(EXIT_OK if prepared.valid else EXIT_FAILED)
+
+
+def _compile_rules(pipeline: Path, config: Path | None) -> list[LintRule]:
+    """Extra lint rules from the composition root (agent, model and tool checks plug in there)."""
+    from orchestra_cli.container import Container
+    from orchestra_cli.errors import fail
+
+    if config is not None and not config.is_file():
+        raise fail(f"{config}: config file not found")
+    container = Container()
+    container.config.from_dict(
+        {"config_path": str(config) if config else None, "pipeline_path": str(pipeline)}
+    )
+    return list(container.compile_rules())
+
+
+def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
+    """One diagnostic in the `compile --json` shape."""
+    return {
+        "rule": diagnostic.rule,
+        "severity": diagnostic.severity.value,
+        "message": diagnostic.message,
+        "node_id": diagnostic.node_id,
+        "edge": list(diagnostic.edge) if diagnostic.edge is not None else None,
+        "fix": diagnostic.fix,
+    }
+
+
+def compile_json(prepared: PreparedPipeline) -> dict[str, Any]:
+    """The `compile --json` document (DESIGN.md): the graph after transforms and every diagnostic."""
+    graph = prepared.graph
+    return {
+        "valid": prepared.valid,
+        "goal": graph.goal,
+        "nodes": [
+            {"id": n.id, "handler": n.handler_type, "attrs": dict(n.attrs)} for n in graph.nodes.values()
+        ],
+        "edges": [{"from": e.source, "to": e.target, "attrs": dict(e.attrs)} for e in graph.edges],
+        "diagnostics": [diagnostic_json(d) for d in prepared.diagnostics],
+    }
+
+
+def _print_report(pipeline: Path, prepared: PreparedPipeline, render: Path | None) -> None:
+    from orchestra_cli.output import print_table
+
+    graph = prepared.graph
+    diagnostics = sorted(prepared.diagnostics, key=lambda d: list(SEVERITY_STYLES).index(d.severity.value))
+    if diagnostics:
+        rows = [[d.severity.value, d.rule, d.location, d.message, d.fix or ""] for d in diagnostics]
+        print_table(
+            ["severity", "rule", "where", "message", "fix"],
+            rows,
+            row_styles=[SEVERITY_STYLES[d.severity.value] for d in diagnostics],
+        )
+    counts = {name: sum(d.severity.value == name for d in diagnostics) for name in SEVERITY_STYLES}
+    found = ", ".join(f"{count} {name}{'s' if count != 1 else ''}" for name, count in counts.items() if count)
+    verdict = "valid" if prepared.valid else "NOT valid"
+    size = f"{len(graph.nodes)} nodes, {len(graph.edges)} edges"
+    print(f"{pipeline}: {verdict} ({size}{'; ' + found if found else ''})")
+    if render is not None:
+        print(f"rendered to {render}")

@@ -1,0 +1,95 @@
+"""Output helpers shared by the commands: JSON on stdout, consoles that respect NO_COLOR, tables.
+
+On a terminal tables are drawn with rich; anywhere else (pipes, files, CI logs) they are plain text in
+aligned columns, one row per line, so they can be grepped. rich is imported only when it draws.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def is_terminal(stream: TextIO | None = None) -> bool:
+    """Whether `stream` (default stdout) is an interactive terminal."""
+    stream = sys.stdout if stream is None else stream
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def color_disabled() -> bool:
+    """Whether the user asked for no colour (the NO_COLOR convention, or TERM=dumb)."""
+    return bool(os.environ.get("NO_COLOR")) or os.environ.get("TERM") == "dumb"
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """A rich console on stdout (or stderr) that honours NO_COLOR and draws no colour off a terminal."""
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    plain = color_disabled() or not is_terminal(stream)
+    return Console(file=stream, no_color=plain, color_system=None if plain else "auto", highlight=False)
+
+
+def print_json(data: Any, stream: TextIO | None = None) -> None:
+    """Write `data` as indented JSON and a newline (stdout by default); non-ASCII text is kept readable."""
+    stream = sys.stdout if stream is None else stream
+    stream.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    stream.flush()
+
+
+def format_columns(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """Plain-text lines with every column padded to its widest cell (the last column is not padded)."""
+    cleaned = [[_one_line(cell) for cell in row] for row in rows]
+    widths = [max([len(headers[i]), *(len(row[i]) for row in cleaned)]) for i in range(len(headers))]
+    lines = []
+    for row in [list(headers), *cleaned]:
+        padded = [cell.ljust(width) for cell, width in zip(row[:-1], widths[:-1], strict=True)]
+        lines.append("  ".join([*padded, row[-1]]).rstrip())
+    return lines
+
+
+def print_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    title: str | None = None,
+    row_styles: Sequence[str | None] | None = None,
+    column_styles: Mapping[int, str] | None = None,
+) -> None:
+    """Print a table on stdout: rich on a terminal, aligned plain text otherwise.
+
+    Args:
+        headers: Column titles.
+        rows: Cells as plain strings (never interpreted as rich markup).
+        title: A line printed above the table.
+        row_styles: A rich style per row (e.g. "red"), used on a terminal only.
+        column_styles: A rich style per column index, used on a terminal only.
+    """
+    if not is_terminal():
+        if title:
+            print(title)
+        print("\n".join(format_columns(headers, rows)))
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=title, title_justify="left", show_lines=False, expand=False)
+    for index, header in enumerate(headers):
+        table.add_column(header, style=(column_styles or {}).get(index), overflow="fold")
+    for index, row in enumerate(rows):
+        style = row_styles[index] if row_styles else None
+        table.add_row(*(Text(cell) for cell in row), style=style)
+    make_console().print(table)
+
+
+def _one_line(cell: str) -> str:
+    return cell.replace("\r", " ").replace("\n", " ").replace("\t", " ")
