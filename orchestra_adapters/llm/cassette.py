@@ -1,0 +1,228 @@
+"""Cassettes for the scripted provider: the YAML file of replies, parsed and checked with line numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from attrs import field, frozen
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from orchestra_core.ports.chat_models import ProviderConfigError
+
+_TOP_KEYS = ("nodes", "commit_messages", "default")
+_REPLY_KEYS = ("content", "tool_calls", "error", "status_code")
+_TOOL_CALL_KEYS = ("name", "args")
+
+
+class CassetteError(ProviderConfigError):
+    """A cassette file is unreadable or malformed; the message names the file, line and key."""
+
+    def __init__(self, path: Path, detail: str, *, line: int | None = None, key: str = "") -> None:
+        self.path = path
+        self.line = line
+        self.key = key
+        self.detail = detail
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {key}: {detail}" if key else f"{where}: {detail}")
+
+
+@frozen
+class ScriptedToolCall:
+    """A tool call the scripted model makes; `name` is the Orchestra name (`repo:tool`)."""
+
+    name: str
+    args: Mapping[str, Any] = field(factory=dict, converter=lambda value: MappingProxyType(dict(value)))
+
+
+@frozen
+class ScriptedReply:
+    """One model call's answer: text and tool calls, or a provider error to raise."""
+
+    content: str = ""
+    tool_calls: tuple[ScriptedToolCall, ...] = field(default=(), converter=tuple)
+    error: str | None = None
+    status_code: int | None = None
+
+
+@frozen
+class Cassette:
+    """A parsed cassette: replies per node (in call order), commit-message answers and the fallback."""
+
+    path: Path
+    nodes: Mapping[str, tuple[ScriptedReply, ...]] = field(
+        factory=dict, converter=lambda value: MappingProxyType(dict(value))
+    )
+    commit_messages: tuple[str, ...] = field(default=(), converter=tuple)
+    default: str | None = None
+
+
+def load_cassette(path: Path) -> Cassette:
+    """Read and check a cassette file.
+
+    Raises:
+        CassetteError: The file is missing, is not YAML, or does not have the cassette's shape.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise CassetteError(path, f"cannot read the cassette: {error.strerror or error}") from None
+    return parse_cassette(text, path)
+
+
+def parse_cassette(text: str, path: Path) -> Cassette:
+    """Parse cassette text (`path` is only used in messages).
+
+    Raises:
+        CassetteError: The text is not YAML or does not have the cassette's shape.
+    """
+    try:
+        document = YAML(typ="rt").load(text)
+    except MarkedYAMLError as error:
+        line = error.problem_mark.line + 1 if error.problem_mark else None
+        raise CassetteError(path, f"not valid YAML: {error.problem}", line=line) from None
+    except YAMLError as error:
+        raise CassetteError(path, f"not valid YAML: {error}") from None
+    if document is None:
+        raise CassetteError(path, "the cassette is empty; give nodes:, commit_messages: or default:")
+    return _Reader(path).cassette(document)
+
+
+class _Reader:
+    """Walks the loaded YAML, turning shape errors into CassetteErrors with the offending line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, detail: str, key: str, line: int | None) -> CassetteError:
+        return CassetteError(self.path, detail, line=None if line is None else line + 1, key=key)
+
+    def mapping(self, value: Any, key: str, line: int | None, allowed: tuple[str, ...] | None) -> Mapping:
+        if not isinstance(value, Mapping):
+            raise self.fail(f"expected a mapping, got {_kind(value)}", key, line)
+        for name in value:
+            if allowed is not None and name not in allowed:
+                raise self.fail(
+                    f"unknown key {name!r} (expected one of: {', '.join(allowed)})",
+                    _join(key, str(name)),
+                    _key_line(value, name),
+                )
+        return value
+
+    def text(self, value: Any, key: str, line: int | None) -> str:
+        if not isinstance(value, str):
+            raise self.fail(f"expected a string, got {_kind(value)}", key, line)
+        return value
+
+    def sequence(self, value: Any, key: str, line: int | None) -> list:
+        if not isinstance(value, list):
+            raise self.fail(f"expected a list, got {_kind(value)}", key, line)
+        return value
+
+    def cassette(self, document: Any) -> Cassette:
+        top = self.mapping(document, "", _own_line(document), _TOP_KEYS)
+        nodes_map = self.mapping(top.get("nodes") or {}, "nodes", _key_line(top, "nodes"), None)
+        nodes = {
+            str(node_id): self.replies(replies, f"nodes.{node_id}", _key_line(nodes_map, node_id))
+            for node_id, replies in nodes_map.items()
+        }
+        messages_line = _key_line(top, "commit_messages")
+        messages = self.sequence(top.get("commit_messages") or [], "commit_messages", messages_line)
+        commit_messages = [
+            self.text(message, f"commit_messages[{index}]", _item_line(messages, index, messages_line))
+            for index, message in enumerate(messages)
+        ]
+        default = top.get("default")
+        if default is not None:
+            default = self.text(default, "default", _key_line(top, "default"))
+        return Cassette(self.path, nodes, commit_messages, default)
+
+    def replies(self, value: Any, key: str, line: int | None) -> tuple[ScriptedReply, ...]:
+        items = self.sequence(value, key, line)
+        return tuple(
+            self.reply(item, f"{key}[{index}]", _item_line(items, index, line))
+            for index, item in enumerate(items)
+        )
+
+    def reply(self, value: Any, key: str, line: int | None) -> ScriptedReply:
+        if isinstance(value, str):
+            return ScriptedReply(content=value)
+        entry = self.mapping(value, key, line, _REPLY_KEYS)
+        content = entry.get("content")
+        content = (
+            "" if content is None else self.text(content, _join(key, "content"), _key_line(entry, "content"))
+        )
+        calls_key = _join(key, "tool_calls")
+        calls = self.sequence(entry.get("tool_calls") or [], calls_key, _key_line(entry, "tool_calls"))
+        tool_calls = [
+            self.tool_call(call, f"{calls_key}[{index}]", _item_line(calls, index, line))
+            for index, call in enumerate(calls)
+        ]
+        error = entry.get("error")
+        if error is not None:
+            error = self.text(error, _join(key, "error"), _key_line(entry, "error"))
+        return ScriptedReply(content, tool_calls, error, self.status_code(entry, key, error))
+
+    def status_code(self, entry: Mapping, key: str, error: str | None) -> int | None:
+        value = entry.get("status_code")
+        if value is None:
+            return None
+        where = (_join(key, "status_code"), _key_line(entry, "status_code"))
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self.fail(f"expected an integer, got {_kind(value)}", *where)
+        if error is None:
+            raise self.fail("status_code needs an error message beside it", *where)
+        return value
+
+    def tool_call(self, value: Any, key: str, line: int | None) -> ScriptedToolCall:
+        entry = self.mapping(value, key, line, _TOOL_CALL_KEYS)
+        if "name" not in entry:
+            raise self.fail("a tool call needs a name", key, line)
+        name = self.text(entry["name"], _join(key, "name"), _key_line(entry, "name"))
+        args = self.mapping(entry.get("args") or {}, _join(key, "args"), _key_line(entry, "args"), None)
+        return ScriptedToolCall(name, _plain(args))
+
+
+def _plain(value: Any) -> Any:
+    """ruamel's commented containers as plain dicts and lists (tool arguments go to JSON)."""
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _own_line(value: Any) -> int | None:
+    lc = getattr(value, "lc", None)
+    return lc.line if lc is not None else None
+
+
+def _key_line(mapping: Any, key: Any) -> int | None:
+    try:
+        return mapping.lc.key(key)[0]
+    except (AttributeError, KeyError, TypeError):
+        return _own_line(mapping)
+
+
+def _item_line(sequence: Any, index: int, fallback: int | None) -> int | None:
+    try:
+        return sequence.lc.item(index)[0]
+    except (AttributeError, KeyError, TypeError, IndexError):
+        return fallback

@@ -1,0 +1,85 @@
+"""LangChainChatModelFactory: LangChain chat models for the providers of orchestra.yaml."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from orchestra_adapters.llm.cassette import load_cassette
+from orchestra_adapters.llm.providers import (
+    ResolvedProvider,
+    import_chat_model_class,
+    resolve_model_name,
+    resolve_provider,
+)
+from orchestra_core.ports.chat_models import PURPOSES, ChatModelPurpose
+from orchestra_core.settings import OrchestraSettings
+
+# langchain-openai insists on some key; local OpenAI-compatible servers (llama.cpp, vLLM, Ollama) ignore it.
+_NO_KEY = "not-needed"
+
+
+class LangChainChatModelFactory:
+    """Creates chat models; provider packages are imported only when a model of theirs is created.
+
+    Make one factory per run: the scripted provider's cassette position lives here, shared by every node
+    of the run (a node visited twice continues its list).
+    """
+
+    def __init__(self, settings: OrchestraSettings, environ: Mapping[str, str] | None = None) -> None:
+        self._settings = settings
+        self._environ = environ
+        self._players: dict[Path, Any] = {}
+        self._lock = threading.Lock()
+
+    def create(
+        self, provider: str, model: str, *, purpose: ChatModelPurpose = "agent", node_id: str = ""
+    ) -> Any:
+        """A LangChain chat model (see `ChatModelFactory.create`)."""
+        if purpose not in PURPOSES:
+            raise ValueError(
+                f"unknown chat model purpose {purpose!r} (expected one of {', '.join(PURPOSES)})"
+            )
+        resolved = resolve_provider(self._settings.providers, provider)
+        model_name = resolve_model_name(resolved, model, purpose)
+        if resolved.kind.name == "scripted":
+            from orchestra_adapters.llm.scripted import ScriptedChatModel
+
+            return ScriptedChatModel(
+                player=self._player(resolved), node_id=node_id, purpose=purpose, model_name=model_name
+            )
+        model_class = import_chat_model_class(resolved)
+        return model_class(**self._constructor_args(resolved, model_name))
+
+    def _constructor_args(self, provider: ResolvedProvider, model_name: str) -> dict[str, Any]:
+        settings = provider.settings
+        environ = os.environ if self._environ is None else self._environ
+        if provider.kind.name == "ollama":
+            args: dict[str, Any] = {
+                "model": model_name,
+                "base_url": settings.api_base,
+                "num_predict": settings.max_tokens,
+            }
+        else:
+            key = provider.api_key(environ)
+            if key is None and provider.kind.name == "openai-compatible":
+                key = _NO_KEY
+            args = {
+                "model": model_name,
+                "api_key": key,
+                "base_url": settings.api_base,
+                "max_tokens": settings.max_tokens,
+            }
+        return {name: value for name, value in args.items() if value is not None}
+
+    def _player(self, provider: ResolvedProvider) -> Any:
+        from orchestra_adapters.llm.scripted import CassettePlayer
+
+        path = provider.cassette_path(self._settings.base_dir).resolve()
+        with self._lock:
+            if path not in self._players:
+                self._players[path] = CassettePlayer(load_cassette(path))
+            return self._players[path]

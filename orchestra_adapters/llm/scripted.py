@@ -1,0 +1,146 @@
+"""The scripted provider: a real LangChain chat model that plays a cassette, so agents run offline."""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from pydantic import Field
+
+from orchestra_adapters.llm.cassette import Cassette, CassetteError, ScriptedReply
+from orchestra_core.agents.tools import provider_safe_name
+
+_CHARS_PER_TOKEN = 4
+
+
+class ScriptedProviderError(Exception):
+    """A provider failure the cassette asked for (`error:`), shaped like the SDKs' errors."""
+
+    def __init__(self, message: str, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class CassettePlayer:
+    """One run's position in a cassette, shared by every scripted model of the run (thread-safe).
+
+    Each node has its own list of replies, consumed in call order across all of the node's visits;
+    commit-message calls consume `commit_messages`; when a list runs out, `default` answers.
+    """
+
+    def __init__(self, cassette: Cassette) -> None:
+        self.cassette = cassette
+        self._positions: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def next_reply(self, purpose: str, node_id: str) -> ScriptedReply:
+        """The reply for the next call of `purpose` on `node_id`.
+
+        Raises:
+            CassetteError: The list is used up and the cassette has no `default`.
+        """
+        if purpose == "commit_message":
+            key, replies = "commit_messages", tuple(ScriptedReply(m) for m in self.cassette.commit_messages)
+        else:
+            key, replies = f"nodes.{node_id}", self.cassette.nodes.get(node_id, ())
+        with self._lock:
+            position = self._positions.get(key, 0)
+            self._positions[key] = position + 1
+        if position < len(replies):
+            return replies[position]
+        if self.cassette.default is not None:
+            return ScriptedReply(self.cassette.default)
+        raise CassetteError(
+            self.cassette.path,
+            f"no reply left for call {position + 1} ({len(replies)} scripted) and the cassette has no default",
+            key=key,
+        )
+
+    def calls(self, key: str) -> int:
+        """How many calls the list `key` (`nodes.<id>` or `commit_messages`) has answered so far."""
+        with self._lock:
+            return self._positions.get(key, 0)
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Plays a node's replies from a cassette; tool calls come out under provider-safe names."""
+
+    player: CassettePlayer
+    node_id: str = ""
+    purpose: str = "agent"
+    model_name: str = Field(default="scripted")
+
+    @property
+    def _llm_type(self) -> str:
+        return "orchestra-scripted"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_name": self.model_name, "node_id": self.node_id, "purpose": self.purpose}
+
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any) -> Runnable:
+        """Bind tools the way real providers do (the tool list is passed to every call)."""
+        return self.bind(tools=list(tools), **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        reply = self.player.next_reply(self.purpose, self.node_id)
+        if reply.error is not None:
+            raise ScriptedProviderError(reply.error, reply.status_code)
+        tool_calls = [
+            {
+                "name": provider_safe_name(call.name),
+                "args": dict(call.args),
+                "id": _call_id(),
+                "type": "tool_call",
+            }
+            for call in reply.tool_calls
+        ]
+        prompt_texts = [_message_text(message) for message in messages]
+        if kwargs.get("tools"):
+            prompt_texts.append(json.dumps(kwargs["tools"], default=str))
+        input_tokens = _estimate_tokens(prompt_texts)
+        output_tokens = _estimate_tokens([reply.content, *(json.dumps(call["args"]) for call in tool_calls)])
+        message = AIMessage(
+            content=reply.content,
+            tool_calls=tool_calls,
+            usage_metadata={
+                "input_tokens": input_tokens,
+                "output_tokens": output_tokens,
+                "total_tokens": input_tokens + output_tokens,
+            },
+            response_metadata={
+                "model_name": self.model_name,
+                "finish_reason": "tool_calls" if tool_calls else "stop",
+            },
+        )
+        return ChatResult(
+            generations=[ChatGeneration(message=message)], llm_output={"model_name": self.model_name}
+        )
+
+
+def _call_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
+
+
+def _message_text(message: BaseMessage) -> str:
+    calls = getattr(message, "tool_calls", None) or []
+    return str(message.content) + "".join(json.dumps(call.get("args", {})) for call in calls)
+
+
+def _estimate_tokens(texts: Any) -> int:
+    """About four characters a token, at least one: plausible enough to exercise token accounting."""
+    return max(1, math.ceil(sum(len(text) for text in texts) / _CHARS_PER_TOKEN))
