@@ -22,6 +22,10 @@ from orchestra_core.graph.model import Edge, Graph, Node
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _GRAPHVIZ_ERROR_RE = re.compile(r"(?:Error|Warning):\s*(?:[^:\n]*:\s*)?(.*?)\s+in line (\d+)(.*)")
 _AGRAPH, _AGNODE, _AGEDGE = 0, 1, 2
+# Any Graphviz layout in the process sets `\N` ("the node's name") as the global default node label, which
+# later reads would report as an explicit label. User backslashes reach Graphviz as placeholders, so a raw
+# `\N` value can only be that default.
+_GRAPHVIZ_NODE_NAME = b"\\N"
 _stderr_lock = threading.Lock()
 
 
@@ -120,7 +124,7 @@ def _values(gv: Any, item: Any, symbols: list[tuple[str, Any]]) -> dict[str, str
     found = {}
     for name, symbol in symbols:
         raw = gv.agxget(item, symbol)
-        if raw:
+        if raw and raw != _GRAPHVIZ_NODE_NAME:
             found[name] = restore(raw.decode("utf-8"))
     return found
 
