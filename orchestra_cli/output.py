@@ -62,7 +62,7 @@ def print_table(
     rows: Sequence[Sequence[str]],
     *,
     title: str | None = None,
-    row_styles: Sequence[str | None] | None = None,
+    first_cell_styles: Sequence[str | None] | None = None,
     column_styles: Mapping[int, str] | None = None,
 ) -> None:
     """Print a table on stdout: rich on a terminal, aligned plain text otherwise.
@@ -71,7 +71,8 @@ def print_table(
         headers: Column titles.
         rows: Cells as plain strings (never interpreted as rich markup).
         title: A line printed above the table.
-        row_styles: A rich style per row (e.g. "red"), used on a terminal only.
+        first_cell_styles: A rich style for each row's first cell (e.g. "bold red" for an error's
+            severity), used on a terminal only.
         column_styles: A rich style per column index, used on a terminal only.
     """
     if not is_terminal():
@@ -86,8 +87,8 @@ def print_table(
     for index, header in enumerate(headers):
         table.add_column(header, style=(column_styles or {}).get(index), overflow="fold")
     for index, row in enumerate(rows):
-        style = row_styles[index] if row_styles else None
-        table.add_row(*(Text(cell) for cell in row), style=style)
+        lead_style = first_cell_styles[index] if first_cell_styles else None
+        table.add_row(Text(row[0], style=lead_style or ""), *(Text(cell) for cell in row[1:]))
     make_console().print(table)
 
 

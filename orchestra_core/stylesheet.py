@@ -197,6 +197,7 @@ class _Parser:
         self._skip()
         if self._peek() == ",":
             raise self._error("selector lists are not supported; write one rule per selector")
+        opened = self.pos
         self._expect("{", f"expected '{{' after selector {selector.render()!r}")
         declarations = []
         while True:
@@ -209,7 +210,7 @@ class _Parser:
                 self.pos += 1
                 continue
             if char == "":
-                raise self._error(f"'{{' of rule {selector.render()!r} is never closed")
+                raise StylesheetSyntaxError(self.text, opened, f"'{{' of rule {selector.render()!r} is never closed")
             declarations.append(self._declaration())
             self._skip()
             if self._peek() not in (";", "}"):

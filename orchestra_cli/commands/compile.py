@@ -106,12 +106,16 @@ def _print_report(pipeline: Path, prepared: PreparedPipeline, render: Path | Non
         print_table(
             ["severity", "rule", "where", "message", "fix"],
             rows,
-            row_styles=[SEVERITY_STYLES[d.severity.value] for d in diagnostics],
+            first_cell_styles=[SEVERITY_STYLES[d.severity.value] for d in diagnostics],
         )
     counts = {name: sum(d.severity.value == name for d in diagnostics) for name in SEVERITY_STYLES}
-    found = ", ".join(f"{count} {name}{'s' if count != 1 else ''}" for name, count in counts.items() if count)
+    found = ", ".join(_count(count, name) for name, count in counts.items() if count)
     verdict = "valid" if prepared.valid else "NOT valid"
-    size = f"{len(graph.nodes)} nodes, {len(graph.edges)} edges"
+    size = f"{_count(len(graph.nodes), 'node')}, {_count(len(graph.edges), 'edge')}"
     print(f"{pipeline}: {verdict} ({size}{'; ' + found if found else ''})")
     if render is not None:
         print(f"rendered to {render}")
+
+
+def _count(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
