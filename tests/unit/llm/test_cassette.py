@@ -77,15 +77,30 @@ def test_tool_arguments_are_plain_json_values() -> None:
     [
         ("nodes: {}\nextra: 1\n", 2, "extra", "unknown key 'extra'"),
         ("nodes:\n  a:\n    - content: hi\n      tools: []\n", 4, "nodes.a[0].tools", "unknown key 'tools'"),
-        ("nodes:\n  a:\n    - tool_calls:\n        - args: {}\n", 4, "nodes.a[0].tool_calls[0]", "needs a name"),
+        (
+            "nodes:\n  a:\n    - tool_calls:\n        - args: {}\n",
+            4,
+            "nodes.a[0].tool_calls[0]",
+            "needs a name",
+        ),
         ("nodes:\n  a: hello\n", 2, "nodes.a", "expected a list"),
         ("nodes:\n  a:\n    - content: [1]\n", 3, "nodes.a[0].content", "expected a string"),
         ("nodes:\n  a:\n    - 42\n", 3, "nodes.a[0]", "expected a mapping"),
         ("commit_messages:\n  - ok\n  - {a: 1}\n", 3, "commit_messages[1]", "expected a string"),
         ("default: 3\n", 1, "default", "expected a string"),
         ("nodes:\n  a:\n    - {error: x, status_code: often}\n", 3, "nodes.a[0].status_code", "an integer"),
-        ("nodes:\n  a:\n    - {content: x, status_code: 500}\n", 3, "nodes.a[0].status_code", "needs an error"),
-        ("nodes:\n  a:\n    - tool_calls:\n        - {name: t, args: [1]}\n", 4, "nodes.a[0].tool_calls[0].args", "mapping"),
+        (
+            "nodes:\n  a:\n    - {content: x, status_code: 500}\n",
+            3,
+            "nodes.a[0].status_code",
+            "needs an error",
+        ),
+        (
+            "nodes:\n  a:\n    - tool_calls:\n        - {name: t, args: [1]}\n",
+            4,
+            "nodes.a[0].tool_calls[0].args",
+            "mapping",
+        ),
     ],
 )
 def test_shape_errors_name_line_and_key(text: str, line: int, key: str, detail: str) -> None:
@@ -155,7 +170,10 @@ def test_any_cassette_written_as_json_round_trips(nodes, commit_messages, defaul
     document = {
         "nodes": {
             node: [
-                {"content": r.content, "tool_calls": [{"name": c.name, "args": dict(c.args)} for c in r.tool_calls]}
+                {
+                    "content": r.content,
+                    "tool_calls": [{"name": c.name, "args": dict(c.args)} for c in r.tool_calls],
+                }
                 for r in replies
             ]
             for node, replies in nodes.items()

@@ -101,7 +101,9 @@ def test_error_entries_raise_like_a_provider_sdk() -> None:
 def test_running_out_without_default_names_the_cassette_and_node() -> None:
     model = ScriptedChatModel(player=_player(), node_id="review")
     model.batch(["a", "b"], return_exceptions=True)
-    with pytest.raises(CassetteError, match=r"cassette.yaml: nodes.review: no reply left for call 3 \(2 scripted\)"):
+    with pytest.raises(
+        CassetteError, match=r"cassette.yaml: nodes.review: no reply left for call 3 \(2 scripted\)"
+    ):
         model.invoke("c")
 
 

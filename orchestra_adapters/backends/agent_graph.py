@@ -1,0 +1,79 @@
+"""The agent loop as a small LangGraph StateGraph: model -> tools -> model ... until no tool calls."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, TypedDict
+
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.runnables import Runnable
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph, add_messages
+
+from orchestra_adapters.backends.toolbox import Toolbox
+
+MODEL_NODE = "model"
+TOOLS_NODE = "tools"
+
+
+class AgentState(TypedDict):
+    """The checkpointed state: the conversation, and the Outcome a `report_outcome` call recorded."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    outcome: dict[str, Any] | None
+
+
+class ModelCallError(Exception):
+    """The chat model raised; `cause` is the provider's own error."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def build_agent_graph(model: Runnable, toolbox: Toolbox, checkpointer: BaseCheckpointSaver) -> Any:
+    """Compile the loop for one node execution (`model` already has the toolbox's tools bound)."""
+
+    def call_model(state: AgentState) -> dict[str, Any]:
+        try:
+            reply = model.invoke(state["messages"])
+        except Exception as error:  # the driver turns provider failures into RETRY/FAIL outcomes
+            raise ModelCallError(error) from error
+        return {"messages": [reply]}
+
+    def run_tools(state: AgentState) -> dict[str, Any]:
+        reply = state["messages"][-1]
+        assert isinstance(reply, AIMessage)
+        messages, outcome = [], None
+        for call in reply.tool_calls:
+            executed = toolbox.execute(call["name"], call["args"], call["id"] or "")
+            record = executed.record
+            messages.append(
+                ToolMessage(
+                    executed.text,
+                    tool_call_id=record.call_id,
+                    name=call["name"],
+                    status="error" if executed.failed else "success",
+                    artifact={"tool": record.name, "error": record.error},
+                )
+            )
+            if executed.outcome is not None:
+                outcome = executed.outcome.to_status_json()
+        update: dict[str, Any] = {"messages": messages}
+        if outcome is not None:
+            update["outcome"] = outcome
+        return update
+
+    def after_model(state: AgentState) -> str:
+        reply = state["messages"][-1]
+        return TOOLS_NODE if isinstance(reply, AIMessage) and reply.tool_calls else END
+
+    def after_tools(state: AgentState) -> str:
+        return END if state.get("outcome") is not None else MODEL_NODE
+
+    graph = StateGraph(AgentState)
+    graph.add_node(MODEL_NODE, call_model)
+    graph.add_node(TOOLS_NODE, run_tools)
+    graph.add_edge(START, MODEL_NODE)
+    graph.add_conditional_edges(MODEL_NODE, after_model, [TOOLS_NODE, END])
+    graph.add_conditional_edges(TOOLS_NODE, after_tools, [MODEL_NODE, END])
+    return graph.compile(checkpointer=checkpointer)

@@ -1,0 +1,46 @@
+"""DirectLLMBackend: one model call with the node's prompt, no tools, no agent turns."""
+
+from __future__ import annotations
+
+import time
+
+from langchain_core.messages import HumanMessage
+
+from orchestra_adapters.backends.agent_inputs import AgentResolver, model_name_of
+from orchestra_adapters.backends.model_errors import model_failure
+from orchestra_adapters.backends.turn_records import content_text, token_usage
+from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
+from orchestra_core.engine.context import Context
+from orchestra_core.engine.outcome import Outcome
+from orchestra_core.graph.model import Node
+from orchestra_core.ports.chat_models import ChatModelFactory
+from orchestra_core.ports.codergen_backend import OnTurn
+
+
+class DirectLLMBackend:
+    """Sends the composed prompt to the node's model once and returns the reply's text.
+
+    For analysis, review and synthesis nodes that need no files. It writes nothing, so it never calls
+    `on_turn` (seed 003: no turn-level visibility); its tokens and time are in `usage`.
+    """
+
+    name = "direct"
+
+    def __init__(self, chat_models: ChatModelFactory, resolver: AgentResolver) -> None:
+        self.usage = UsageLedger()
+        self._chat_models = chat_models
+        self._resolver = resolver
+
+    def run(self, node: Node, prompt: str, context: Context, on_turn: OnTurn | None = None) -> str | Outcome:
+        """One call; provider failures become RETRY (transient) or FAIL outcomes with the provider's message."""
+        agent = self._resolver.resolve(node, context)
+        model = self._chat_models.create(agent.provider, agent.model, purpose="direct", node_id=node.id)
+        started = time.monotonic()
+        try:
+            reply = model.invoke([HumanMessage(prompt)])
+        except Exception as error:  # the provider's failure decides the node's outcome
+            self.usage.add(node.id, NodeUsage(model_calls=1, duration_s=time.monotonic() - started))
+            return model_failure(error, agent.provider, model_name_of(model, agent))
+        elapsed = time.monotonic() - started
+        self.usage.add(node.id, NodeUsage(model_calls=1, tokens=token_usage(reply), duration_s=elapsed))
+        return content_text(reply.content)

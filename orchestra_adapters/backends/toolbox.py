@@ -1,0 +1,150 @@
+"""The tools of one node execution: provider-facing schemas, and running the model's calls without raising."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from attrs import frozen
+
+from orchestra_adapters.backends.report_outcome import (
+    REPORT_OUTCOME,
+    REPORT_OUTCOME_DESCRIPTION,
+    REPORT_OUTCOME_SCHEMA,
+    outcome_from_report,
+)
+from orchestra_core.agents.tools import AgentTool
+from orchestra_core.agents.turn import ToolCall
+from orchestra_core.engine.outcome import Outcome
+from orchestra_core.errors import OrchestraError
+
+_JSON_TYPES: Mapping[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list, tuple),
+    "object": (dict, Mapping),
+}
+
+
+class ToolSetupError(OrchestraError):
+    """A node's tools cannot be offered to a model (two tools share a provider-safe name)."""
+
+
+@frozen
+class ExecutedCall:
+    """A tool call after it ran: the record for the AgentTurn and, for `report_outcome`, the Outcome."""
+
+    record: ToolCall
+    outcome: Outcome | None = None
+
+    @property
+    def text(self) -> str:
+        """What the model sees as the tool's result."""
+        return f"Error: {self.record.error}" if self.record.error is not None else self.record.result or ""
+
+    @property
+    def failed(self) -> bool:
+        return self.record.error is not None
+
+
+class Toolbox:
+    """A node's tools keyed by provider-safe name, plus the built-in `report_outcome`."""
+
+    def __init__(self, tools: Sequence[AgentTool]) -> None:
+        self._tools: dict[str, AgentTool] = {}
+        for tool in tools:
+            if tool.safe_name == REPORT_OUTCOME:
+                raise ToolSetupError(
+                    f"tool name {tool.name!r} is reserved for the built-in report_outcome tool"
+                )
+            clash = self._tools.get(tool.safe_name)
+            if clash is not None and clash.name != tool.name:
+                raise ToolSetupError(
+                    f"tools {clash.name!r} and {tool.name!r} both become {tool.safe_name!r} for the model; rename one"
+                )
+            self._tools[tool.safe_name] = tool
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """Function definitions in the OpenAI format every LangChain chat model's `bind_tools` accepts."""
+        definitions = [
+            _definition(safe_name, tool.description, tool.parameters)
+            for safe_name, tool in self._tools.items()
+        ]
+        definitions.append(_definition(REPORT_OUTCOME, REPORT_OUTCOME_DESCRIPTION, REPORT_OUTCOME_SCHEMA))
+        return definitions
+
+    def orchestra_name(self, safe_name: str) -> str:
+        """The Orchestra name (`repo:tool`) of a name the model used (unknown names come back unchanged)."""
+        tool = self._tools.get(safe_name)
+        return tool.name if tool is not None else safe_name
+
+    def execute(self, safe_name: str, args: Any, call_id: str) -> ExecutedCall:
+        """Run one call. Unknown tools, bad arguments and exceptions become errors the model can read."""
+        name = self.orchestra_name(safe_name)
+        arguments = dict(args) if isinstance(args, Mapping) else {}
+        if not isinstance(args, Mapping):
+            return _failed(name, arguments, call_id, "arguments must be a JSON object")
+        if safe_name == REPORT_OUTCOME:
+            return self._report(arguments, call_id)
+        tool = self._tools.get(safe_name)
+        if tool is None:
+            available = ", ".join(sorted([*self._tools, REPORT_OUTCOME]))
+            return _failed(
+                name, arguments, call_id, f"unknown tool {safe_name!r}; available tools: {available}"
+            )
+        problem = argument_problem(tool.parameters, arguments)
+        if problem is not None:
+            return _failed(name, arguments, call_id, problem)
+        try:
+            result = tool.func(**arguments)
+        except OrchestraError as error:
+            return _failed(name, arguments, call_id, str(error))
+        except Exception as error:  # a tool's bug or failure goes back to the model, never ends the run
+            return _failed(name, arguments, call_id, f"{type(error).__name__}: {error}")
+        return ExecutedCall(ToolCall(name, arguments, call_id, result="" if result is None else str(result)))
+
+    def _report(self, arguments: dict[str, Any], call_id: str) -> ExecutedCall:
+        try:
+            outcome = outcome_from_report(arguments)
+        except ValueError as error:
+            return _failed(REPORT_OUTCOME, arguments, call_id, str(error))
+        result = f"Outcome recorded: {outcome.status.value}. The stage ends after this turn."
+        return ExecutedCall(ToolCall(REPORT_OUTCOME, arguments, call_id, result=result), outcome)
+
+
+def argument_problem(schema: Mapping[str, Any], args: Mapping[str, Any]) -> str | None:
+    """A message for the first argument that does not fit the tool's JSON schema, or None."""
+    properties: Mapping[str, Any] = schema.get("properties") or {}
+    missing = [name for name in schema.get("required") or () if name not in args]
+    if missing:
+        return f"missing required argument(s): {', '.join(missing)}"
+    if schema.get("additionalProperties") is False:
+        unknown = sorted(set(args) - set(properties))
+        if unknown:
+            return f"unknown argument(s): {', '.join(unknown)}; expected: {', '.join(properties) or 'none'}"
+    for name, value in args.items():
+        expected = (properties.get(name) or {}).get("type")
+        if isinstance(expected, str) and expected in _JSON_TYPES and not _has_type(value, expected):
+            return f"argument {name!r} must be {_article(expected)} {expected}, got {type(value).__name__}"
+    return None
+
+
+def _has_type(value: Any, expected: str) -> bool:
+    if isinstance(value, bool) and expected in ("integer", "number"):
+        return False
+    return isinstance(value, _JSON_TYPES[expected])
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"
+
+
+def _failed(name: str, args: Mapping[str, Any], call_id: str, error: str) -> ExecutedCall:
+    return ExecutedCall(ToolCall(name, args, call_id, error=error))
+
+
+def _definition(name: str, description: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    schema = dict(parameters) if parameters else {"type": "object", "properties": {}}
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": schema}}
