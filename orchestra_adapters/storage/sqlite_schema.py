@@ -1,0 +1,145 @@
+"""The SQLite store's schema: a version table and forward migrations, each run in one write transaction."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from orchestra_adapters.storage.payload import decode_payload, decompress
+from orchestra_core.session.cursor import LIFECYCLE_TYPE_ID, STATUS_CODES, SessionCursor, status_from_code
+from orchestra_core.session.errors import StoreCorruptError, StoreVersionError
+from orchestra_core.session.identifiers import format_id
+
+_V1 = """
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+CREATE TABLE sessions (
+    id INTEGER PRIMARY KEY,
+    created_at_ms INTEGER NOT NULL,
+    updated_at_ms INTEGER NOT NULL,
+    head_turn_id INTEGER,
+    base_turn_id INTEGER,
+    pipeline TEXT NOT NULL DEFAULT '',
+    title TEXT NOT NULL DEFAULT '',
+    labels TEXT NOT NULL DEFAULT '[]',
+    parent_session_id TEXT,
+    spawn_reason TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX sessions_by_activity ON sessions (updated_at_ms DESC, head_turn_id DESC, id DESC);
+CREATE TABLE turns (
+    id INTEGER PRIMARY KEY,
+    parent_id INTEGER,
+    depth INTEGER NOT NULL,
+    session_id INTEGER NOT NULL,
+    type_id TEXT NOT NULL,
+    type_version INTEGER NOT NULL,
+    created_at_ms INTEGER NOT NULL,
+    payload_hash BLOB NOT NULL,
+    payload BLOB
+);
+CREATE TABLE blobs (
+    hash BLOB PRIMARY KEY,
+    size INTEGER NOT NULL,
+    compression INTEGER NOT NULL,
+    data BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE bundles (
+    bundle_id TEXT PRIMARY KEY,
+    content BLOB NOT NULL,
+    published_at_ms INTEGER NOT NULL
+);
+INSERT INTO schema_version (version) VALUES (1);
+"""
+
+# Version 2: the per-turn session cursor (latest checkpoint at or before the turn, session status), so
+# resume and status read the head instead of scanning; existing turns are backfilled in id order.
+_V2 = """
+ALTER TABLE turns ADD COLUMN checkpoint_id INTEGER;
+ALTER TABLE turns ADD COLUMN status INTEGER NOT NULL DEFAULT 0;
+"""
+
+LATEST_VERSION = 2
+_OWN_TABLES = {"schema_version", "sessions", "turns", "blobs", "bundles"}
+
+
+def migrate(connection: sqlite3.Connection, path: str) -> int:
+    """Bring the store at `path` to LATEST_VERSION; return the version it had.
+
+    Runs inside BEGIN IMMEDIATE, so two processes opening a new store at once do not both create it.
+
+    Raises:
+        StoreVersionError: The store is newer than this Orchestra.
+        StoreCorruptError: The file is an SQLite database of something else.
+        sqlite3.Error: The database could not be read or written (the caller translates it).
+    """
+    if current_version(connection, path) == LATEST_VERSION:
+        return LATEST_VERSION
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        found = current_version(connection, path)
+        for version in range(found + 1, LATEST_VERSION + 1):
+            _MIGRATIONS[version](connection, path)
+            connection.execute("UPDATE schema_version SET version = ?", (version,))
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    return found
+
+
+def current_version(connection: sqlite3.Connection, path: str) -> int:
+    """The schema version of the store (0 for an empty file)."""
+    tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "schema_version" not in tables:
+        if tables - _OWN_TABLES:
+            raise StoreCorruptError(f"session store {path}: the file is an SQLite database of something else")
+        return 0
+    row = connection.execute("SELECT version FROM schema_version").fetchone()
+    if row is None:
+        raise StoreCorruptError(f"session store {path}: the schema version is missing")
+    if row[0] > LATEST_VERSION:
+        raise StoreVersionError(
+            f"session store {path} has schema version {row[0]}, written by a newer Orchestra "
+            f"(this one knows up to {LATEST_VERSION}); upgrade Orchestra"
+        )
+    return int(row[0])
+
+
+def _create_v1(connection: sqlite3.Connection, path: str) -> None:
+    for statement in _V1.split(";"):
+        if statement.strip():
+            connection.execute(statement)
+
+
+def _add_session_cursor(connection: sqlite3.Connection, path: str) -> None:
+    for statement in _V2.split(";"):
+        if statement.strip():
+            connection.execute(statement)
+    cursors: dict[int, SessionCursor] = {}
+    rows = connection.execute(
+        "SELECT t.id, t.parent_id, t.type_id, t.payload, b.compression, b.data FROM turns t "
+        "LEFT JOIN blobs b ON t.payload IS NULL AND b.hash = t.payload_hash ORDER BY t.id"
+    )
+    for turn_id, parent_id, type_id, inline, compression, blob in rows.fetchall():
+        parent = cursors.get(parent_id, SessionCursor()) if parent_id else SessionCursor()
+        data = {}
+        if type_id == LIFECYCLE_TYPE_ID:  # the only type whose data moves the cursor
+            try:
+                data = decode_payload(inline if inline is not None else decompress(compression, blob))
+            except ValueError as error:
+                raise StoreCorruptError(f"session store {path}: turn {turn_id} cannot be read: {error}") from None
+        cursor = parent.after(str(turn_id), type_id, data)
+        cursors[turn_id] = cursor
+        checkpoint = int(cursor.checkpoint_turn_id) if cursor.checkpoint_turn_id else None
+        connection.execute(
+            "UPDATE turns SET checkpoint_id = ?, status = ? WHERE id = ?",
+            (checkpoint, STATUS_CODES[cursor.status], turn_id),
+        )
+
+
+def cursor_of(checkpoint_id: int | None, status: int) -> SessionCursor:
+    """The SessionCursor stored in a turn row's columns."""
+    return SessionCursor(format_id(checkpoint_id), status_from_code(status))
+
+
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection, str], None]] = {1: _create_v1, 2: _add_session_cursor}

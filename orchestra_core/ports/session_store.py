@@ -1,0 +1,252 @@
+"""SessionStore port: sessions as contexts of immutable typed turns, O(1) forks, blobs by BLAKE3 hash."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+from attrs import field, frozen
+
+Id = str | int
+"""Session and turn ids are decimal strings at the port (CXDB's are u64); numbers are accepted too."""
+
+TurnData = Mapping[int, Any]
+"""A turn's payload: integer field tags (the type bundle's) to plain values.
+
+Plain values are None, bool, int (-2**63 .. 2**64-1), float, str, bytes, lists (or tuples) of plain
+values and maps with str or int keys. Tags 30 and 31 are reserved for the stores (context metadata and
+the session cursor) and may not be used by turn types.
+"""
+
+
+class SessionStatus(StrEnum):
+    """Where a session stands, as of its head turn (see `orchestra_core.session.cursor`)."""
+
+    NEW = "new"  # no PipelineLifecycle turn yet
+    RUNNING = "running"  # started or resumed, not finished (or the process died: nothing says otherwise)
+    SUCCESS = "success"
+    FAIL = "fail"
+    INTERRUPTED = "interrupted"
+
+
+@frozen
+class SessionMetadata:
+    """What a session is about; given at creation, listed with the session.
+
+    Attributes:
+        pipeline: The pipeline's name (the DOT graph id).
+        title: A one-line human description.
+        labels: Free-form labels (CXDB can filter on them with CQL `label = "x"`).
+        parent_session_id: For a fork, the session it was forked from.
+        spawn_reason: Why the session was made from another ("replay", "parallel", ...).
+    """
+
+    pipeline: str = ""
+    title: str = ""
+    labels: tuple[str, ...] = field(default=(), converter=tuple)
+    parent_session_id: str | None = None
+    spawn_reason: str = ""
+
+
+@frozen
+class SessionHead:
+    """A session's head pointer: its newest turn (None while empty) and that turn's depth (root = 0)."""
+
+    session_id: str
+    turn_id: str | None
+    depth: int
+
+
+@frozen
+class SessionInfo:
+    """A session as listed: metadata, status and times.
+
+    `created_at` is when the session was made; `updated_at` when its head last moved. Both are UTC.
+    `head_depth` follows CXDB: the first turn has depth 0, so an empty session and a one-turn session
+    both have depth 0; use `head_turn_id` (None when empty) or `turn_count`.
+    """
+
+    session_id: str
+    metadata: SessionMetadata
+    status: SessionStatus
+    created_at: datetime | None
+    updated_at: datetime | None
+    head_turn_id: str | None
+    head_depth: int
+
+    @property
+    def turn_count(self) -> int:
+        """Turns in the session's history (shared fork history included)."""
+        return 0 if self.head_turn_id is None else self.head_depth + 1
+
+
+@frozen
+class StoredTurn:
+    """One immutable turn as stored.
+
+    Attributes:
+        turn_id: The turn's id (global across sessions).
+        parent_turn_id: The previous turn in its chain, None for a root turn.
+        depth: Distance from the root (the root has 0).
+        type_id: The declared type, e.g. `dev.orchestra.AgentTurn`.
+        type_version: The declared type's version.
+        data: The payload by field tag (reserved tags 30 and 31 removed).
+        created_at: When it was appended (UTC), None for turns written by other CXDB clients.
+    """
+
+    turn_id: str
+    parent_turn_id: str | None
+    depth: int
+    type_id: str
+    type_version: int
+    data: TurnData
+    created_at: datetime | None
+
+
+@frozen
+class TurnPage:
+    """A page of turns, oldest first, and the cursor for the next (older) page (None when none is left)."""
+
+    turns: tuple[StoredTurn, ...]
+    next_before_turn_id: str | None
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Stores sessions as CXDB-style contexts: head pointers into a DAG of immutable typed turns.
+
+    Every store keeps, per turn, a tiny cursor inherited from the turn's parent: the latest
+    `dev.orchestra.Checkpoint` at or before it and the session status from the latest
+    `dev.orchestra.PipelineLifecycle` turn (`orchestra_core.session.cursor`). So the latest checkpoint
+    and the status of a session are found from its head without a scan, for forks and explicit-parent
+    appends too. All methods raise `StoreError` subclasses (never a driver exception).
+
+    Attributes:
+        location: Where the store lives, for messages (a file path, or a CXDB address).
+    """
+
+    location: str
+
+    def create_session(self, metadata: SessionMetadata) -> SessionInfo:
+        """Create an empty session."""
+        ...
+
+    def fork_session(self, base_turn_id: Id, metadata: SessionMetadata) -> SessionInfo:
+        """Create a session whose head is an existing turn, in O(1): the history is shared, not copied.
+
+        Raises:
+            TurnNotFoundError: No such turn.
+        """
+        ...
+
+    def get_session(self, session_id: Id) -> SessionInfo:
+        """The session's metadata, status, times and head.
+
+        Raises:
+            SessionNotFoundError: No such session.
+        """
+        ...
+
+    def list_sessions(self, *, limit: int = 50) -> list[SessionInfo]:
+        """Sessions, most recently updated first, at most `limit` of them."""
+        ...
+
+    def head(self, session_id: Id) -> SessionHead:
+        """The session's head pointer (cheap; poll it to follow a running session).
+
+        Raises:
+            SessionNotFoundError: No such session.
+        """
+        ...
+
+    def append(
+        self,
+        session_id: Id,
+        type_id: str,
+        type_version: int,
+        data: TurnData,
+        *,
+        parent_turn_id: Id | None = None,
+    ) -> StoredTurn:
+        """Append a typed turn and move the session's head to it (one durable write).
+
+        Args:
+            session_id: The session.
+            type_id: The turn's type, e.g. `dev.orchestra.Checkpoint`.
+            type_version: The type's version.
+            data: The payload by field tag.
+            parent_turn_id: Hang the turn off this turn instead of the current head.
+
+        Raises:
+            SessionNotFoundError: No such session.
+            TurnNotFoundError: The parent turn does not exist.
+            TurnDataError: `data` holds something that is not a plain value, or uses a reserved tag.
+        """
+        ...
+
+    def get_turn(self, session_id: Id, turn_id: Id) -> StoredTurn:
+        """One turn of the session's history.
+
+        Raises:
+            SessionNotFoundError: No such session.
+            TurnNotFoundError: No such turn in the session's history.
+        """
+        ...
+
+    def turns(self, session_id: Id, *, limit: int = 64, before_turn_id: Id | None = None) -> TurnPage:
+        """A page of the session's history walking back from the head (newest page first).
+
+        Args:
+            session_id: The session.
+            limit: Most turns in the page.
+            before_turn_id: Start from this turn's parent (pass the previous page's
+                `next_before_turn_id`); None starts at the head.
+
+        Raises:
+            SessionNotFoundError: No such session.
+        """
+        ...
+
+    def latest_checkpoint(self, session_id: Id, *, at_turn_id: Id | None = None) -> StoredTurn | None:
+        """The newest `dev.orchestra.Checkpoint` turn at or before `at_turn_id` (default: the head).
+
+        Found through the per-turn cursor in O(1) reads, never by scanning the history.
+
+        Raises:
+            SessionNotFoundError: No such session.
+            TurnNotFoundError: `at_turn_id` is not in the session's history.
+        """
+        ...
+
+    def put_blob(self, data: bytes) -> str:
+        """Store bytes by content; return their BLAKE3-256 hash (64 lower-case hex digits)."""
+        ...
+
+    def get_blob(self, blob_hash: str) -> bytes:
+        """The bytes stored under a BLAKE3 hash.
+
+        Raises:
+            BlobNotFoundError: Nothing stored under that hash.
+        """
+        ...
+
+    def publish_bundle(self, bundle: bytes) -> bool:
+        """Publish a type bundle (CXDB registry JSON, published byte for byte).
+
+        Returns:
+            True when it was stored, False when an identical bundle was already there.
+
+        Raises:
+            BundleConflictError: The bundle id exists with other content, or the bundle is malformed.
+        """
+        ...
+
+    def get_bundle(self, bundle_id: str) -> bytes | None:
+        """The stored bytes of a bundle, or None when it was never published."""
+        ...
+
+    def close(self) -> None:
+        """Release connections and files; the store cannot be used afterwards."""
+        ...

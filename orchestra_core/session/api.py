@@ -1,0 +1,121 @@
+"""Session-level operations over the SessionStore port: typed appends, resume points, forks, history."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from attrs import evolve, frozen
+
+from orchestra_core.ports.session_store import Id, SessionInfo, SessionStore, StoredTurn
+from orchestra_core.session.bundle import bundle_bytes
+from orchestra_core.session.codec import decode_record, encode_record
+from orchestra_core.session.errors import TurnDataError
+from orchestra_core.session.identifiers import format_id, parse_id
+from orchestra_core.session.records import Checkpoint
+
+HISTORY_PAGE = 512
+
+
+@frozen
+class CheckpointAt:
+    """A Checkpoint record and the turn that holds it (fork or resume from `turn.turn_id`)."""
+
+    turn: StoredTurn
+    checkpoint: Checkpoint
+
+
+def publish_types(store: SessionStore) -> bool:
+    """Publish Orchestra's type bundle; True when the store did not have it yet (idempotent)."""
+    return store.publish_bundle(bundle_bytes())
+
+
+def append_record(
+    store: SessionStore, session_id: Id, record: object, *, parent_turn_id: Id | None = None
+) -> StoredTurn:
+    """Append a turn record (PipelineLifecycle, NodeExecution, AgentTurnRecord, Checkpoint, ...).
+
+    Raises:
+        TypeError: Not a turn record.
+        StoreError: The store refused it (unknown session, bad data, unreachable store, ...).
+    """
+    encoded = encode_record(record)
+    return store.append(
+        session_id, encoded.type_id, encoded.type_version, encoded.data, parent_turn_id=parent_turn_id
+    )
+
+
+def latest_checkpoint(store: SessionStore, session_id: Id, *, at_turn_id: Id | None = None) -> CheckpointAt | None:
+    """The newest Checkpoint at or before `at_turn_id` (default: the head), found by index, not by scan.
+
+    For `resume SESSION` leave `at_turn_id` out; for `resume SESSION --turn T` pass T to get the
+    checkpoint enclosing that agent turn.
+
+    Raises:
+        SessionNotFoundError: No such session.
+        TurnNotFoundError: `at_turn_id` is not in the session's history.
+        TurnDataError: The checkpoint turn cannot be read as a Checkpoint.
+    """
+    turn = store.latest_checkpoint(session_id, at_turn_id=at_turn_id)
+    if turn is None:
+        return None
+    record = decode_record(turn)
+    if not isinstance(record, Checkpoint):
+        raise TurnDataError(f"turn {turn.turn_id} of session {session_id} is not a Checkpoint")
+    return CheckpointAt(turn, record)
+
+
+def fork_session(
+    store: SessionStore,
+    session_id: Id,
+    at_turn_id: Id,
+    *,
+    spawn_reason: str = "replay",
+    title: str | None = None,
+) -> SessionInfo:
+    """Fork a session at one of its turns (O(1)): the new session shares the history up to that turn.
+
+    The fork keeps the pipeline and labels, records where it came from, and leaves the original alone.
+
+    Raises:
+        SessionNotFoundError: No such session.
+        TurnNotFoundError: The turn is not in the session's history.
+    """
+    source = store.get_session(session_id)
+    turn = store.get_turn(session_id, at_turn_id)
+    metadata = evolve(
+        source.metadata,
+        title=title if title is not None else source.metadata.title,
+        parent_session_id=source.session_id,
+        spawn_reason=spawn_reason,
+    )
+    return store.fork_session(turn.turn_id, metadata)
+
+
+def history(store: SessionStore, session_id: Id, *, page_size: int = HISTORY_PAGE) -> Iterator[StoredTurn]:
+    """Every turn of the session's history, newest first, read page by page."""
+    before: str | None = None
+    while True:
+        page = store.turns(session_id, limit=page_size, before_turn_id=before)
+        yield from reversed(page.turns)
+        if page.next_before_turn_id is None:
+            return
+        before = page.next_before_turn_id
+
+
+def turns_after(
+    store: SessionStore, session_id: Id, after_turn_id: Id | None, *, page_size: int = 64
+) -> list[StoredTurn]:
+    """The turns appended after `after_turn_id` (all of them when None), oldest first; for following a run.
+
+    Walks back from the head only as far as `after_turn_id`, so polling a live session is cheap.
+    """
+    stop = format_id(parse_id(after_turn_id))
+    if store.head(session_id).turn_id in (stop, None):
+        return []
+    newer: list[StoredTurn] = []
+    for turn in history(store, session_id, page_size=page_size):
+        if turn.turn_id == stop:
+            break
+        newer.append(turn)
+    newer.reverse()
+    return newer

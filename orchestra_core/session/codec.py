@@ -1,0 +1,203 @@
+"""Turn records to tagged plain data and back, by the catalog's field tags (no wire format here)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from attrs import frozen
+
+from orchestra_core.ports.session_store import StoredTurn
+from orchestra_core.session.catalog import spec_for_record, spec_for_type
+from orchestra_core.session.errors import TurnDataError
+from orchestra_core.session.schema import (
+    ARRAY,
+    BOOL,
+    F64,
+    MAP,
+    REF,
+    RESERVED_TAGS,
+    STRING,
+    FieldSpec,
+    TypeSpec,
+)
+
+_INT_MIN = -(2**63)
+_INT_MAX = 2**64 - 1
+
+
+@frozen
+class EncodedTurn:
+    """A record ready for `SessionStore.append`."""
+
+    type_id: str
+    type_version: int
+    data: dict[int, Any]
+
+
+def encode_record(record: object) -> EncodedTurn:
+    """Encode a turn record (PipelineLifecycle, AgentTurnRecord, Checkpoint, ...) by its field tags.
+
+    Raises:
+        TypeError: Not a turn record.
+        TurnDataError: A field holds a value its kind cannot store.
+    """
+    spec = spec_for_record(record)
+    return EncodedTurn(spec.type_id, spec.version, _encode(spec, record))
+
+
+def decode_record(turn: StoredTurn) -> object | None:
+    """The record a stored turn holds; None for types Orchestra does not define.
+
+    Older versions decode too (their missing fields take the record's defaults); unknown tags of newer
+    versions are ignored.
+
+    Raises:
+        TurnDataError: The data does not fit the declared type.
+    """
+    spec = spec_for_type(turn.type_id)
+    if spec is None:
+        return None
+    return _decode(spec, turn.data, f"turn {turn.turn_id} ({turn.type_id} v{turn.type_version})")
+
+
+def normalize_turn_data(data: Mapping[int, Any]) -> dict[int, Any]:
+    """A deep plain copy of turn data, checked: integer non-reserved tags, storable values only.
+
+    Raises:
+        TurnDataError: A tag or value cannot be stored; the message names where.
+    """
+    if not isinstance(data, Mapping):
+        raise TurnDataError(f"turn data must be a map of field tags, not {type(data).__name__}")
+    normalized: dict[int, Any] = {}
+    for tag, value in data.items():
+        if isinstance(tag, bool) or not isinstance(tag, int) or not 0 <= tag < 2**32:
+            raise TurnDataError(f"turn data key {tag!r} is not a field tag (an integer 0..2**32-1)")
+        if tag in RESERVED_TAGS:
+            raise TurnDataError(f"turn data uses tag {tag}, which is reserved for the store")
+        normalized[tag] = plain_value(value, f"tag {tag}")
+    return normalized
+
+
+def plain_value(value: Any, where: str) -> Any:
+    """A deep copy of a storable value (tuples become lists, mappings dicts).
+
+    Raises:
+        TurnDataError: Something in it is not None, bool, int, float, str, bytes, list or map.
+    """
+    if value is None or isinstance(value, bool | str | float):
+        return value
+    if isinstance(value, int):
+        if not _INT_MIN <= value <= _INT_MAX:
+            raise TurnDataError(f"{where}: integer {value} does not fit in 64 bits")
+        return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value)
+    if isinstance(value, list | tuple):
+        return [plain_value(item, f"{where}[{index}]") for index, item in enumerate(value)]
+    if isinstance(value, Mapping):
+        result = {}
+        for key, item in value.items():
+            if isinstance(key, bool) or not isinstance(key, str | int):
+                raise TurnDataError(f"{where}: map key {key!r} is not a string or an integer")
+            result[key] = plain_value(item, f"{where}.{key}")
+        return result
+    raise TurnDataError(f"{where}: a {type(value).__name__} cannot be stored (use plain data)")
+
+
+def _encode(spec: TypeSpec, record: object) -> dict[int, Any]:
+    data: dict[int, Any] = {}
+    for field_spec in spec.fields:
+        value = getattr(record, field_spec.name)
+        if value is not None:
+            data[field_spec.tag] = _encode_value(field_spec, value, f"{spec.type_id}.{field_spec.name}")
+    return data
+
+
+def _encode_value(spec: FieldSpec, value: Any, where: str) -> Any:
+    if spec.enum is not None:
+        member_type = type(next(iter(spec.enum.numbers)))
+        try:
+            return spec.enum.number(member_type(value))
+        except (ValueError, KeyError):
+            raise TurnDataError(f"{where}: {value!r} is not one of {spec.enum.enum_id}") from None
+    if spec.kind == REF:
+        assert spec.ref is not None
+        return _encode(spec.ref, value)
+    if spec.kind == ARRAY:
+        if spec.ref is not None:
+            return [_encode(spec.ref, item) for item in value]
+        return [_encode_scalar(spec.items or "", item, f"{where}[]") for item in value]
+    if spec.kind == MAP and spec.ref is not None:
+        return {_map_key(key, where): _encode(spec.ref, item) for key, item in value.items()}
+    return _encode_scalar(spec.kind, value, where)
+
+
+def _map_key(key: Any, where: str) -> str:
+    if not isinstance(key, str):
+        raise TurnDataError(f"{where}: map key {key!r} is not a string")
+    return key
+
+
+def _encode_scalar(kind: str, value: Any, where: str) -> Any:
+    if kind == F64 and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if not _fits(kind, value):
+        raise TurnDataError(f"{where}: {type(value).__name__} {value!r} is not a {kind}")
+    return plain_value(value, where)
+
+
+def _fits(kind: str, value: Any) -> bool:
+    if kind == STRING:
+        return isinstance(value, str)
+    if kind == BOOL:
+        return isinstance(value, bool)
+    if kind == F64:
+        return isinstance(value, float)
+    if kind == MAP:
+        return isinstance(value, Mapping)
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0  # u8/u32/u64
+
+
+def _decode(spec: TypeSpec, data: Mapping[Any, Any], where: str) -> object:
+    if not isinstance(data, Mapping):
+        raise TurnDataError(f"{where}: expected a map of field tags, got {type(data).__name__}")
+    kwargs = {}
+    for field_spec in spec.fields:
+        if field_spec.tag in data:
+            kwargs[field_spec.name] = _decode_value(field_spec, data[field_spec.tag], f"{where}.{field_spec.name}")
+    try:
+        return spec.record(**kwargs)
+    except (TypeError, ValueError) as error:
+        raise TurnDataError(f"{where}: {error}") from None
+
+
+def _decode_value(spec: FieldSpec, value: Any, where: str) -> Any:
+    if spec.enum is not None:
+        try:
+            return spec.enum.member(value)
+        except KeyError:
+            raise TurnDataError(f"{where}: {value!r} is not a number of {spec.enum.enum_id}") from None
+    if spec.kind == REF:
+        assert spec.ref is not None
+        return _decode(spec.ref, value, where)
+    if spec.kind == ARRAY:
+        if not isinstance(value, list | tuple):
+            raise TurnDataError(f"{where}: expected an array, got {type(value).__name__}")
+        if spec.ref is not None:
+            return tuple(_decode(spec.ref, item, f"{where}[]") for item in value)
+        return tuple(_decode_scalar(spec.items or "", item, f"{where}[]") for item in value)
+    if spec.kind == MAP and spec.ref is not None:
+        if not isinstance(value, Mapping):
+            raise TurnDataError(f"{where}: expected a map, got {type(value).__name__}")
+        return {key: _decode(spec.ref, item, f"{where}.{key}") for key, item in value.items()}
+    return _decode_scalar(spec.kind, value, where)
+
+
+def _decode_scalar(kind: str, value: Any, where: str) -> Any:
+    if kind == F64 and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not _fits(kind, value):
+        raise TurnDataError(f"{where}: stored {type(value).__name__} {value!r} is not a {kind}")
+    return value
+

@@ -1,0 +1,226 @@
+"""The dev.orchestra.* turn records a session holds (seed 003, "Turn Type Registry"), as frozen attrs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+from attrs import field, frozen
+
+from orchestra_core.agents.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
+from orchestra_core.engine.outcome import Outcome, StageStatus
+
+
+def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(value or {}))
+
+
+class LifecycleEvent(StrEnum):
+    """What happened to the pipeline run."""
+
+    STARTED = "started"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    RESUMED = "resumed"
+    INTERRUPTED = "interrupted"
+
+
+class NodeEvent(StrEnum):
+    """What happened to a node."""
+
+    STARTED = "started"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    RETRYING = "retrying"
+    SKIPPED = "skipped"
+
+
+class InteractionMode(StrEnum):
+    """A `wait.human` gate, or a turn of an interactive codergen conversation."""
+
+    GATE = "gate"
+    INTERACTIVE = "interactive"
+
+
+class ParallelEvent(StrEnum):
+    """A step of a parallel fan-out/fan-in."""
+
+    FAN_OUT = "fan_out"
+    BRANCH_STARTED = "branch_started"
+    BRANCH_COMPLETED = "branch_completed"
+    FAN_IN = "fan_in"
+
+
+@frozen
+class PipelineLifecycle:
+    """`dev.orchestra.PipelineLifecycle`: the run started, finished, failed, was resumed or interrupted.
+
+    `dot_blob` is the BLAKE3 hash of the pipeline source put in the store's blobs, so a resume on
+    another machine can load exactly the graph that ran.
+    """
+
+    event: LifecycleEvent
+    pipeline_name: str
+    goal: str = ""
+    status: StageStatus | None = None
+    duration_s: float | None = None
+    error: str | None = None
+    dot_path: str | None = None
+    dot_blob: str | None = None
+    logs_root: str | None = None
+
+
+@frozen
+class NodeExecution:
+    """`dev.orchestra.NodeExecution`: a node started, completed, failed, is retried, or was skipped."""
+
+    node_id: str
+    event: NodeEvent
+    handler_type: str = ""
+    attempt: int = 1
+    outcome: Outcome | None = None
+    duration_s: float | None = None
+    total_token_usage: TokenUsage | None = None
+    agent_turn_count: int | None = None
+
+
+@frozen
+class AgentTurnRecord:
+    """`dev.orchestra.AgentTurn` v2: one agent-loop turn, with the commit(s) its writes produced.
+
+    `git_sha`/`commit_message` are the single-repo v2 fields (the first commit); `commits` holds one
+    entry per repo for multi-repo turns.
+    """
+
+    node_id: str
+    turn_number: int
+    model: str
+    provider: str
+    messages: tuple[Mapping[str, Any], ...] = field(default=(), converter=tuple)
+    tool_calls: tuple[ToolCall, ...] = field(default=(), converter=tuple)
+    files_written: tuple[str, ...] = field(default=(), converter=tuple)
+    token_usage: TokenUsage = field(factory=TokenUsage)
+    agent_state_ref: str | None = None
+    duration_s: float = 0.0
+    git_sha: str | None = None
+    commit_message: str | None = None
+    commits: tuple[TurnCommit, ...] = field(default=(), converter=tuple)
+
+    @classmethod
+    def from_agent_turn(cls, turn: AgentTurn) -> AgentTurnRecord:
+        """The record of a backend's AgentTurn (after the workspace filled in its commits)."""
+        return cls(
+            node_id=turn.node_id,
+            turn_number=turn.turn_number,
+            model=turn.model,
+            provider=turn.provider,
+            messages=tuple(dict(m) for m in turn.messages),
+            tool_calls=turn.tool_calls,
+            files_written=turn.files_written,
+            token_usage=turn.token_usage,
+            agent_state_ref=turn.agent_state_ref,
+            duration_s=turn.duration_s,
+            git_sha=turn.git_sha,
+            commit_message=turn.commit_message,
+            commits=turn.commits,
+        )
+
+    def to_agent_turn(self) -> AgentTurn:
+        """Back to the core AgentTurn; a v1/v2 record without `commits` keeps its single SHA."""
+        commits = self.commits
+        if not commits and self.git_sha:
+            commits = (TurnCommit(repo="", sha=self.git_sha, message=self.commit_message or ""),)
+        return AgentTurn(
+            node_id=self.node_id,
+            turn_number=self.turn_number,
+            model=self.model,
+            provider=self.provider,
+            messages=self.messages,
+            tool_calls=self.tool_calls,
+            files_written=self.files_written,
+            token_usage=self.token_usage,
+            agent_state_ref=self.agent_state_ref,
+            duration_s=self.duration_s,
+            commits=commits,
+        )
+
+
+@frozen
+class RepoSnapshot:
+    """One repo's state: the session branch and the SHA it points at."""
+
+    repo_name: str
+    git_sha: str
+    branch: str = ""
+    base_sha: str | None = None
+
+
+@frozen
+class WorkspaceSnapshot:
+    """`dev.orchestra.WorkspaceSnapshot`: the HEAD SHA of every workspace repo (also nested in v3 Checkpoints)."""
+
+    repo_snapshots: tuple[RepoSnapshot, ...] = field(default=(), converter=tuple)
+    node_id: str | None = None
+
+    def sha_by_repo(self) -> dict[str, str]:
+        return {snapshot.repo_name: snapshot.git_sha for snapshot in self.repo_snapshots}
+
+
+@frozen
+class Checkpoint:
+    """`dev.orchestra.Checkpoint` v3: the pipeline state after a node (Attractor 5.3) plus the workspace.
+
+    It holds everything the engine's checkpoint holds, so a resume needs nothing but the store: v1 had
+    the first five fields; v2 added full node outcomes (for exact routing after a resume), logs, the next
+    node, the run status and loop counters; v3 added `workspace_snapshot` (None when no repo changed
+    since the previous checkpoint). The checkpoint's time is its turn's `created_at`.
+    """
+
+    current_node: str
+    completed_nodes: tuple[str, ...] = field(default=(), converter=tuple)
+    context_snapshot: Mapping[str, Any] = field(factory=dict, converter=_frozen_map)
+    retry_counters: Mapping[str, int] = field(factory=dict, converter=_frozen_map)
+    agent_turn_number: int | None = None
+    node_outcomes: Mapping[str, Outcome] = field(factory=dict, converter=_frozen_map)
+    logs: tuple[str, ...] = field(default=(), converter=tuple)
+    next_node: str | None = None
+    run_status: str = "running"
+    failure_reason: str = ""
+    node_visits: int = 0
+    loop_restarts: int = 0
+    workspace_snapshot: WorkspaceSnapshot | None = None
+
+
+@frozen
+class HumanInteraction:
+    """`dev.orchestra.HumanInteraction`: a question put to a human and the answer given."""
+
+    node_id: str
+    mode: InteractionMode
+    question: str
+    options: tuple[str, ...] = field(default=(), converter=tuple)
+    answer: str | None = None
+    selected_option: str | None = None
+    interviewer: str | None = None
+
+
+@frozen
+class ParallelExecution:
+    """`dev.orchestra.ParallelExecution`: fan-out, a branch starting or ending, fan-in.
+
+    Branches run in forked sessions: `branch_session_id` names a branch's session and
+    `branch_session_ids` all of them at fan-in.
+    """
+
+    node_id: str
+    event: ParallelEvent
+    branch_count: int | None = None
+    branch_id: str | None = None
+    join_policy: str | None = None
+    success_count: int | None = None
+    failure_count: int | None = None
+    branch_session_id: str | None = None
+    status: StageStatus | None = None
+    branch_session_ids: tuple[str, ...] = field(default=(), converter=tuple)
