@@ -13,7 +13,7 @@ from attrs import frozen
 
 from orchestra_adapters.llm.cassette import load_cassette
 from orchestra_core.ports.chat_models import ProviderConfigError
-from orchestra_core.settings import OrchestraSettings, ProviderSettings, ProvidersSettings
+from orchestra_core.settings import ALIASES, OrchestraSettings, ProviderSettings, ProvidersSettings
 
 
 @frozen
@@ -144,6 +144,7 @@ def resolve_model_name(provider: ResolvedProvider, model: str, purpose: str) -> 
     """The model to ask for: an alias of the provider mapped to its model, a literal name unchanged.
 
     An empty `model` means the purpose's default alias: `cheap` for commit messages, `worker` otherwise.
+    The scripted provider needs no alias table: its unmapped aliases are all the model `scripted`.
 
     Raises:
         ProviderConfigError: `model` is empty and the provider does not define the default alias.
@@ -152,10 +153,10 @@ def resolve_model_name(provider: ResolvedProvider, model: str, purpose: str) -> 
     mapped = provider.settings.models.get(alias)
     if mapped:
         return mapped
+    if provider.kind.name == "scripted" and alias in ALIASES:
+        return "scripted"
     if model:
         return model
-    if provider.kind.name == "scripted":
-        return "scripted"
     raise ProviderConfigError(f"no model given and providers.{provider.name}.models.{alias} is not set")
 
 

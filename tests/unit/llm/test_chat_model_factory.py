@@ -184,7 +184,10 @@ def test_scripted_models_share_the_run_cassette_relative_to_orchestra_yaml(tmp_p
     first = factory.create("", "", node_id="a")
     assert isinstance(first, ScriptedChatModel) and first.model_name == "scripted"
     assert first.invoke("x").content == "one"
-    assert factory.create("scripted", "worker", node_id="a").invoke("x").content == "two"
+    second = factory.create("scripted", "worker", node_id="a")
+    assert second.model_name == "scripted"  # unmapped tier aliases of the scripted provider
+    assert second.invoke("x").content == "two"
+    assert factory.create("scripted", "my-literal-model").model_name == "my-literal-model"
     assert (
         factory.create("scripted", "cheap", purpose="commit_message", node_id="a").invoke("d").content
         == "msg"
