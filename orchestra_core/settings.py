@@ -6,21 +6,86 @@ relative paths are resolved against (the directory of the orchestra.yaml they ca
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal, NewType, get_args
 
 from attrs import field, frozen
 
+from orchestra_core.errors import OrchestraError
+
 ALIASES = ("smart", "worker", "cheap")
-PUSH_POLICIES = ("never", "on_completion", "on_checkpoint")
-ISOLATION_MODES = ("worktree", "in_place")
-STORAGE_BACKENDS = ("sqlite", "cxdb")
+PushPolicy = Literal["never", "on_completion", "on_checkpoint"]
+IsolationMode = Literal["worktree", "in_place"]
+StorageBackend = Literal["sqlite", "cxdb"]
+AgentMode = Literal["autonomous", "interactive"]
+PUSH_POLICIES: tuple[str, ...] = get_args(PushPolicy)
+ISOLATION_MODES: tuple[str, ...] = get_args(IsolationMode)
+STORAGE_BACKENDS: tuple[str, ...] = get_args(StorageBackend)
+AGENT_MODES: tuple[str, ...] = get_args(AgentMode)
+IMPLICIT_REPO = "project"  # the one repo tools see when workspace.repos is empty (the project root)
+
+# Seconds; orchestra.yaml accepts a number of seconds or a duration string such as "90s", "10m".
+Seconds = NewType("Seconds", float)
 
 
 def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(value or {}))
+
+
+@frozen
+class ConfigProblem:
+    """One thing wrong in a configuration file: where it is and what is wrong."""
+
+    detail: str
+    file: str | None = None
+    line: int | None = None
+    key: str | None = None
+
+    def render(self) -> str:
+        """`file:line: key: detail`, leaving out the parts that are unknown."""
+        where = self.file or ""
+        if self.file and self.line is not None:
+            where = f"{where}:{self.line}"
+        parts = [part for part in (where, self.key) if part]
+        return ": ".join([*parts, self.detail])
+
+
+class ConfigError(OrchestraError):
+    """A configuration file (orchestra.yaml, a prompt layer file) is unreadable or invalid.
+
+    Attributes:
+        problems: Every problem found, in file order; the message has one line per problem.
+    """
+
+    def __init__(self, problems: ConfigProblem | Sequence[ConfigProblem]) -> None:
+        listed = [problems] if isinstance(problems, ConfigProblem) else list(problems)
+        if not listed:
+            raise ValueError("ConfigError needs at least one problem")
+        self.problems: tuple[ConfigProblem, ...] = tuple(listed)
+        super().__init__("\n".join(problem.render() for problem in self.problems))
+
+    @classmethod
+    def at(cls, detail: str, *, file: str | None = None, line: int | None = None, key: str | None = None) -> ConfigError:
+        """A ConfigError with a single problem."""
+        return cls(ConfigProblem(detail, file, line, key))
+
+    @property
+    def file(self) -> str | None:
+        return self.problems[0].file
+
+    @property
+    def line(self) -> int | None:
+        return self.problems[0].line
+
+    @property
+    def key(self) -> str | None:
+        return self.problems[0].key
+
+    @property
+    def detail(self) -> str:
+        return self.problems[0].detail
 
 
 @frozen
@@ -36,7 +101,7 @@ class ProviderSettings:
 
 @frozen
 class ProvidersSettings:
-    """`providers:`: the default provider name and each provider's settings."""
+    """`providers:`: the default provider name and each provider's settings (the other keys)."""
 
     default: str | None = None
     entries: Mapping[str, ProviderSettings] = field(factory=dict, converter=_frozen_map)
@@ -50,11 +115,23 @@ class RepoSettings:
     branch_prefix: str = "orchestra/"
     base_ref: str = "HEAD"
     remote: str | None = None
-    push: str | None = None
+    push: PushPolicy | None = None
     clone_depth: int | None = None
     protected_branches: tuple[str, ...] = field(default=("main", "master", "release/*"), converter=tuple)
-    isolation: str = "worktree"
+    isolation: IsolationMode = "worktree"
     run_hooks: bool = False
+
+
+@frozen
+class ToolParameterSettings:
+    """`workspace.tools.<repo>.<tool>.parameters.<name>`: an argument the model may pass to a command.
+
+    The command text names it as `{name}`; the model's value is shell-quoted before substitution.
+    A parameter without a default is required.
+    """
+
+    description: str = ""
+    default: str | None = None
 
 
 @frozen
@@ -63,7 +140,8 @@ class ToolCommandSettings:
 
     command: str
     description: str = ""
-    timeout: float | None = None
+    timeout: Seconds | None = None
+    parameters: Mapping[str, ToolParameterSettings] = field(factory=dict, converter=_frozen_map)
 
 
 @frozen
@@ -72,6 +150,10 @@ class WorkspaceSettings:
 
     repos: Mapping[str, RepoSettings] = field(factory=dict, converter=_frozen_map)
     tools: Mapping[str, Mapping[str, ToolCommandSettings]] = field(factory=dict, converter=_frozen_map)
+
+    def repo_names(self) -> tuple[str, ...]:
+        """The configured repos, or the implicit `project` repo when there are none."""
+        return tuple(self.repos) or (IMPLICIT_REPO,)
 
 
 @frozen
@@ -86,32 +168,62 @@ class AgentSettings:
     disallowed_tools: tuple[str, ...] = field(default=(), converter=tuple)
     model: str | None = None
     provider: str | None = None
-    mode: str | None = None
+    mode: AgentMode | None = None
 
 
 @frozen
 class StorageSettings:
     """`storage:`: sqlite (default, `path`) or cxdb (`addr` host:port for writes, `url` for HTTP reads)."""
 
-    backend: str = "sqlite"
+    backend: StorageBackend = "sqlite"
     path: str | None = None
     url: str | None = None
     addr: str | None = None
 
 
 @frozen
+class PipelineSettings:
+    """`pipelines.<name>`: settings for one pipeline (by its digraph name)."""
+
+    backend: str | None = None
+
+
+@frozen
 class OrchestraSettings:
-    """A whole orchestra.yaml."""
+    """A whole orchestra.yaml.
+
+    `source_path` (the file it came from) and `project_root` are set by the loader, not by YAML keys.
+    """
 
     providers: ProvidersSettings = field(factory=ProvidersSettings)
     backend: str | None = None
+    pipelines: Mapping[str, PipelineSettings] = field(factory=dict, converter=_frozen_map)
     workspace: WorkspaceSettings = field(factory=WorkspaceSettings)
     agents: Mapping[str, AgentSettings] = field(factory=dict, converter=_frozen_map)
     storage: StorageSettings = field(factory=StorageSettings)
-    prompts: tuple[str, ...] = field(default=(), converter=tuple)
+    prompts: tuple[str, ...] = field(default=("prompts",), converter=tuple)
     source_path: Path | None = None
+    project_root: Path | None = None
 
     @property
     def base_dir(self) -> Path:
-        """Where relative paths in this file are resolved from."""
-        return self.source_path.parent if self.source_path else Path.cwd()
+        """Where relative paths in this file are resolved from: its directory, else the project root."""
+        if self.source_path is not None:
+            return self.source_path.parent
+        return self.project_root or Path.cwd()
+
+    def resolve_path(self, path: str) -> Path:
+        """A path from this file (`~` expanded), made absolute against `base_dir`."""
+        expanded = Path(path).expanduser()
+        return expanded if expanded.is_absolute() else self.base_dir / expanded
+
+    def prompt_dirs(self) -> tuple[Path, ...]:
+        """The `prompts` search paths as absolute directories, in order."""
+        return tuple(self.resolve_path(entry) for entry in self.prompts)
+
+    def backend_for(self, pipeline: str) -> str | None:
+        """The backend for a pipeline: `pipelines.<name>.backend`, else the global `backend`."""
+        configured = self.pipelines.get(pipeline)
+        if configured is not None and configured.backend:
+            return configured.backend
+        return self.backend

@@ -1,0 +1,136 @@
+"""Loading orchestra.yaml into OrchestraSettings, and finding which orchestra.yaml applies."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from attrs import evolve
+
+from orchestra_adapters.config.structuring import structure_yaml
+from orchestra_adapters.config.yaml_source import KeyPath, YamlSource, read_yaml, render_key_path
+from orchestra_core.settings import ConfigError, ConfigProblem, OrchestraSettings, ToolCommandSettings
+
+CONFIG_NAME = "orchestra.yaml"
+STATE_DIR = ".orchestra"
+CONFIG_ENV = "ORCHESTRA_CONFIG"
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_PARAMETER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def load_settings(path: Path, *, project_root: Path | None = None) -> OrchestraSettings:
+    """Load one orchestra.yaml; an empty file gives the defaults.
+
+    Args:
+        path: The file.
+        project_root: Recorded in the settings (where `.orchestra/` lives and the implicit repo's root).
+
+    Raises:
+        ConfigError: The file is unreadable, is not YAML, has an unknown key, a value of the wrong type or
+            an inconsistent setting; every problem names the file, line and key path.
+    """
+    source = read_yaml(path, str(path))
+    if source.data is not None and not isinstance(source.data, dict):
+        raise ConfigError.at("expected a mapping of settings at the top level", file=source.file, line=1)
+    settings = structure_yaml(source, OrchestraSettings, source.data or {})
+    problems = sorted(_consistency_problems(source, settings), key=lambda p: p.line or 0)
+    if problems:
+        raise ConfigError(problems)
+    return evolve(settings, source_path=path.resolve(), project_root=project_root)
+
+
+def discover_settings(pipeline_path: Path | None, explicit: Path | None, cwd: Path) -> OrchestraSettings:
+    """The settings that apply to a command; the first file found wins (files are not merged).
+
+    Order: `explicit` (`--config`), then `$ORCHESTRA_CONFIG`, then orchestra.yaml next to the pipeline,
+    then the project's orchestra.yaml (see `find_project_root`), then `~/.orchestra/orchestra.yaml`;
+    none found gives the defaults.
+
+    Raises:
+        ConfigError: An explicitly named file is missing, or the chosen file is invalid.
+    """
+    project_root = find_project_root(cwd)
+    chosen = explicit or _env_config()
+    if chosen is not None:
+        return load_settings(chosen, project_root=project_root)
+    for candidate in _candidates(pipeline_path, project_root):
+        if candidate.is_file():
+            return load_settings(candidate, project_root=project_root)
+    return OrchestraSettings(project_root=project_root)
+
+
+def find_project_root(cwd: Path) -> Path:
+    """The nearest directory from `cwd` upwards holding orchestra.yaml or `.orchestra/`, else `cwd`.
+
+    The home directory counts only through an orchestra.yaml: its `.orchestra/` is the global
+    configuration directory, not a project marker.
+    """
+    start = cwd.resolve()
+    home = Path.home().resolve()
+    for directory in (start, *start.parents):
+        if (directory / CONFIG_NAME).is_file():
+            return directory
+        if directory != home and (directory / STATE_DIR).is_dir():
+            return directory
+    return start
+
+
+def global_config_dir() -> Path:
+    """`~/.orchestra/`: the global fallback for orchestra.yaml and prompts."""
+    return Path.home() / STATE_DIR
+
+
+def _env_config() -> Path | None:
+    value = os.environ.get(CONFIG_ENV, "").strip()
+    return Path(value) if value else None
+
+
+def _candidates(pipeline_path: Path | None, project_root: Path) -> list[Path]:
+    found = []
+    if pipeline_path is not None:
+        found.append(pipeline_path.resolve().parent / CONFIG_NAME)
+    found += [project_root / CONFIG_NAME, global_config_dir() / CONFIG_NAME]
+    return found
+
+
+def _consistency_problems(source: YamlSource, settings: OrchestraSettings) -> Iterator[ConfigProblem]:
+    def problem(path: KeyPath, detail: str) -> ConfigProblem:
+        return ConfigProblem(detail, source.file, source.line_of(path), render_key_path(path))
+
+    providers = settings.providers
+    if providers.default and providers.entries and providers.default not in providers.entries:
+        yield problem(("providers", "default"), _not_among(providers.default, list(providers.entries), "provider"))
+    for name in settings.workspace.repos:
+        if not _NAME_RE.match(name):
+            yield problem(("workspace", "repos", name), _bad_name("repo"))
+    known_repos = list(settings.workspace.repo_names())
+    for repo, tools in settings.workspace.tools.items():
+        if repo not in known_repos:
+            yield problem(("workspace", "tools", repo), _not_among(repo, known_repos, "repo in workspace.repos"))
+        for tool, command in tools.items():
+            path = ("workspace", "tools", repo, tool)
+            if not _NAME_RE.match(tool):
+                yield problem(path, _bad_name("tool"))
+            yield from (problem((*path, *sub), detail) for sub, detail in _parameter_problems(command))
+
+
+def _parameter_problems(command: ToolCommandSettings) -> Iterator[tuple[KeyPath, str]]:
+    for name in command.parameters:
+        key = ("parameters", name)
+        if not _PARAMETER_RE.match(name):
+            yield key, "parameter names are letters, digits and _ (not starting with a digit)"
+        elif "{" + name + "}" not in command.command:
+            yield key, f"the command does not use {{{name}}}; name it in the command or remove the parameter"
+
+
+def _bad_name(kind: str) -> str:
+    return f"a {kind} name is letters, digits, '.', '_' and '-' (no ':', which separates repo and tool)"
+
+
+def _not_among(name: str, known: list[str], kind: str) -> str:
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}?" if close else f"known: {', '.join(known) or 'none'}"
+    return f"no {kind} named {name!r} ({hint})"
