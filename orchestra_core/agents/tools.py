@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 from attrs import field, frozen
 
+from orchestra_core.errors import OrchestraError
+
 _SAFE_RE = re.compile(r"[^A-Za-z0-9_-]")
+_FAILURE_PREFIX = "Error: "
 
 
 def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -46,6 +49,41 @@ class AgentTool:
     @property
     def safe_name(self) -> str:
         return provider_safe_name(self.name)
+
+
+class ToolFailure(str):
+    """A tool's failure as the text the model sees (`Error: ...`); being a str subclass, it still tells
+    the backend that the call failed (for ToolCall.error)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, message: str) -> ToolFailure:
+        return cls(f"{_FAILURE_PREFIX}{message}")
+
+    @property
+    def message(self) -> str:
+        """The failure without the `Error: ` prefix (for ToolCall.error)."""
+        return self.removeprefix(_FAILURE_PREFIX)
+
+
+def is_tool_error(result: str) -> bool:
+    """Whether a tool's result reports a failure (for recording ToolCall.error)."""
+    return isinstance(result, ToolFailure)
+
+
+def index_by_safe_name(tools: Sequence[AgentTool]) -> dict[str, AgentTool]:
+    """Map provider-safe names back to tools, for dispatching the model's tool calls.
+
+    Raises:
+        OrchestraError: Two tools map to the same provider-safe name (rename one of them).
+    """
+    index: dict[str, AgentTool] = {}
+    for tool in tools:
+        other = index.setdefault(tool.safe_name, tool)
+        if other is not tool:
+            raise OrchestraError(f"tools {other.name!r} and {tool.name!r} share the provider name {tool.safe_name!r}")
+    return index
 
 
 class WriteTracker:

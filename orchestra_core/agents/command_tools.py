@@ -1,0 +1,121 @@
+"""The `workspace.tools` commands of orchestra.yaml as repo-scoped agent tools, run through CommandRunner.
+
+The command text comes from the configuration only. The model can fill in the parameters the
+configuration declares (`{name}` in the command); each value is shell-quoted before substitution.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from orchestra_core.agents.registry import ToolRegistry, ToolSpec
+from orchestra_core.agents.repo_context import RepoContext
+from orchestra_core.agents.tools import ToolFailure
+from orchestra_core.ports.command_runner import CommandResult, CommandRunner
+from orchestra_core.settings import ToolCommandSettings
+
+DEFAULT_TIMEOUT_S = 600.0
+MAX_OUTPUT_CHARS = 20_000
+
+
+def register_command_tools(
+    registry: ToolRegistry,
+    tools: Mapping[str, Mapping[str, ToolCommandSettings]],
+    runner: CommandRunner | None,
+) -> ToolRegistry:
+    """Register every `workspace.tools.<repo>.<tool>` as the repo-scoped tool `<repo>:<tool>`.
+
+    Args:
+        registry: Where to register them.
+        tools: `OrchestraSettings.workspace.tools`.
+        runner: Runs the commands; None registers the names only (for `orchestra compile`), and calling
+            such a tool reports that commands cannot run here.
+
+    Raises:
+        ToolRegistryError: A command's name clashes with a built-in or another tool of the same repo.
+    """
+    for repo, commands in tools.items():
+        for name, settings in commands.items():
+            registry.add(
+                ToolSpec(
+                    name=name,
+                    func=_command_function(settings, runner),
+                    scope="repo",
+                    repo=repo,
+                    description=settings.description or f"Run `{settings.command}` in the {repo} repo.",
+                    parameters=_schema(settings),
+                )
+            )
+    return registry
+
+
+def expand_command(settings: ToolCommandSettings, arguments: Mapping[str, Any]) -> str:
+    """The command with each declared `{parameter}` replaced by its shell-quoted value (or default).
+
+    Substitution is a single pass, so a value that itself contains `{other}` stays literal text.
+    """
+    if not settings.parameters:
+        return settings.command
+    names = "|".join(re.escape(name) for name in settings.parameters)
+
+    def quoted(match: re.Match[str]) -> str:
+        name = match.group(1)
+        value = arguments.get(name)
+        return shlex.quote(str(settings.parameters[name].default or "" if value is None else value))
+
+    return re.sub(r"\{(" + names + r")\}", quoted, settings.command)
+
+
+def format_result(command: str, result: CommandResult) -> str:
+    """The text the model sees: exit status, then the tails of stdout and stderr."""
+    status = (
+        f"timed out after {result.duration_s:.1f}s and was stopped"
+        if result.timed_out
+        else f"exit code {result.exit_code} ({result.duration_s:.1f}s)"
+    )
+    parts = [f"$ {command}", status]
+    for label, text in (("stdout", result.stdout), ("stderr", result.stderr)):
+        if text:
+            parts += [f"--- {label} ---", _tail(text)]
+    return "\n".join(parts)
+
+
+def _command_function(settings: ToolCommandSettings, runner: CommandRunner | None) -> Any:
+    def run_command(repo: RepoContext, **arguments: Any) -> str:
+        if runner is None:
+            return ToolFailure.of("commands cannot run here (no command runner)")
+        command = expand_command(settings, arguments)
+        result = runner.run(
+            command,
+            cwd=str(repo.root),
+            env={"ORCHESTRA_REPO": repo.name, "ORCHESTRA_REPO_ROOT": str(repo.root)},
+            timeout=settings.timeout or DEFAULT_TIMEOUT_S,
+        )
+        text = format_result(command, result)
+        return ToolFailure.of(text) if result.timed_out else text
+
+    return run_command
+
+
+def _schema(settings: ToolCommandSettings) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for name, parameter in settings.parameters.items():
+        schema: dict[str, Any] = {"type": "string"}
+        if parameter.description:
+            schema["description"] = parameter.description
+        if parameter.default is None:
+            required.append(name)
+        else:
+            schema["default"] = parameter.default
+        properties[name] = schema
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def _tail(text: str) -> str:
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return text.rstrip("\n")
+    return f"[... {len(text) - MAX_OUTPUT_CHARS} earlier characters cut ...]\n" + text[-MAX_OUTPUT_CHARS:].rstrip("\n")

@@ -1,0 +1,36 @@
+"""The PromptLibrary contract run against the in-memory fake and the YAML-file adapter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+from ruamel.yaml.scalarstring import LiteralScalarString
+
+from orchestra_adapters.config.prompt_files import YamlPromptLibrary
+from orchestra_core.agents.prompt_layers import PromptLayer
+from orchestra_core.testing.prompt_library import InMemoryPromptLibrary
+from tests.contracts.prompt_library.contract import PromptLibraryContract
+
+
+class TestInMemoryPromptLibrary(PromptLibraryContract):
+    def make_library(self, layers: list[PromptLayer]) -> InMemoryPromptLibrary:
+        return InMemoryPromptLibrary(layers)
+
+
+class TestYamlPromptLibrary(PromptLibraryContract):
+    @pytest.fixture(autouse=True)
+    def _root(self, tmp_path: Path) -> None:
+        self.root = tmp_path / "prompts"
+
+    def make_library(self, layers: list[PromptLayer]) -> YamlPromptLibrary:
+        for layer in layers:
+            body = {"name": layer.name, layer.kind.text_key: LiteralScalarString(layer.text)}
+            if layer.extends:
+                body["extends"] = layer.extends
+            path = self.root / layer.kind.directory / f"{layer.name}.yaml"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("w", encoding="utf-8") as handle:
+                YAML().dump({layer.kind.value: body}, handle)
+        return YamlPromptLibrary([self.root])
