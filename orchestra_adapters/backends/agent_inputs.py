@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from orchestra_core.agents.hooks import ToolHooks
 from orchestra_core.agents.tools import AgentTool, WriteTracker
 from orchestra_core.engine.context import Context
 from orchestra_core.graph.model import Node
@@ -47,6 +48,10 @@ class AgentToolset(Protocol):
             tracker: The write tracker the backend flushes after every turn.
         """
         ...
+
+
+# Builds a node's tool call hooks (Attractor 9.7), e.g. `lambda node, context: ToolHooks.for_node(node, graph, ...)`.
+ToolHooksFor = Callable[[Node, Context], ToolHooks]
 
 
 def model_name_of(model: Any, agent: AgentModelChoice) -> str:

@@ -19,6 +19,7 @@ from orchestra_adapters.backends.agent_inputs import (
     AgentModelChoice,
     AgentResolver,
     AgentToolset,
+    ToolHooksFor,
     model_name_of,
 )
 from orchestra_adapters.backends.model_errors import model_failure
@@ -32,7 +33,7 @@ from orchestra_adapters.backends.turn_records import (
     unanswered_tool_calls,
 )
 from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
-from orchestra_core.agents.tools import WriteTracker
+from orchestra_core.agents.tools import AgentTool, WriteTracker
 from orchestra_core.agents.turn import AgentTurn
 from orchestra_core.engine.context import Context
 from orchestra_core.engine.outcome import Outcome
@@ -50,7 +51,8 @@ class LangGraphBackend:
     A turn is one model call plus the execution of the tool calls it made; `on_turn` receives an AgentTurn
     after every turn, once the turn's LangGraph checkpoint is saved (its `agent_state_ref`). Agent state is
     kept by LangGraph's SQLite checkpoint saver in `state_path`. With fidelity `full` the nodes sharing a
-    thread key continue one conversation; other fidelities start a fresh thread per execution.
+    thread key continue one conversation; other fidelities start a fresh thread per execution. When
+    `tool_hooks` is given, every tool runs inside the node's pre/post hooks (a failing pre-hook blocks it).
     """
 
     name = "langgraph"
@@ -62,12 +64,14 @@ class LangGraphBackend:
         toolset: AgentToolset,
         state_path: Path,
         *,
+        tool_hooks: ToolHooksFor | None = None,
         default_max_turns: int = DEFAULT_MAX_TURNS,
     ) -> None:
         self.usage = UsageLedger()
         self._chat_models = chat_models
         self._resolver = resolver
         self._toolset = toolset
+        self._tool_hooks = tool_hooks
         self._state_path = Path(state_path)
         self._default_max_turns = default_max_turns
         self._fallback_session = uuid.uuid4().hex[:12]
@@ -82,7 +86,7 @@ class LangGraphBackend:
             return Outcome.fail(f"node {node.id}: {MAX_TURNS_ATTR} must be at least 1, not {max_turns}")
         agent = self._resolver.resolve(node, context)
         tracker = WriteTracker()
-        toolbox = Toolbox(self._toolset.tools_for(node, agent, context, tracker))
+        toolbox = Toolbox(self._tools(node, agent, context, tracker))
         model = self._chat_models.create(agent.provider, agent.model, purpose="agent", node_id=node.id)
         app = build_agent_graph(model.bind_tools(toolbox.schemas()), toolbox, self._checkpointer())
         config = {
@@ -100,6 +104,12 @@ class LangGraphBackend:
             return execution.drive(app, {"messages": opening, "outcome": None}, config)
         finally:
             self.usage.add(node.id, execution.usage)
+
+    def _tools(
+        self, node: Node, agent: AgentModelChoice, context: Context, tracker: WriteTracker
+    ) -> list[AgentTool]:
+        tools = list(self._toolset.tools_for(node, agent, context, tracker))
+        return self._tool_hooks(node, context).wrap(tools) if self._tool_hooks is not None else tools
 
     def agent_messages(self, ref: str) -> list[dict[str, Any]] | None:
         """The conversation saved at an AgentTurn's `agent_state_ref` (None when no such checkpoint exists).

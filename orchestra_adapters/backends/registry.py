@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from orchestra_adapters.backends.agent_inputs import AgentResolver, AgentToolset
+from orchestra_adapters.backends.agent_inputs import AgentResolver, AgentToolset, ToolHooksFor
 from orchestra_core.errors import OrchestraError
 from orchestra_core.ports.chat_models import ChatModelFactory
 from orchestra_core.ports.codergen_backend import CodergenBackend
@@ -24,6 +24,7 @@ def create_backend(
     resolver: AgentResolver,
     toolset: AgentToolset,
     state_path: Path,
+    tool_hooks: ToolHooksFor | None = None,
 ) -> CodergenBackend | None:
     """The backend called `name`; None for `simulate` (the engine's backend-less simulation mode).
 
@@ -33,6 +34,7 @@ def create_backend(
         resolver: Resolves a node's agent (provider, model).
         toolset: Builds a node's tools (the LangGraph backend only).
         state_path: The LangGraph agent state database, e.g. `.orchestra/agents.db` beside the session store.
+        tool_hooks: Builds a node's tool call hooks (the LangGraph backend only).
 
     Raises:
         UnknownBackendError: `name` is not a known backend.
@@ -47,5 +49,5 @@ def create_backend(
     if chosen == "langgraph":
         from orchestra_adapters.backends.langgraph_backend import LangGraphBackend
 
-        return LangGraphBackend(chat_models, resolver, toolset, state_path)
+        return LangGraphBackend(chat_models, resolver, toolset, state_path, tool_hooks=tool_hooks)
     raise UnknownBackendError(f"unknown backend {name!r}; choose one of: {', '.join(BACKEND_NAMES)}")

@@ -13,23 +13,15 @@ from orchestra_adapters.backends.report_outcome import (
     REPORT_OUTCOME_SCHEMA,
     outcome_from_report,
 )
-from orchestra_core.agents.tools import AgentTool
+from orchestra_core.agents.tool_schema import check_arguments
+from orchestra_core.agents.tools import AgentTool, index_by_safe_name, is_tool_error
 from orchestra_core.agents.turn import ToolCall
 from orchestra_core.engine.outcome import Outcome
 from orchestra_core.errors import OrchestraError
 
-_JSON_TYPES: Mapping[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list, tuple),
-    "object": (dict, Mapping),
-}
-
 
 class ToolSetupError(OrchestraError):
-    """A node's tools cannot be offered to a model (two tools share a provider-safe name)."""
+    """A node's tools cannot be offered to a model (a tool takes the built-in report_outcome's name)."""
 
 
 @frozen
@@ -53,18 +45,12 @@ class Toolbox:
     """A node's tools keyed by provider-safe name, plus the built-in `report_outcome`."""
 
     def __init__(self, tools: Sequence[AgentTool]) -> None:
-        self._tools: dict[str, AgentTool] = {}
-        for tool in tools:
-            if tool.safe_name == REPORT_OUTCOME:
-                raise ToolSetupError(
-                    f"tool name {tool.name!r} is reserved for the built-in report_outcome tool"
-                )
-            clash = self._tools.get(tool.safe_name)
-            if clash is not None and clash.name != tool.name:
-                raise ToolSetupError(
-                    f"tools {clash.name!r} and {tool.name!r} both become {tool.safe_name!r} for the model; rename one"
-                )
-            self._tools[tool.safe_name] = tool
+        reserved = [tool.name for tool in tools if tool.safe_name == REPORT_OUTCOME]
+        if reserved:
+            raise ToolSetupError(
+                f"tool name {reserved[0]!r} is reserved for the built-in report_outcome tool"
+            )
+        self._tools = index_by_safe_name(tools)
 
     def schemas(self) -> list[dict[str, Any]]:
         """Function definitions in the OpenAI format every LangChain chat model's `bind_tools` accepts."""
@@ -94,7 +80,7 @@ class Toolbox:
             return _failed(
                 name, arguments, call_id, f"unknown tool {safe_name!r}; available tools: {available}"
             )
-        problem = argument_problem(tool.parameters, arguments)
+        problem = check_arguments(tool.parameters, arguments)
         if problem is not None:
             return _failed(name, arguments, call_id, problem)
         try:
@@ -103,6 +89,8 @@ class Toolbox:
             return _failed(name, arguments, call_id, str(error))
         except Exception as error:  # a tool's bug or failure goes back to the model, never ends the run
             return _failed(name, arguments, call_id, f"{type(error).__name__}: {error}")
+        if is_tool_error(result):
+            return _failed(name, arguments, call_id, result.message)
         return ExecutedCall(ToolCall(name, arguments, call_id, result="" if result is None else str(result)))
 
     def _report(self, arguments: dict[str, Any], call_id: str) -> ExecutedCall:
@@ -112,33 +100,6 @@ class Toolbox:
             return _failed(REPORT_OUTCOME, arguments, call_id, str(error))
         result = f"Outcome recorded: {outcome.status.value}. The stage ends after this turn."
         return ExecutedCall(ToolCall(REPORT_OUTCOME, arguments, call_id, result=result), outcome)
-
-
-def argument_problem(schema: Mapping[str, Any], args: Mapping[str, Any]) -> str | None:
-    """A message for the first argument that does not fit the tool's JSON schema, or None."""
-    properties: Mapping[str, Any] = schema.get("properties") or {}
-    missing = [name for name in schema.get("required") or () if name not in args]
-    if missing:
-        return f"missing required argument(s): {', '.join(missing)}"
-    if schema.get("additionalProperties") is False:
-        unknown = sorted(set(args) - set(properties))
-        if unknown:
-            return f"unknown argument(s): {', '.join(unknown)}; expected: {', '.join(properties) or 'none'}"
-    for name, value in args.items():
-        expected = (properties.get(name) or {}).get("type")
-        if isinstance(expected, str) and expected in _JSON_TYPES and not _has_type(value, expected):
-            return f"argument {name!r} must be {_article(expected)} {expected}, got {type(value).__name__}"
-    return None
-
-
-def _has_type(value: Any, expected: str) -> bool:
-    if isinstance(value, bool) and expected in ("integer", "number"):
-        return False
-    return isinstance(value, _JSON_TYPES[expected])
-
-
-def _article(word: str) -> str:
-    return "an" if word[0] in "aeiou" else "a"
 
 
 def _failed(name: str, args: Mapping[str, Any], call_id: str, error: str) -> ExecutedCall:

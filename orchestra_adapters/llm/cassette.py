@@ -12,22 +12,19 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from orchestra_core.ports.chat_models import ProviderConfigError
+from orchestra_core.settings import ConfigError, ConfigProblem
 
 _TOP_KEYS = ("nodes", "commit_messages", "default")
 _REPLY_KEYS = ("content", "tool_calls", "error", "status_code")
 _TOOL_CALL_KEYS = ("name", "args")
 
 
-class CassetteError(ProviderConfigError):
+class CassetteError(ConfigError, ProviderConfigError):
     """A cassette file is unreadable or malformed; the message names the file, line and key."""
 
     def __init__(self, path: Path, detail: str, *, line: int | None = None, key: str = "") -> None:
         self.path = path
-        self.line = line
-        self.key = key
-        self.detail = detail
-        where = f"{path}:{line}" if line is not None else str(path)
-        super().__init__(f"{where}: {key}: {detail}" if key else f"{where}: {detail}")
+        super().__init__(ConfigProblem(detail, str(path), line, key or None))
 
 
 @frozen

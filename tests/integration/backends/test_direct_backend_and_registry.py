@@ -94,3 +94,22 @@ def test_every_backend_conforms_to_the_port(
     assert backend.run(Node("any"), "Question?", Context({"internal.session_id": "s"})) == "The answer."
     if isinstance(backend, LangGraphBackend):
         backend.close()
+
+
+def test_registry_passes_tool_hooks_to_the_langgraph_backend(write_cassette: Settings, tmp_path: Path, repo) -> None:
+    from orchestra_adapters.process.command_runner import SubprocessCommandRunner
+    from orchestra_core.agents.hooks import ToolHooks
+
+    settings = write_cassette("nodes:\n  n:\n    - tool_calls: [{name: 'project:list-files'}]\n    - ok\n")
+    turns: list = []
+    backend = create_backend(
+        "langgraph",
+        chat_models=LangChainChatModelFactory(settings, environ={}),
+        resolver=StaticResolver(),
+        toolset=RepoToolset(repo),
+        state_path=tmp_path / "agents.db",
+        tool_hooks=lambda node, context: ToolHooks(SubprocessCommandRunner(), pre="exit 1", cwd=str(tmp_path)),
+    )
+    assert backend is not None
+    backend.run(Node("n"), "Go.", Context(), turns.append)
+    assert "blocked by the tool_hooks.pre hook" in (turns[0].tool_calls[0].error or "")

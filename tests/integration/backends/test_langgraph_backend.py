@@ -318,3 +318,89 @@ def test_parallel_nodes_share_the_backend_safely(make_backend: Backend) -> None:
         results = list(pool.map(lambda i: backend.run(Node(f"n{i}"), "Go.", run_context()), range(4)))
     assert results == [f"done {i}" for i in range(4)]
     assert all(backend.usage.for_node(f"n{i}").turns == 2 for i in range(4))
+
+
+def test_tool_hooks_veto_calls_and_see_results(
+    make_backend: Backend, repo: RepoContext, tmp_path: Path
+) -> None:
+    from orchestra_adapters.process.command_runner import SubprocessCommandRunner
+    from orchestra_core.agents.hooks import HookResult, ToolHooks
+
+    audit = tmp_path / "post.jsonl"
+    pre = 'if [ "$ORCHESTRA_TOOL_NAME" = project:write-file ]; then echo "writes are frozen" >&2; exit 3; fi'
+    post = f"cat >> {audit}; echo >> {audit}"
+    results: list[HookResult] = []
+
+    def hooks_for(node: Node, context: Context) -> ToolHooks:
+        return ToolHooks(
+            SubprocessCommandRunner(),
+            pre=pre,
+            post=post,
+            cwd=str(tmp_path),
+            node_id=node.id,
+            on_result=results.append,
+        )
+
+    backend = make_backend(
+        "nodes:\n  n:\n    - tool_calls:\n"
+        "        - {name: 'project:write-file', args: {path: a.txt, content: x}}\n"
+        "        - {name: 'project:read-file', args: {path: README.md}}\n"
+        "    - Blocked, as expected.\n",
+        tool_hooks=hooks_for,
+    )
+    turns: list[AgentTurn] = []
+    assert backend.run(Node("n"), "Go.", run_context(), turns.append) == "Blocked, as expected."
+    write, read = turns[0].tool_calls
+    assert (
+        write.error
+        == "the call to project:write-file was blocked by the tool_hooks.pre hook: writes are frozen"
+    )
+    assert not (repo.root / "a.txt").exists() and turns[0].files_written == ()
+    assert read.result == "# Demo\n"
+    assert [(r.phase, r.tool, r.exit_code) for r in results] == [
+        ("pre", "project:write-file", 3),
+        ("pre", "project:read-file", 0),
+        ("post", "project:read-file", 0),
+    ]
+    assert '"result": "# Demo\\n"' in audit.read_text()
+
+
+def test_runs_the_agent_tool_registry_builtins(write_cassette, repo: RepoContext, tmp_path: Path) -> None:
+    from orchestra_adapters.llm.chat_model_factory import LangChainChatModelFactory
+    from orchestra_core.agents.toolset import build_tools, create_registry
+
+    from .conftest import StaticResolver
+
+    settings = write_cassette(
+        """\
+nodes:
+  implement:
+    - tool_calls:
+        - {name: "project:write-file", args: {path: src/app.py, content: "x = 1\\n"}}
+    - tool_calls:
+        - {name: "project:edit-file", args: {path: src/app.py, old_text: "x = 1", new_text: "x = 2"}}
+        - {name: "project:read-file", args: {path: ../outside.txt}}
+    - Edited.
+"""
+    )
+    registry = create_registry(settings)
+
+    class RegistryToolset:
+        def tools_for(self, node, agent, context, tracker):  # type: ignore[no-untyped-def]
+            names = ["project:write-file", "project:edit-file", "project:read-file"]
+            return build_tools(registry, names, {"project": repo}, tracker)
+
+    backend = LangGraphBackend(
+        LangChainChatModelFactory(settings, environ={}),
+        StaticResolver(),
+        RegistryToolset(),
+        tmp_path / "agents.db",
+    )
+    turns: list[AgentTurn] = []
+    assert backend.run(Node("implement"), "Go.", run_context(), turns.append) == "Edited."
+    backend.close()
+    assert (repo.root / "src" / "app.py").read_text() == "x = 2\n"
+    assert [t.files_written for t in turns] == [("project:src/app.py",), ("project:src/app.py",), ()]
+    edit, escape = turns[1].tool_calls
+    assert edit.error is None, edit.error
+    assert escape.error is not None and "'..'" in escape.error

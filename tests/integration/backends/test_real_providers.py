@@ -26,7 +26,9 @@ CHEAP_MODELS = {
 
 pytestmark = [
     pytest.mark.real_llm,
-    pytest.mark.skipif(os.environ.get("ORCHESTRA_REAL_LLM") != "1", reason="set ORCHESTRA_REAL_LLM=1 to call real providers"),
+    pytest.mark.skipif(
+        os.environ.get("ORCHESTRA_REAL_LLM") != "1", reason="set ORCHESTRA_REAL_LLM=1 to call real providers"
+    ),
 ]
 
 
@@ -41,7 +43,9 @@ def _provider(name: str) -> tuple[LangChainChatModelFactory, StaticResolver]:
 @pytest.mark.parametrize("name", sorted(CHEAP_MODELS))
 def test_direct_backend_answers(name: str) -> None:
     factory, resolver = _provider(name)
-    answer = DirectLLMBackend(factory, resolver).run(Node("ask"), "Reply with the single word: pong", Context())
+    answer = DirectLLMBackend(factory, resolver).run(
+        Node("ask"), "Reply with the single word: pong", Context()
+    )
     assert isinstance(answer, str) and "pong" in answer.lower()
 
 

@@ -18,6 +18,7 @@ from orchestra_adapters.llm.cassette import (
 )
 from orchestra_core.errors import OrchestraError
 from orchestra_core.ports.chat_models import ProviderConfigError
+from orchestra_core.settings import ConfigError
 
 PATH = Path("cassette.yaml")
 
@@ -134,7 +135,8 @@ def test_missing_file_is_a_provider_config_error(tmp_path: Path) -> None:
     missing = tmp_path / "nope.yaml"
     with pytest.raises(CassetteError, match=r"nope.yaml: cannot read the cassette") as caught:
         load_cassette(missing)
-    assert isinstance(caught.value, ProviderConfigError)
+    assert isinstance(caught.value, ConfigError)  # a bad cassette is bad configuration...
+    assert isinstance(caught.value, ProviderConfigError)  # ...of the scripted provider
     assert isinstance(caught.value, OrchestraError)
 
 

@@ -9,8 +9,9 @@ import pytest
 from orchestra_adapters.backends.report_outcome import outcome_from_report
 from orchestra_adapters.backends.toolbox import Toolbox, ToolSetupError
 from orchestra_core.agents.repo_context import ToolPathError
-from orchestra_core.agents.tools import AgentTool
+from orchestra_core.agents.tools import AgentTool, ToolFailure
 from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.errors import OrchestraError
 
 SCHEMA = {
     "type": "object",
@@ -51,6 +52,7 @@ def test_dispatch_by_safe_name_records_orchestra_names() -> None:
         ({}, "missing required argument(s): path"),
         ({"path": 1}, "argument 'path' must be a string, got int"),
         ({"path": "a", "n": True}, "argument 'n' must be an integer, got bool"),
+        ({"path": "a", "n": 1.5}, "argument 'n' must be an integer, got float"),
         ("not a mapping", "arguments must be a JSON object"),
     ],
 )
@@ -61,15 +63,17 @@ def test_bad_arguments_are_errors_for_the_model(args: object, error: str) -> Non
     assert called == []
 
 
-def test_unknown_arguments_are_refused_only_when_the_schema_closes_them() -> None:
-    closed = {**SCHEMA, "additionalProperties": False}
-    assert "unknown argument(s): x" in (
-        Toolbox([_tool("t", schema=closed)]).execute("t", {"path": "a", "x": 1}, "c").record.error or ""
+def test_unknown_arguments_are_refused() -> None:
+    executed = Toolbox([_tool("t")]).execute("t", {"path": "a", "x": 1}, "c")
+    assert executed.record.error == "unknown argument(s): x (expected: path, n)"
+
+
+def test_tool_failures_returned_as_text_are_errors() -> None:
+    executed = Toolbox([_tool("t", lambda path: ToolFailure.of(f"{path} is locked"))]).execute(
+        "t", {"path": "a"}, "c"
     )
-    open_ended = Toolbox([_tool("t", lambda **kw: ",".join(sorted(kw)))]).execute(
-        "t", {"path": "a", "x": 1}, "c"
-    )
-    assert open_ended.record.result == "path,x"
+    assert executed.failed and executed.record.error == "a is locked"
+    assert executed.text == "Error: a is locked"
 
 
 def test_exceptions_become_errors_and_orchestra_errors_keep_their_message() -> None:
@@ -96,7 +100,7 @@ def test_non_string_results_are_text() -> None:
 
 
 def test_safe_name_clashes_and_the_reserved_name_are_setup_errors() -> None:
-    with pytest.raises(ToolSetupError, match="'a:b' and 'a__b' both become 'a__b'"):
+    with pytest.raises(OrchestraError, match="'a:b' and 'a__b' share the provider name 'a__b'"):
         Toolbox([_tool("a:b"), _tool("a__b")])
     with pytest.raises(ToolSetupError, match="reserved"):
         Toolbox([_tool("report_outcome")])
