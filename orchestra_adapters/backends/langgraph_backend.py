@@ -78,6 +78,7 @@ class LangGraphBackend:
         self._connection: sqlite3.Connection | None = None
         self._saver: SqliteSaver | None = None
         self._lock = threading.Lock()
+        self._thread_locks: dict[str, threading.Lock] = {}
 
     def run(self, node: Node, prompt: str, context: Context, on_turn: OnTurn | None = None) -> str | Outcome:
         """Run the node's agent until it answers without tool calls, reports an outcome or runs out of turns."""
@@ -89,21 +90,22 @@ class LangGraphBackend:
         toolbox = Toolbox(self._tools(node, agent, context, tracker))
         model = self._chat_models.create(agent.provider, agent.model, purpose="agent", node_id=node.id)
         app = build_agent_graph(model.bind_tools(toolbox.schemas()), toolbox, self._checkpointer())
-        config = {
-            "configurable": {"thread_id": self._thread_id(node, context)},
-            "recursion_limit": 2 * max_turns + 4,
-        }
-        opening = [
-            *unanswered_tool_calls(app.get_state(config).values.get("messages", [])),
-            HumanMessage(prompt),
-        ]
+        thread_id = self._thread_id(node, context)
+        config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 2 * max_turns + 4}
         execution = _NodeExecution(
             node, agent, model_name_of(model, agent), toolbox, tracker, on_turn, max_turns
         )
         try:
-            return execution.drive(app, {"messages": opening, "outcome": None}, config)
+            with self._thread_lock(thread_id):  # parallel branches sharing a `full` thread take turns
+                saved = app.get_state(config).values.get("messages", [])
+                opening = [*unanswered_tool_calls(saved), HumanMessage(prompt)]
+                return execution.drive(app, {"messages": opening, "outcome": None}, config)
         finally:
             self.usage.add(node.id, execution.usage)
+
+    def _thread_lock(self, thread_id: str) -> threading.Lock:
+        with self._lock:
+            return self._thread_locks.setdefault(thread_id, threading.Lock())
 
     def _tools(
         self, node: Node, agent: AgentModelChoice, context: Context, tracker: WriteTracker

@@ -404,3 +404,32 @@ nodes:
     edit, escape = turns[1].tool_calls
     assert edit.error is None, edit.error
     assert escape.error is not None and "'..'" in escape.error
+
+
+def test_parallel_nodes_on_one_full_thread_take_turns(make_backend: Backend) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    backend = make_backend(
+        "nodes:\n"
+        + "".join(
+            f"  r{i}:\n    - tool_calls: [{{name: 'project:list-files'}}]\n    - review {i}\n"
+            for i in range(3)
+        )
+    )
+    ctx = {"internal.thread_key": "fan_out"}
+    refs: list[str] = []
+
+    def review(i: int) -> object:
+        return backend.run(
+            Node(f"r{i}"),
+            f"Review {i}.",
+            run_context(fidelity="full", **ctx),
+            lambda t: refs.append(t.agent_state_ref or ""),
+        )
+
+    with ThreadPoolExecutor(3) as pool:
+        assert sorted(pool.map(review, range(3))) == ["review 0", "review 1", "review 2"]
+    latest = max((backend.agent_messages(ref) or [] for ref in refs), key=len)
+    prompts = [m["content"] for m in latest if m["role"] == "user"]
+    assert sorted(prompts) == ["Review 0.", "Review 1.", "Review 2."]  # nobody's conversation was lost
+    assert len(latest) == 3 * 4
