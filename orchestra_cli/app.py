@@ -9,6 +9,8 @@ from __future__ import annotations
 import typer
 
 from orchestra_cli.commands import compile as compile_command
+from orchestra_cli.commands import resume as resume_command
+from orchestra_cli.commands import run as run_command
 
 app = typer.Typer(
     name="orchestra",
@@ -26,3 +28,5 @@ def _root() -> None:
 
 
 app.command("compile")(compile_command.compile_pipeline)
+app.command("run")(run_command.run_pipeline)
+app.command("resume")(resume_command.resume_pipeline)

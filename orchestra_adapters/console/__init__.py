@@ -1,1 +1,1 @@
-"""console."""
+"""Console adapters: the terminal interviewer, progress output, the answers file."""

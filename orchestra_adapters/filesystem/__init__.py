@@ -1,1 +1,1 @@
-"""filesystem."""
+"""Filesystem adapters: the run directory (checkpoint, manifest, stage files) and file-backed artifacts."""

@@ -9,6 +9,8 @@ from typing import Any
 
 from orchestra_core.conditions import stringify
 
+_IMMUTABLE = frozenset({str, int, float, bool, type(None)})  # values a snapshot can share, not copy
+
 
 class Context:
     """Thread-safe key-value store plus an append-only run log."""
@@ -58,7 +60,7 @@ class Context:
     def snapshot(self) -> dict[str, Any]:
         """A deep copy of all values, safe to serialize."""
         with self._lock:
-            return copy.deepcopy(self._values)
+            return {k: v if type(v) in _IMMUTABLE else copy.deepcopy(v) for k, v in self._values.items()}
 
     def clone(self) -> Context:
         """An independent deep copy (for parallel branches)."""

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import Enum
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
 from attrs import field, frozen
 
 
-class StageStatus(str, Enum):
+class StageStatus(StrEnum):
     """The status a handler reports; values are the lower-case strings conditions compare with."""
 
     SUCCESS = "success"

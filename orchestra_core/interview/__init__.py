@@ -1,1 +1,41 @@
-"""interview."""
+"""Human interaction (Attractor section 6): questions, answers and the built-in interviewers."""
+
+from orchestra_core.interview.interviewers import (
+    AnswersError,
+    AutoApproveInterviewer,
+    CallbackInterviewer,
+    InterviewerBase,
+    QueueInterviewer,
+    RecordingInterviewer,
+    StageAnswersInterviewer,
+    parse_answers,
+)
+from orchestra_core.interview.model import (
+    Answer,
+    AnswerValue,
+    Option,
+    Question,
+    QuestionType,
+    accelerator_key,
+    match_option,
+    normalize_label,
+)
+
+__all__ = [
+    "Answer",
+    "AnswerValue",
+    "AnswersError",
+    "AutoApproveInterviewer",
+    "CallbackInterviewer",
+    "InterviewerBase",
+    "Option",
+    "Question",
+    "QuestionType",
+    "QueueInterviewer",
+    "RecordingInterviewer",
+    "StageAnswersInterviewer",
+    "accelerator_key",
+    "match_option",
+    "normalize_label",
+    "parse_answers",
+]

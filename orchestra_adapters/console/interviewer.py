@@ -1,0 +1,113 @@
+"""ConsoleInterviewer: asks on the terminal with rich, reads the answer from standard input, with timeout."""
+
+from __future__ import annotations
+
+import select
+import sys
+import threading
+import time
+from typing import IO, Any
+
+from orchestra_core.interview.interviewers import InterviewerBase
+from orchestra_core.interview.model import Answer, Question, QuestionType
+
+MAX_INVALID_REPLIES = 5
+_TIMED_OUT = object()
+_END = object()
+
+
+class ConsoleInterviewer(InterviewerBase):
+    """Prints each question (with its options and accelerator keys) and reads a line per answer.
+
+    A reply may be an option's key, its label or its number in the list. An invalid reply is asked again
+    (up to five times, then the question counts as skipped); end of input means skipped; no reply within
+    the question's timeout gives its default, else TIMEOUT. Questions from parallel branches are asked
+    one at a time.
+
+    Args:
+        console: A rich Console to print on (default: one on standard error, so `--json` output stays clean).
+        input_stream: Where answers are read from (default: standard input).
+    """
+
+    def __init__(self, console: Any = None, input_stream: IO[str] | None = None) -> None:
+        super().__init__()
+        self._given_console = console
+        self._input = input_stream if input_stream is not None else sys.stdin
+        self._lock = threading.Lock()
+
+    @property
+    def _console(self) -> Any:
+        if self._given_console is None:  # made on first use: rich costs start-up time
+            from rich.console import Console
+
+            self._given_console = Console(stderr=True)
+        return self._given_console
+
+    def ask(self, question: Question) -> Answer:
+        with self._lock:
+            deadline = None if question.timeout_seconds is None else time.monotonic() + question.timeout_seconds
+            self._show(question)
+            for _ in range(MAX_INVALID_REPLIES):
+                reply = self._readline(deadline)
+                if reply is _TIMED_OUT:
+                    self._console.print("(no answer in time)", style="yellow")
+                    return question.default or Answer.timeout()
+                if reply is _END:
+                    return Answer.skipped()
+                assert isinstance(reply, str)
+                answer = self._interpret(question, reply.strip())
+                if answer is not None:
+                    return answer
+                self._console.print(f"not a valid answer: {reply.strip()!r}", style="red", markup=False)
+            return Answer.skipped()
+
+    def inform(self, message: str, stage: str) -> None:
+        self._console.print(f"[{stage}] {message}", markup=False, highlight=False)
+
+    def _show(self, question: Question) -> None:
+        where = f" ({question.stage})" if question.stage else ""
+        self._console.print(f"[?] {question.text}{where}", style="bold blue", markup=False, highlight=False)
+        if question.type is QuestionType.MULTIPLE_CHOICE:
+            for number, option in enumerate(question.options, start=1):
+                self._console.print(f"  {number}. [{option.key}] {option.label}", markup=False, highlight=False)
+            prompt = "Select: "
+        elif question.type in (QuestionType.YES_NO, QuestionType.CONFIRMATION):
+            prompt = "[Y/N]: "
+        else:
+            prompt = "> "
+        if question.timeout_seconds is not None:
+            prompt = f"(within {question.timeout_seconds:g}s) {prompt}"
+        self._console.print(prompt, end="", markup=False, highlight=False)
+
+    def _interpret(self, question: Question, reply: str) -> Answer | None:
+        if question.type is QuestionType.MULTIPLE_CHOICE:
+            if reply.isdigit() and 1 <= int(reply) <= len(question.options):
+                return Answer.choose(question.options[int(reply) - 1])
+            option = question.find_option(reply)
+            return Answer.choose(option) if option is not None else None
+        if question.type in (QuestionType.YES_NO, QuestionType.CONFIRMATION):
+            lowered = reply.lower()
+            if lowered in ("y", "yes"):
+                return Answer.yes()
+            if lowered in ("n", "no"):
+                return Answer.no()
+            return None
+        return Answer(reply, text=reply)
+
+    def _readline(self, deadline: float | None) -> object:
+        if deadline is not None:
+            remaining = max(deadline - time.monotonic(), 0.0)
+            descriptor = _fileno(self._input)
+            if descriptor is not None:
+                ready, _, _ = select.select([descriptor], [], [], remaining)
+                if not ready:
+                    return _TIMED_OUT
+        line = self._input.readline()
+        return _END if line == "" else line.rstrip("\r\n")
+
+
+def _fileno(stream: IO[str]) -> int | None:
+    try:
+        return stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        return None

@@ -1,0 +1,238 @@
+"""checkpoint.json and manifest.json: JSON forms of Checkpoint and RunManifest, with pinned key names.
+
+`node_outcomes` is `{node: status}` as DESIGN.md specifies; the rest of each outcome (preferred label,
+suggested ids, notes, failure reason) is under `outcome_details`, only for nodes that have any.
+Context updates are not repeated there: they are already part of `context`.
+
+Encoding is incremental: a CheckpointEncoder remembers the fragments of the previous checkpoint and
+re-encodes only what changed (one node's outcome, the new completed nodes), so writing a checkpoint
+costs little more than joining strings, even thousands of nodes into a run. Hand-written rather than
+a cattrs converter because this is the engine's hot path.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from orchestra_core.engine.checkpoint import Checkpoint, OutcomeMap, RunManifest, RunStatus
+from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.ports.run_directory import RunDirectoryError
+
+FORMAT_VERSION = 1
+_MAX_DELTA_CHAIN = 256
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":"))
+_dumps = _ENCODER.encode
+
+
+def _details(outcome: Outcome) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    if outcome.preferred_label:
+        found["preferred_label"] = outcome.preferred_label
+    if outcome.suggested_next_ids:
+        found["suggested_next_ids"] = list(outcome.suggested_next_ids)
+    if outcome.notes:
+        found["notes"] = outcome.notes
+    if outcome.failure_reason:
+        found["failure_reason"] = outcome.failure_reason
+    return found
+
+
+class CheckpointEncoder:
+    """Encodes successive checkpoints of one run, reusing the fragments of the previous one."""
+
+    def __init__(self) -> None:
+        self._outcomes: OutcomeMap | None = None
+        self._status: dict[str, str] = {}
+        self._details: dict[str, str] = {}
+        self._completed_source: tuple[str, ...] = ()
+        self._completed: list[str] = []
+
+    def encode(self, checkpoint: Checkpoint) -> str:
+        """The checkpoint.json text."""
+        self._sync_outcomes(checkpoint.node_outcomes)
+        self._sync_completed(checkpoint.completed_nodes)
+        head = {
+            "format": FORMAT_VERSION,
+            "timestamp": checkpoint.timestamp.isoformat(),
+            "status": checkpoint.status.value,
+            "current_node": checkpoint.current_node,
+            "next_node": checkpoint.next_node,
+            "failure_reason": checkpoint.failure_reason,
+            "node_visits": checkpoint.node_visits,
+            "loop_restarts": checkpoint.loop_restarts,
+            "node_retries": dict(checkpoint.node_retries),
+            "workspace_snapshot": dict(checkpoint.workspace_snapshot),
+        }
+        return "".join(
+            (
+                _dumps(head)[:-1],
+                ',"completed_nodes":[',
+                ",".join(self._completed),
+                '],"node_outcomes":{',
+                ",".join(self._status.values()),
+                '},"outcome_details":{',
+                ",".join(filter(None, self._details.values())),
+                '},"context":',
+                _dumps(dict(checkpoint.context)),
+                ',"logs":',
+                _dumps(list(checkpoint.logs)),
+                "}\n",
+            )
+        )
+
+    def _sync_outcomes(self, outcomes: OutcomeMap) -> None:
+        changed: list[str] = []
+        current: OutcomeMap | None = outcomes
+        while current is not self._outcomes:
+            if current is None or current.base is None or current.changed is None or len(changed) > _MAX_DELTA_CHAIN:
+                self._rebuild_outcomes(outcomes)
+                return
+            changed.append(current.changed)
+            current = current.base
+        for node_id in dict.fromkeys(reversed(changed)):
+            self._put(node_id, outcomes[node_id])
+        self._outcomes = outcomes
+
+    def _rebuild_outcomes(self, outcomes: OutcomeMap) -> None:
+        self._status, self._details = {}, {}
+        for node_id, outcome in outcomes.items():
+            self._put(node_id, outcome)
+        self._outcomes = outcomes
+
+    def _put(self, node_id: str, outcome: Outcome) -> None:
+        key = _dumps(node_id)
+        self._status[node_id] = f'{key}:"{outcome.status.value}"'
+        details = _details(outcome)
+        self._details[node_id] = f"{key}:{_dumps(details)}" if details else ""
+
+    def _sync_completed(self, completed: tuple[str, ...]) -> None:
+        known = len(self._completed_source)
+        if len(completed) >= known and completed[:known] == self._completed_source:
+            self._completed.extend(_dumps(node_id) for node_id in completed[known:])
+        else:
+            self._completed = [_dumps(node_id) for node_id in completed]
+        self._completed_source = completed
+
+
+def decode_checkpoint(text: str, source: str) -> Checkpoint:
+    """Read checkpoint.json text.
+
+    Raises:
+        RunDirectoryError: The text is not a checkpoint; the message names `source` and the problem.
+    """
+    document = _load_object(text, source)
+    try:
+        statuses = _mapping(document, "node_outcomes")
+        details = _mapping(document, "outcome_details", required=False)
+        outcomes = OutcomeMap(
+            {node_id: _outcome(status, details.get(node_id) or {}) for node_id, status in statuses.items()}
+        )
+        return Checkpoint(
+            current_node=_string(document, "current_node"),
+            completed_nodes=tuple(_string_list(document, "completed_nodes")),
+            node_outcomes=outcomes,
+            node_retries={str(k): int(v) for k, v in _mapping(document, "node_retries", required=False).items()},
+            context=_mapping(document, "context"),
+            timestamp=datetime.fromisoformat(_string(document, "timestamp")),
+            next_node=document.get("next_node"),
+            status=RunStatus(document.get("status", "running")),
+            failure_reason=str(document.get("failure_reason") or ""),
+            logs=tuple(_string_list(document, "logs", required=False)),
+            workspace_snapshot={str(k): str(v) for k, v in _mapping(document, "workspace_snapshot", required=False).items()},
+            node_visits=int(document.get("node_visits", len(statuses))),
+            loop_restarts=int(document.get("loop_restarts", 0)),
+        )
+    except KeyError as error:
+        raise RunDirectoryError(f"{source}: not a valid checkpoint: missing key {error}") from None
+    except (TypeError, ValueError) as error:
+        raise RunDirectoryError(f"{source}: not a valid checkpoint: {error}") from None
+
+
+def _outcome(status: Any, details: Mapping[str, Any]) -> Outcome:
+    if not isinstance(status, str):
+        raise ValueError(f"outcome status {status!r} is not a string")
+    return Outcome(
+        StageStatus.parse(status),
+        preferred_label=str(details.get("preferred_label") or ""),
+        suggested_next_ids=tuple(str(s) for s in details.get("suggested_next_ids") or ()),
+        notes=str(details.get("notes") or ""),
+        failure_reason=str(details.get("failure_reason") or ""),
+    )
+
+
+def encode_manifest(manifest: RunManifest) -> str:
+    """The manifest.json text."""
+    document = {
+        "format": FORMAT_VERSION,
+        "session_id": manifest.session_id,
+        "pipeline": manifest.pipeline,
+        "goal": manifest.goal,
+        "label": manifest.label,
+        "source_path": manifest.source_path,
+        "logs_root": manifest.logs_root,
+        "started_at": manifest.started_at.isoformat(),
+        "initial_context": dict(manifest.initial_context),
+        "resumed_at": [moment.isoformat() for moment in manifest.resumed_at],
+    }
+    return json.dumps(document, ensure_ascii=False, default=str, indent=2) + "\n"
+
+
+def decode_manifest(text: str, source: str) -> RunManifest:
+    """Read manifest.json text.
+
+    Raises:
+        RunDirectoryError: The text is not a manifest; the message names `source` and the problem.
+    """
+    document = _load_object(text, source)
+    try:
+        return RunManifest(
+            session_id=_string(document, "session_id"),
+            pipeline=str(document.get("pipeline") or ""),
+            goal=str(document.get("goal") or ""),
+            label=str(document.get("label") or ""),
+            source_path=document.get("source_path"),
+            logs_root=str(document.get("logs_root") or ""),
+            started_at=datetime.fromisoformat(_string(document, "started_at")),
+            initial_context=_mapping(document, "initial_context", required=False),
+            resumed_at=tuple(datetime.fromisoformat(m) for m in _string_list(document, "resumed_at", required=False)),
+        )
+    except KeyError as error:
+        raise RunDirectoryError(f"{source}: not a valid run manifest: missing key {error}") from None
+    except (TypeError, ValueError) as error:
+        raise RunDirectoryError(f"{source}: not a valid run manifest: {error}") from None
+
+
+def _load_object(text: str, source: str) -> dict[str, Any]:
+    try:
+        document = json.loads(text)
+    except ValueError as error:
+        raise RunDirectoryError(f"{source}: not valid JSON: {error}") from None
+    if not isinstance(document, dict):
+        raise RunDirectoryError(f"{source}: expected a JSON object")
+    return document
+
+
+def _string(document: Mapping[str, Any], key: str) -> str:
+    value = document[key]
+    if not isinstance(value, str):
+        raise ValueError(f"'{key}' must be a string")
+    return value
+
+
+def _mapping(document: Mapping[str, Any], key: str, *, required: bool = True) -> dict[str, Any]:
+    value = document[key] if required else document.get(key) or {}
+    if not isinstance(value, dict):
+        raise ValueError(f"'{key}' must be an object")
+    return value
+
+
+def _string_list(document: Mapping[str, Any], key: str, *, required: bool = True) -> list[str]:
+    value = document[key] if required else document.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"'{key}' must be a list of strings")
+    return value

@@ -1,0 +1,128 @@
+"""FileRunDirectory: a run's logs root on disk (Attractor 5.6 and DESIGN.md).
+
+Layout: `checkpoint.json`, `manifest.json`, `{stage}/prompt.md|response.md|status.json|...`,
+`artifacts/{id}.json`, and `restarts/{n}/` holding the stage directories of runs a `loop_restart` ended.
+
+Durability: checkpoint.json and manifest.json are replaced atomically (temporary file and rename), so a
+crash of the process never leaves a torn one. Only the final checkpoint and the manifest are fsynced by
+default (a per-node fsync costs milliseconds on real disks); `durable=True` fsyncs every checkpoint, for
+machines that may lose power mid-run. Stage files are plain writes: the engine deletes a stage's
+status.json before each attempt and writes it after, and resume never reads them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import threading
+
+from orchestra_adapters.filesystem.artifact_store import FileBackedArtifactStore
+from orchestra_adapters.filesystem.atomic import atomic_write, write_file
+from orchestra_adapters.filesystem.checkpoint_codec import (
+    CheckpointEncoder,
+    decode_checkpoint,
+    decode_manifest,
+    encode_manifest,
+)
+from orchestra_core.engine.checkpoint import Checkpoint, RunManifest
+from orchestra_core.ports.clock import Clock
+from orchestra_core.ports.run_directory import CHECKPOINT_FILE, MANIFEST_FILE, RunDirectoryError
+
+RESTARTS_DIR = "restarts"
+_KEPT_ON_RESTART = frozenset({CHECKPOINT_FILE, MANIFEST_FILE, RESTARTS_DIR})
+
+
+class FileRunDirectory:
+    """A RunDirectory on the filesystem; directories are created on first write."""
+
+    def __init__(self, root: str, *, clock: Clock | None = None, durable: bool = False) -> None:
+        self.root = root
+        self.durable = durable
+        self.artifacts = FileBackedArtifactStore(root, clock=clock)
+        self._encoder = CheckpointEncoder()
+        self._made: set[str] = set()
+        self._lock = threading.Lock()
+
+    def _ensure(self, directory: str) -> str:
+        if directory not in self._made:
+            try:
+                os.makedirs(directory, exist_ok=True)
+            except OSError as error:
+                raise RunDirectoryError(f"{directory}: cannot create the directory: {error.strerror or error}") from None
+            self._made.add(directory)
+        return directory
+
+    def stage_dir(self, stage_key: str) -> str:
+        return self._ensure(os.path.join(self.root, stage_key))
+
+    def write_stage_file(self, stage_key: str, name: str, text: str) -> None:
+        path = os.path.join(self.stage_dir(stage_key), name)
+        write_file(path, text.encode("utf-8", "surrogateescape"))
+
+    def read_stage_file(self, stage_key: str, name: str) -> str | None:
+        try:
+            with open(os.path.join(self.root, stage_key, name), "rb") as handle:
+                return handle.read().decode("utf-8", "replace")
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def remove_stage_file(self, stage_key: str, name: str) -> None:
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            os.unlink(os.path.join(self.root, stage_key, name))
+
+    def save_checkpoint(self, checkpoint: Checkpoint) -> None:
+        with self._lock:
+            text = self._encoder.encode(checkpoint)
+            path = os.path.join(self._ensure(self.root), CHECKPOINT_FILE)
+            try:
+                atomic_write(path, text.encode("utf-8"), fsync=self.durable or checkpoint.finished)
+            except OSError as error:
+                raise RunDirectoryError(f"{path}: cannot write the checkpoint: {error.strerror or error}") from None
+
+    def load_checkpoint(self) -> Checkpoint | None:
+        path = os.path.join(self.root, CHECKPOINT_FILE)
+        text = _read(path)
+        return None if text is None else decode_checkpoint(text, path)
+
+    def write_manifest(self, manifest: RunManifest) -> None:
+        path = os.path.join(self._ensure(self.root), MANIFEST_FILE)
+        try:
+            atomic_write(path, encode_manifest(manifest).encode("utf-8"), fsync=True)
+        except OSError as error:
+            raise RunDirectoryError(f"{path}: cannot write the manifest: {error.strerror or error}") from None
+
+    def read_manifest(self) -> RunManifest | None:
+        path = os.path.join(self.root, MANIFEST_FILE)
+        text = _read(path)
+        return None if text is None else decode_manifest(text, path)
+
+    def archive_stages(self, name: str) -> None:
+        target = self._ensure(os.path.join(self.root, RESTARTS_DIR, name))
+        for entry in sorted(os.listdir(self.root)):
+            if entry not in _KEPT_ON_RESTART and not entry.startswith(CHECKPOINT_FILE):
+                shutil.move(os.path.join(self.root, entry), os.path.join(target, entry))
+        with self._lock:
+            self._made = {self.root, os.path.join(self.root, RESTARTS_DIR), target}
+        self.artifacts.forget()
+
+
+class FileRunDirectories:
+    """Opens FileRunDirectory objects (the RunDirectoryFactory the CLI uses)."""
+
+    def __init__(self, *, clock: Clock | None = None, durable: bool = False) -> None:
+        self._clock = clock
+        self._durable = durable
+
+    def open(self, root: str) -> FileRunDirectory:
+        return FileRunDirectory(root, clock=self._clock, durable=self._durable)
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as error:
+        raise RunDirectoryError(f"{path}: cannot read: {error}") from None

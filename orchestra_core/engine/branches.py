@@ -1,0 +1,149 @@
+"""Parallel branches: running nodes on a cloned context from a branch start until the join node."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from orchestra_core.engine.context import Context
+from orchestra_core.engine.execution import StageExecutor, StageVisit, apply_outcome
+from orchestra_core.engine.fan_out import branch_edges
+from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.engine.routing import Advance, Finish, next_transition
+from orchestra_core.engine.stage import BranchResult
+from orchestra_core.errors import OrchestraError
+from orchestra_core.graph.model import Edge, Graph, Node
+from orchestra_core.ports.clock import Clock
+
+_ResultKey = tuple[str | None, str]
+
+
+def parent_branch(branch: str) -> str | None:
+    """The branch path a branch was forked from (None for the main line)."""
+    return branch.rsplit("/", 1)[0] if "/" in branch else None
+
+
+class BranchWalker:
+    """Walks parallel branches for one run and keeps their results until the fan-out collects them."""
+
+    def __init__(self, graph: Graph, executor: StageExecutor, clock: Clock, max_visits: int) -> None:
+        self._graph = graph
+        self._executor = executor
+        self._clock = clock
+        self._max_visits = max_visits
+        self._results: dict[_ResultKey, dict[str, BranchResult]] = {}
+        self._lock = threading.Lock()
+
+    def walk(
+        self,
+        start: Edge,
+        context: Context,
+        *,
+        branch: str,
+        stop_at: str | None,
+        stage_keys: Mapping[str, str],
+        cancel: threading.Event,
+    ) -> BranchResult:
+        """Run one branch; its result is also kept for `take_results` of the parallel node."""
+        started = self._clock.monotonic()
+        before = context.snapshot()
+        walk = _Walk(self, branch, context, stage_keys, cancel)
+        status = walk.run(start, stop_at)
+        result = BranchResult(
+            branch_id=start.target,
+            status=status,
+            outcome=walk.last_outcome,
+            last_node=walk.completed[-1] if walk.completed else None,
+            completed_nodes=tuple(walk.completed),
+            node_outcomes=dict(walk.outcomes),
+            context_changes=_changes(before, context.snapshot()),
+            duration_s=self._clock.monotonic() - started,
+        )
+        with self._lock:
+            self._results.setdefault((parent_branch(branch), start.source), {})[start.target] = result
+        return result
+
+    def take_results(self, branch: str | None, node: Node) -> list[BranchResult]:
+        """The latest results of a parallel node's branches, in branch order (and forget them)."""
+        with self._lock:
+            found = self._results.pop((branch, node.id), {})
+        order = [edge.target for edge in branch_edges(self._graph, node)]
+        return [found[target] for target in order if target in found]
+
+
+class _Walk:
+    """The node-by-node loop of one branch."""
+
+    def __init__(
+        self, walker: BranchWalker, branch: str, context: Context, stage_keys: Mapping[str, str], cancel: threading.Event
+    ) -> None:
+        self.walker = walker
+        self.branch = branch
+        self.context = context
+        self.stage_keys = stage_keys
+        self.cancel = cancel
+        self.completed: list[str] = []
+        self.outcomes: dict[str, Outcome] = {}
+        self.last_outcome: Outcome | None = None
+
+    def run(self, start: Edge, stop_at: str | None) -> str:
+        graph = self.walker._graph
+        current, edge, previous = start.target, start, start.source
+        visits = 0
+        while True:
+            if self.cancel.is_set():
+                return StageStatus.SKIPPED.value
+            node = graph.nodes.get(current)
+            if current == stop_at or node is None or graph.is_exit(node):
+                return self._final_status(None if node is not None or current == stop_at else current)
+            if visits >= self.walker._max_visits:
+                return self._fail(f"branch stopped after {visits} node visits (max_node_visits)")
+            visits += 1
+            outcome = self._execute(node, visits, edge, previous)
+            try:
+                transition = next_transition(graph, node, outcome, self.context)
+            except OrchestraError as error:
+                return self._fail(f"cannot route from {node.id}: {error}")
+            if isinstance(transition, Finish):
+                return transition.status.value if transition.status.value == "fail" else self._final_status(None)
+            if not isinstance(transition, Advance):
+                return self._fail(f"loop_restart from {node.id} is not allowed inside a parallel branch")
+            current, edge, previous = transition.target, transition.edge, node.id
+
+    def _execute(self, node: Node, index: int, edge: Edge | None, previous: str) -> Outcome:
+        visit = StageVisit(
+            index=index,
+            branch=self.branch,
+            incoming_edge=edge,
+            previous_node=previous,
+            resumed=False,
+            stage_key=self.stage_keys.get(node.id, node.id),
+            completed_nodes=self.completed,
+            node_outcomes=self.outcomes,
+        )
+        outcome = self.walker._executor.execute(node, self.context, visit).outcome
+        if node.handler_type == "parallel":
+            for nested in self.walker.take_results(self.branch, node):
+                self.completed.extend(nested.completed_nodes)
+                self.outcomes.update(nested.node_outcomes)
+        if outcome.status is not StageStatus.SKIPPED:
+            self.completed.append(node.id)
+            self.outcomes[node.id] = outcome
+        apply_outcome(self.context, outcome)
+        self.last_outcome = outcome
+        return outcome
+
+    def _final_status(self, missing: str | None) -> str:
+        if missing is not None:
+            return self._fail(f"node {missing!r} is not in the pipeline")
+        return self.last_outcome.status.value if self.last_outcome else StageStatus.SUCCESS.value
+
+    def _fail(self, reason: str) -> str:
+        self.last_outcome = Outcome.fail(reason)
+        return StageStatus.FAIL.value
+
+
+def _changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """Values added or changed in `after` (removed keys are not reported)."""
+    return {key: value for key, value in after.items() if key not in before or before[key] != value}

@@ -1,0 +1,103 @@
+"""Event delivery: best-effort observers, forwarding from child runs, and the event iterator."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from attrs import evolve
+
+from orchestra_core.engine.checkpoint import RunResult
+from orchestra_core.engine.events import EngineEvent, EventObserver
+from orchestra_core.ports.clock import Clock
+
+log = logging.getLogger("orchestra.engine")
+
+
+class Emitter:
+    """Builds events (session, time, branch filled in) and hands them to every observer in turn.
+
+    Observers are called one at a time, even from parallel branches; one that raises is logged and skipped.
+    """
+
+    def __init__(self, session_id: str, clock: Clock, observers: Sequence[EventObserver]) -> None:
+        self._session_id = session_id
+        self._clock = clock
+        self._observers = tuple(observers)
+        self._lock = threading.Lock()
+
+    def emit(self, event_type: type[EngineEvent], branch: str | None, fields: dict[str, Any]) -> None:
+        """Create and deliver one event."""
+        if self._observers:
+            self.deliver(event_type(session_id=self._session_id, timestamp=self._clock.now(), branch=branch, **fields))
+
+    def deliver(self, event: EngineEvent) -> None:
+        """Deliver an already built event."""
+        with self._lock:
+            for observer in self._observers:
+                try:
+                    observer.on_event(event)
+                except Exception:  # observers are best effort by contract
+                    log.warning("event observer %r failed on %s", observer, event.kind, exc_info=True)
+
+
+class BranchForwarder:
+    """Re-emits a child run's events to the parent's observers under a branch label."""
+
+    def __init__(self, emitter: Emitter, branch: str) -> None:
+        self._emitter = emitter
+        self._branch = branch
+
+    def on_event(self, event: EngineEvent) -> None:
+        inner = f"{self._branch}/{event.branch}" if event.branch else self._branch
+        self._emitter.deliver(evolve(event, branch=inner))
+
+
+_END = object()
+
+
+class EventStream(Iterator[EngineEvent]):
+    """Runs the engine in a thread and yields its events as they happen; `result` once exhausted.
+
+    If the run raises, iterating re-raises the error after the events that came before it.
+    """
+
+    def __init__(self, start: Callable[[EventObserver], RunResult]) -> None:
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._result: RunResult | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(start,), name="orchestra-engine", daemon=True)
+        self._thread.start()
+
+    def _run(self, start: Callable[[EventObserver], RunResult]) -> None:
+        try:
+            self._result = start(self)
+        except BaseException as error:  # re-raised in the consuming thread
+            self._error = error
+        finally:
+            self._queue.put(_END)
+
+    def on_event(self, event: EngineEvent) -> None:
+        self._queue.put(event)
+
+    def __next__(self) -> EngineEvent:
+        item = self._queue.get()
+        if item is _END:
+            self._queue.put(_END)
+            self._thread.join()
+            if self._error is not None:
+                raise self._error
+            raise StopIteration
+        return item
+
+    @property
+    def result(self) -> RunResult:
+        """The run's result (waits for the run to end)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result

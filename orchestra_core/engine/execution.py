@@ -1,0 +1,266 @@
+"""Running one node: handler dispatch, retries with backoff, timeout, the status-file contract, events."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from attrs import evolve, frozen
+
+from orchestra_core.engine.context import Context
+from orchestra_core.engine.events import EngineEvent, StageCompleted, StageFailed, StageRetrying, StageStarted
+from orchestra_core.engine.fidelity import effective_fidelity, resolve_fidelity, resolve_thread_key
+from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.engine.retry import RetryPolicy, build_retry_policy, is_retryable
+from orchestra_core.engine.stage import EngineServices, Handler, StageRun
+from orchestra_core.errors import OrchestraError
+from orchestra_core.graph.model import Edge, Graph, Node
+from orchestra_core.graph.values import format_duration
+from orchestra_core.ports.clock import Clock
+from orchestra_core.ports.run_directory import STATUS_FILE, RunDirectory
+
+Emit = Callable[[type[EngineEvent], str | None, dict[str, Any]], None]
+TIMEOUT_GRACE_S = 2.0  # extra wait for handlers that enforce the timeout themselves
+_DONE = (StageStatus.SUCCESS, StageStatus.PARTIAL_SUCCESS, StageStatus.SKIPPED)
+_STATUS_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
+class HandlerResolver(Protocol):
+    """Anything that maps a node to its handler (the HandlerRegistry)."""
+
+    def resolve(self, node: Node) -> Handler:
+        """The node's handler."""
+        ...
+
+
+@frozen
+class StageVisit:
+    """How the engine reached a node: the inputs of one node execution besides node and context."""
+
+    index: int
+    branch: str | None
+    incoming_edge: Edge | None
+    previous_node: str | None
+    resumed: bool
+    stage_key: str
+    completed_nodes: Sequence[str]
+    node_outcomes: Mapping[str, Outcome]
+
+
+@frozen
+class NodeRun:
+    """The final outcome of one node execution, after retries."""
+
+    outcome: Outcome
+    attempts: int
+    duration_s: float
+
+
+class StageExecutor:
+    """Executes nodes for one run; shared by the main line and parallel branches (thread-safe)."""
+
+    def __init__(
+        self,
+        *,
+        registry: HandlerResolver,
+        graph: Graph,
+        directory: RunDirectory,
+        clock: Clock,
+        rng: random.Random,
+        session_id: str,
+        services: EngineServices,
+        emit: Emit,
+    ) -> None:
+        self._registry = registry
+        self._graph = graph
+        self._directory = directory
+        self._clock = clock
+        self._rng = rng
+        self._session_id = session_id
+        self._services = services
+        self._emit = emit
+
+    def execute(self, node: Node, context: Context, visit: StageVisit) -> NodeRun:
+        """Run a node with its retry policy; write its final `status.json`; emit stage events."""
+        started = self._clock.monotonic()
+        handler_type = node.handler_type
+        base = {"node_id": node.id, "handler_type": handler_type, "index": visit.index}
+        self._emit(StageStarted, visit.branch, {**base, "attempt": 1})
+        try:
+            handler = self._registry.resolve(node)
+            policy = build_retry_policy(node, self._graph)
+            timeout = node.timeout
+        except OrchestraError as error:
+            return self._finish(node, visit, base, Outcome.fail(str(error)), 1, started)
+        fidelity = effective_fidelity(
+            resolve_fidelity(node, self._graph, visit.incoming_edge), first_after_resume=visit.resumed
+        )
+        thread_key = resolve_thread_key(node, self._graph, visit.incoming_edge, visit.previous_node)
+        self._prepare_context(node, context, visit, fidelity, thread_key)
+        attempt = 1
+        while True:
+            stage = self._stage(visit, attempt, policy, fidelity, thread_key, timeout)
+            outcome, retryable = self._attempt(handler, node, context, stage)
+            if outcome.status in _DONE:
+                break
+            if attempt >= policy.max_attempts or not retryable:
+                outcome = _exhausted(node, outcome, attempt, policy)
+                break
+            delay = policy.backoff.delay_for_attempt(attempt, self._rng)
+            elapsed = self._clock.monotonic() - started
+            self._emit(StageFailed, visit.branch, {**base, "outcome": outcome, "attempts": attempt,
+                                                   "duration_s": elapsed, "will_retry": True})
+            self._emit(StageRetrying, visit.branch, {**base, "attempt": attempt + 1, "delay_s": delay,
+                                                     "reason": outcome.failure_reason})
+            context.set(f"internal.retry_count.{node.id}", attempt)
+            self._clock.sleep(delay)
+            attempt += 1
+        return self._finish(node, visit, base, outcome, attempt, started)
+
+    def _prepare_context(
+        self, node: Node, context: Context, visit: StageVisit, fidelity: str, thread_key: str
+    ) -> None:
+        context.set("current_node", node.id)
+        if node.handler_type == "codergen":
+            context.apply_updates(
+                {
+                    "internal.fidelity": fidelity,
+                    "internal.thread_key": thread_key,
+                    "internal.session_id": self._session_id,
+                    "internal.stage_dir": self._directory.stage_dir(visit.stage_key),
+                    "internal.resumed": visit.resumed,
+                }
+            )
+
+    def _stage(
+        self, visit: StageVisit, attempt: int, policy: RetryPolicy, fidelity: str, thread_key: str,
+        timeout: float | None,
+    ) -> StageRun:
+        branch = visit.branch
+        return StageRun(
+            session_id=self._session_id,
+            logs_root=self._directory.root,
+            stage_key=visit.stage_key,
+            attempt=attempt,
+            max_attempts=policy.max_attempts,
+            incoming_edge=visit.incoming_edge,
+            previous_node=visit.previous_node,
+            fidelity=fidelity,
+            thread_key=thread_key,
+            resumed=visit.resumed,
+            timeout=timeout,
+            branch=branch,
+            directory=self._directory,
+            engine=self._services,
+            completed_nodes=visit.completed_nodes,
+            node_outcomes=visit.node_outcomes,
+            emit_event=lambda event_type, fields: self._emit(event_type, branch, fields),
+        )
+
+    def _attempt(self, handler: Handler, node: Node, context: Context, stage: StageRun) -> tuple[Outcome, bool]:
+        """One handler call; returns the outcome it amounts to and whether a failure may be retried."""
+        self._directory.remove_stage_file(stage.stage_key, STATUS_FILE)
+        try:
+            returned = _call(handler, node, context, self._graph, stage)
+        except Exception as error:  # the handler contract: exceptions become FAIL outcomes
+            return Outcome.fail(_describe(error)), is_retryable(error)
+        if isinstance(returned, _TimedOut):
+            return Outcome.fail(f"timed out after {format_duration(returned.seconds)}"), True
+        return self._reported(node, stage, returned), True
+
+    def _reported(self, node: Node, stage: StageRun, returned: Outcome | None) -> Outcome:
+        """Appendix C: a status.json the stage wrote decides (the handler's context updates still apply unless
+        the file sets the same keys); then the handler's outcome; then auto_status."""
+        text = self._directory.read_stage_file(stage.stage_key, STATUS_FILE)
+        if text is not None:
+            try:
+                written = Outcome.from_status_json(json.loads(text))
+            except ValueError as error:
+                return Outcome.fail(f"{stage.stage_dir}/{STATUS_FILE} is malformed: {error}")
+            if returned is None or not returned.context_updates:
+                return written
+            return evolve(written, context_updates={**returned.context_updates, **written.context_updates})
+        if returned is not None:
+            return returned
+        if node.auto_status:
+            return Outcome.success("auto-status: handler completed without writing status")
+        return Outcome.fail(
+            "the handler reported no status and the stage wrote no status.json "
+            "(set auto_status=true to count that as success)"
+        )
+
+    def _finish(
+        self, node: Node, visit: StageVisit, base: dict[str, Any], outcome: Outcome, attempts: int, started: float
+    ) -> NodeRun:
+        status_json = _STATUS_ENCODER.encode(outcome.to_status_json())
+        self._directory.write_stage_file(visit.stage_key, STATUS_FILE, status_json + "\n")
+        duration = self._clock.monotonic() - started
+        fields = {**base, "outcome": outcome, "attempts": attempts, "duration_s": duration}
+        if outcome.status is StageStatus.FAIL:
+            self._emit(StageFailed, visit.branch, {**fields, "will_retry": False})
+        else:
+            self._emit(StageCompleted, visit.branch, fields)
+        return NodeRun(outcome, attempts, duration)
+
+
+def _exhausted(node: Node, outcome: Outcome, attempts: int, policy: RetryPolicy) -> Outcome:
+    """The outcome once no attempt is left: RETRY becomes PARTIAL_SUCCESS (allow_partial) or FAIL."""
+    if outcome.status is not StageStatus.RETRY:
+        return outcome
+    if node.allow_partial:
+        notes = f"retries exhausted after {attempts} attempts, partial success accepted"
+        return Outcome(StageStatus.PARTIAL_SUCCESS, outcome.preferred_label, outcome.suggested_next_ids,
+                       outcome.context_updates, notes)
+    reason = f"max retries exceeded ({attempts} of {policy.max_attempts} attempts)"
+    if outcome.failure_reason:
+        reason += f": {outcome.failure_reason}"
+    return Outcome(StageStatus.FAIL, outcome.preferred_label, outcome.suggested_next_ids,
+                   outcome.context_updates, outcome.notes, reason)
+
+
+@frozen
+class _TimedOut:
+    seconds: float
+
+
+def _call(handler: Handler, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome | _TimedOut | None:
+    """Call the handler; with a node timeout, in a worker thread that is abandoned when time runs out."""
+    if stage.timeout is None:
+        return handler.execute(node, context, graph, stage)
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["outcome"] = handler.execute(node, context, graph, stage)
+        except BaseException as error:  # handed back to the engine thread below
+            box["error"] = error
+
+    worker = threading.Thread(target=work, name=f"orchestra-stage-{node.id}", daemon=True)
+    worker.start()
+    grace = TIMEOUT_GRACE_S if getattr(handler, "enforces_timeout", False) else 0.0
+    worker.join(stage.timeout + grace)
+    if worker.is_alive():
+        return _TimedOut(stage.timeout)
+    if "error" in box:
+        raise box["error"]
+    return box.get("outcome")
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, OrchestraError):
+        return str(error)
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+def apply_outcome(context: Context, outcome: Outcome) -> None:
+    """Merge an outcome into the context: its updates, then `outcome` and `preferred_label` (5.1).
+
+    A SKIPPED outcome only applies its updates: it records nothing.
+    """
+    if outcome.context_updates:
+        context.apply_updates(outcome.context_updates)
+    if outcome.status is not StageStatus.SKIPPED:
+        context.apply_updates({"outcome": outcome.status.value, "preferred_label": outcome.preferred_label})

@@ -1,0 +1,113 @@
+"""Where the run goes after a node: edges, failure routing (3.7), goal gates (3.4), loop restarts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from attrs import frozen
+
+from orchestra_core.conditions import ContextLookup
+from orchestra_core.engine.checkpoint import RunStatus
+from orchestra_core.engine.edges import select_edge
+from orchestra_core.engine.fan_out import find_join_node
+from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.graph.model import Edge, Graph, Node
+
+
+@frozen
+class Advance:
+    """Continue at `target`; `edge` is None for jumps (retry targets, goal gates, fan-in joins)."""
+
+    target: str
+    edge: Edge | None
+    reason: str
+
+
+@frozen
+class Restart:
+    """A `loop_restart` edge: start the run over at `target` with a fresh context and logs."""
+
+    target: str
+    edge: Edge
+
+
+@frozen
+class Finish:
+    """The run ends (`reason` explains a failure)."""
+
+    status: RunStatus
+    reason: str = ""
+
+
+Transition = Advance | Restart | Finish
+
+
+def first_existing(graph: Graph, *candidates: str) -> str | None:
+    """The first candidate that names a node of the graph."""
+    return next((c for c in candidates if c and c in graph.nodes), None)
+
+
+def failure_target(node: Node, graph: Graph) -> str | None:
+    """A failed node's own jump target: `retry_target`, then `fallback_retry_target` (3.7)."""
+    return first_existing(graph, node.retry_target, node.fallback_retry_target)
+
+
+def goal_gate_target(node: Node, graph: Graph) -> str | None:
+    """Where an unsatisfied goal gate sends the run: the node's retry targets, then the graph's (3.4)."""
+    return first_existing(
+        graph, node.retry_target, node.fallback_retry_target, graph.retry_target, graph.fallback_retry_target
+    )
+
+
+def unsatisfied_goal_gate(graph: Graph, node_outcomes: Mapping[str, Outcome]) -> Node | None:
+    """The first visited goal-gate node whose latest outcome is neither SUCCESS nor PARTIAL_SUCCESS."""
+    for node_id, outcome in node_outcomes.items():
+        node = graph.nodes.get(node_id)
+        if node is not None and node.goal_gate and not outcome.status.is_success:
+            return node
+    return None
+
+
+def exit_transition(graph: Graph, node_outcomes: Mapping[str, Outcome]) -> Transition | None:
+    """Before the run may end: None when every goal gate is satisfied, else a jump or a failure."""
+    gate = unsatisfied_goal_gate(graph, node_outcomes)
+    if gate is None:
+        return None
+    target = goal_gate_target(gate, graph)
+    if target is not None:
+        return Advance(target, None, "goal_gate")
+    status = node_outcomes[gate.id].status.value
+    return Finish(RunStatus.FAIL, f"goal gate {gate.id} is unsatisfied ({status}) and has no retry target")
+
+
+def next_transition(graph: Graph, node: Node, outcome: Outcome, context: ContextLookup) -> Transition:
+    """Decide what follows a finished node.
+
+    Exit nodes end the run. A parallel node continues at its join node unless one of its conditional
+    edges matches or it failed. A FAIL follows a matching condition, preferred label or suggested id,
+    else the node's retry target, else ends the run; it never falls through an unconditional edge.
+
+    Raises:
+        ConditionSyntaxError: An outgoing edge's condition does not parse.
+    """
+    if graph.is_exit(node):
+        return Finish(RunStatus.SUCCESS)
+    failed = outcome.status is StageStatus.FAIL
+    edges = graph.outgoing(node.id)
+    if node.handler_type == "parallel":
+        edges = tuple(edge for edge in edges if edge.condition_ast is not None)
+    selected = select_edge(edges, outcome, context, allow_fallthrough=not failed)
+    if selected is not None:
+        if selected.edge.loop_restart:
+            return Restart(selected.edge.target, selected.edge)
+        return Advance(selected.edge.target, selected.edge, selected.reason)
+    if node.handler_type == "parallel" and not failed:
+        join = find_join_node(graph, node)
+        if join is not None:
+            return Advance(join, None, "fan_in")
+    if failed:
+        target = failure_target(node, graph)
+        if target is not None:
+            return Advance(target, None, "retry_target")
+        return Finish(RunStatus.FAIL, f"stage {node.id} failed: {outcome.failure_reason or 'no reason given'}")
+    return Finish(RunStatus.SUCCESS)

@@ -1,0 +1,98 @@
+"""The codergen handler (Attractor 4.5): prompt, LLM backend (or simulation), prompt.md and response.md.
+
+The status-file contract (Appendix C) is kept by the engine for every handler: it deletes a stale
+`status.json` before each attempt and, when the stage wrote one, that file decides the outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+from attrs import evolve
+
+from orchestra_core.engine.context import Context
+from orchestra_core.engine.fidelity import build_preamble, history_limit, stage_history
+from orchestra_core.engine.outcome import Outcome
+from orchestra_core.engine.stage import StageRun
+from orchestra_core.graph.model import Graph, Node
+from orchestra_core.ports.codergen_backend import CodergenBackend, OnTurn
+
+LAST_RESPONSE_CHARS = 200
+OnTurnFactory = Callable[[Node, StageRun], OnTurn | None]
+
+
+def expand_goal(text: str, graph: Graph) -> str:
+    """Replace `$goal` with the graph's goal (the only built-in prompt variable)."""
+    return text.replace("$goal", graph.goal) if "$goal" in text else text
+
+
+def truncate(text: str, limit: int) -> str:
+    """At most `limit` characters, with an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@runtime_checkable
+class PromptBuilder(Protocol):
+    """Composes the prompt a codergen stage sends to its backend (the agents layer plugs in here)."""
+
+    def build(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> str:
+        """The full prompt for this stage attempt."""
+        ...
+
+
+class DefaultPromptBuilder:
+    """The node's `prompt` (else its label) with `$goal` expanded, after the fidelity preamble for every
+    mode but `full`."""
+
+    def build(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> str:
+        task = expand_goal(node.prompt or node.label, graph)
+        limit = history_limit(stage.fidelity)
+        preamble = build_preamble(
+            stage.fidelity,
+            goal=graph.goal,
+            session_id=stage.session_id,
+            history=stage_history(stage.completed_nodes, stage.node_outcomes, limit),
+            context=context.snapshot(),
+            total_stages=len(stage.completed_nodes),
+        )
+        return f"{preamble}\n\n## Task\n{task}" if preamble else task
+
+
+class CodergenHandler:
+    """Runs an LLM task through a CodergenBackend; without a backend it simulates the response.
+
+    Args:
+        backend: The LLM backend; None means simulation (`[Simulated] Response for stage: <id>`).
+        prompt_builder: Composes the prompt (default: DefaultPromptBuilder).
+        on_turn_factory: Gives the per-turn callback for a stage (the workspace layer commits there).
+    """
+
+    def __init__(
+        self,
+        backend: CodergenBackend | None = None,
+        *,
+        prompt_builder: PromptBuilder | None = None,
+        on_turn_factory: OnTurnFactory | None = None,
+    ) -> None:
+        self.backend = backend
+        self.prompt_builder = prompt_builder or DefaultPromptBuilder()
+        self.on_turn_factory = on_turn_factory
+
+    def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
+        prompt = self.prompt_builder.build(node, context, graph, stage)
+        stage.write("prompt.md", prompt)
+        if self.backend is None:
+            result: str | Outcome = f"[Simulated] Response for stage: {node.id}"
+        else:
+            on_turn = self.on_turn_factory(node, stage) if self.on_turn_factory else None
+            result = self.backend.run(node, prompt, context, on_turn=on_turn)
+        if isinstance(result, Outcome):
+            stage.write("response.md", result.notes or result.failure_reason or f"[{result.status.value}]")
+            return evolve(result, context_updates={"last_stage": node.id, **result.context_updates})
+        text = str(result)
+        stage.write("response.md", text)
+        return Outcome.success(
+            f"Stage completed: {node.id}",
+            context_updates={"last_stage": node.id, "last_response": truncate(text, LAST_RESPONSE_CHARS)},
+        )

@@ -1,0 +1,134 @@
+"""The wait.human handler (Attractor 4.6): choices from the outgoing edges, asked through an Interviewer.
+
+Node attributes: `label` (the question; else the prompt; else "Select an option:"), `human.timeout`
+(a duration; else the node `timeout`), `human.default_choice` (key, label or target node used on timeout).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from attrs import frozen
+
+from orchestra_core.engine.context import Context
+from orchestra_core.engine.events import InterviewCompleted, InterviewStarted, InterviewTimeout
+from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.engine.stage import StageRun
+from orchestra_core.graph.model import Graph, Node
+from orchestra_core.handlers.codergen import expand_goal
+from orchestra_core.interview.model import (
+    Answer,
+    Option,
+    Question,
+    QuestionType,
+    accelerator_key,
+    match_option,
+)
+from orchestra_core.ports.interviewer import Interviewer
+
+
+@frozen
+class Choice:
+    """One way out of a human gate."""
+
+    key: str
+    label: str
+    target: str
+
+    @property
+    def option(self) -> Option:
+        return Option(self.key, self.label)
+
+
+def gate_choices(node: Node, graph: Graph) -> list[Choice]:
+    """The gate's choices, one per outgoing edge, with unique accelerator keys.
+
+    A key already taken falls back to the next unused letter or digit of the label, then to a number.
+    """
+    choices: list[Choice] = []
+    taken: set[str] = set()
+    for position, edge in enumerate(graph.outgoing(node.id), start=1):
+        label = edge.label or edge.target
+        key = accelerator_key(label)
+        if not key or key in taken:
+            spare = (c.upper() for c in label if c.isalnum() and c.upper() not in taken)
+            key = next(spare, str(position))
+        taken.add(key)
+        choices.append(Choice(key, label, edge.target))
+    return choices
+
+
+def find_choice(choices: Sequence[Choice], reply: str) -> Choice | None:
+    """The choice a reply names: key, label or target node id."""
+    option = match_option([c.option for c in choices], reply, {c.key: c.target for c in choices})
+    return next((c for c in choices if option is not None and c.key == option.key), None)
+
+
+class WaitForHumanHandler:
+    """Blocks until the interviewer answers; routes by the chosen edge (preferred label and target).
+
+    An answer that names no choice is a FAIL (never a silent pick of the first option).
+    """
+
+    enforces_timeout = True
+
+    def __init__(self, interviewer: Interviewer | None) -> None:
+        self.interviewer = interviewer
+
+    def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
+        choices = gate_choices(node, graph)
+        if not choices:
+            return Outcome.fail("No outgoing edges for human gate")
+        if self.interviewer is None:
+            return Outcome.fail("no interviewer is configured for human gates (use --auto-approve or --answers)")
+        question = Question(
+            text=expand_goal(node.attrs.get("label") or node.prompt or "Select an option:", graph),
+            type=QuestionType.MULTIPLE_CHOICE,
+            options=tuple(c.option for c in choices),
+            timeout_seconds=node.get_duration("human.timeout", stage.timeout),
+            stage=node.id,
+            metadata={"targets": {c.key: c.target for c in choices}},
+        )
+        clock = stage.engine.clock
+        stage.emit(InterviewStarted, question=question, stage=node.id)
+        started = clock.monotonic()
+        answer = self.interviewer.ask(question)
+        duration = clock.monotonic() - started
+        if answer.is_timeout:
+            stage.emit(InterviewTimeout, question=question, stage=node.id, duration_s=duration)
+            return self._on_timeout(node, choices)
+        stage.emit(InterviewCompleted, question=question, answer=answer, duration_s=duration)
+        if answer.is_skipped:
+            return Outcome.fail("human skipped interaction")
+        selected = _answered_choice(choices, answer)
+        if selected is None:
+            offered = ", ".join(c.label for c in choices)
+            return Outcome.fail(f"answer {answer.value!r} matches none of the choices: {offered}")
+        return _selected(selected, "human selected")
+
+    def _on_timeout(self, node: Node, choices: Sequence[Choice]) -> Outcome:
+        default = node.get("human.default_choice")
+        if not default:
+            return Outcome(StageStatus.RETRY, failure_reason="human gate timeout, no default")
+        selected = find_choice(choices, default)
+        if selected is None:
+            return Outcome.fail(f"human.default_choice={default!r} matches none of the choices")
+        return _selected(selected, "timeout, default choice")
+
+
+def _answered_choice(choices: Sequence[Choice], answer: Answer) -> Choice | None:
+    if answer.selected_option is not None:
+        found = find_choice(choices, answer.selected_option.key)
+        if found is not None:
+            return found
+    return find_choice(choices, answer.value) or (find_choice(choices, answer.text) if answer.text else None)
+
+
+def _selected(choice: Choice, how: str) -> Outcome:
+    return Outcome(
+        StageStatus.SUCCESS,
+        preferred_label=choice.label,
+        suggested_next_ids=(choice.target,),
+        context_updates={"human.gate.selected": choice.key, "human.gate.label": choice.label},
+        notes=f"{how}: {choice.label}",
+    )

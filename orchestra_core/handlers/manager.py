@@ -1,0 +1,211 @@
+"""The stack.manager_loop handler (Attractor 4.11): supervise a child pipeline run.
+
+The child (`stack.child_dotfile` on the node or the graph, relative to the parent pipeline's file) runs
+with its own engine in a thread, its logs under `<manager stage dir>/child/`, its events forwarded under
+the branch `<manager>.child`. Each cycle the manager observes it into `stack.child.*` keys, steers it,
+checks how it ended and `manager.stop_condition`, then waits for the child's next node to finish or
+`manager.poll_interval` (default 45s), whichever comes first. After `manager.max_cycles` (default 1000)
+cycles it stops the child and fails. `manager.actions` lists what a cycle does (default `observe,wait`;
+add `steer`). Steering copies the parent's `stack.steer.*` context values into the child's context,
+at most once per `manager.steer_cooldown`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from orchestra_core.conditions import Condition, parse_condition
+from orchestra_core.engine.checkpoint import RunResult
+from orchestra_core.engine.context import Context
+from orchestra_core.engine.events import (
+    EngineEvent,
+    PipelineCompleted,
+    PipelineFailed,
+    StageCompleted,
+    StageFailed,
+    StageStarted,
+)
+from orchestra_core.engine.outcome import Outcome
+from orchestra_core.engine.stage import StageRun
+from orchestra_core.graph.dot_loader import load_pipeline
+from orchestra_core.graph.model import Graph, Node
+
+PipelineLoader = Callable[[str], Graph]
+STEER_PREFIX = "stack.steer."
+
+
+class ChildMonitor:
+    """Observes a child run's main-line events; `wait_for_change` wakes on each finished node."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self.version = 0
+        self.status = "starting"
+        self.outcome = ""
+        self.current_node = ""
+        self.last_stage = ""
+        self.last_outcome = ""
+        self.completed: list[str] = []
+        self.failure_reason = ""
+
+    def on_event(self, event: EngineEvent) -> None:
+        if event.branch is not None:
+            return
+        with self._changed:
+            if isinstance(event, StageStarted):
+                self.status, self.current_node = "running", event.node_id
+                return
+            if isinstance(event, StageCompleted | StageFailed):
+                if isinstance(event, StageFailed) and event.will_retry:
+                    return
+                self.last_stage, self.last_outcome = event.node_id, event.outcome.status.value
+                self.completed.append(event.node_id)
+            elif isinstance(event, PipelineCompleted):
+                self.status, self.outcome = "completed", "success"
+            elif isinstance(event, PipelineFailed):
+                self.status, self.outcome, self.failure_reason = "failed", "fail", event.error
+            else:
+                return
+            self.version += 1
+            self._changed.notify_all()
+
+    def crashed(self, error: BaseException) -> None:
+        """The child run raised instead of ending."""
+        with self._changed:
+            self.status, self.outcome, self.failure_reason = "failed", "fail", f"child run crashed: {error}"
+            self.version += 1
+            self._changed.notify_all()
+
+    def wait_for_change(self, since: int, timeout: float) -> None:
+        """Block until the child reports progress after version `since`, or `timeout` seconds pass."""
+        with self._changed:
+            self._changed.wait_for(lambda: self.version != since or self.finished, timeout)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("completed", "failed")
+
+    def observation(self, cycle: int) -> dict[str, Any]:
+        """The `stack.child.*` context values."""
+        with self._changed:
+            return {
+                "stack.child.status": self.status,
+                "stack.child.outcome": self.outcome,
+                "stack.child.current_node": self.current_node,
+                "stack.child.last_stage": self.last_stage,
+                "stack.child.last_outcome": self.last_outcome,
+                "stack.child.completed_nodes": list(self.completed),
+                "stack.child.completed_count": len(self.completed),
+                "stack.child.failure_reason": self.failure_reason,
+                "stack.child.cycle": cycle,
+            }
+
+
+class ManagerLoopHandler:
+    """Runs and supervises a child pipeline.
+
+    Args:
+        pipeline_loader: Loads the child pipeline file (the CLI passes one that also transforms and
+            validates it); default: plain DOT loading.
+    """
+
+    def __init__(self, pipeline_loader: PipelineLoader | None = None) -> None:
+        self.pipeline_loader = pipeline_loader or (lambda path: load_pipeline(path))
+
+    def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
+        dotfile = node.get("stack.child_dotfile") or graph.stack_child_dotfile
+        if not dotfile:
+            return Outcome.fail("no stack.child_dotfile names the child pipeline (set it on the node or the graph)")
+        if not node.get_bool("stack.child_autostart", True):
+            return Outcome.fail("stack.child_autostart=false is not supported: the manager supervises the child it starts")
+        stop_text = node.get("manager.stop_condition").strip()
+        stop_condition = parse_condition(stop_text) if stop_text else None
+        base = os.path.dirname(graph.source_path) if graph.source_path else "."
+        child_graph = self.pipeline_loader(os.path.join(base, dotfile))
+        return _Supervision(node, context, stage, child_graph, stop_condition).run()
+
+
+class _Supervision:
+    """One manager loop over one child run."""
+
+    def __init__(self, node: Node, context: Context, stage: StageRun, child: Graph, stop: Condition | None) -> None:
+        self.node = node
+        self.parent = context
+        self.stage = stage
+        self.child = child
+        self.stop_condition = stop
+        self.monitor = ChildMonitor()
+        self.stop = threading.Event()
+        self.child_context: Context | None = None
+        self.actions = set(node.get_list("manager.actions") or ("observe", "wait"))
+        self.last_steer: float | None = None
+
+    def run(self) -> Outcome:
+        poll = self.node.get_duration("manager.poll_interval", 45.0)
+        max_cycles = self.node.get_int("manager.max_cycles", 1000)
+        worker = threading.Thread(target=self._run_child, name=f"orchestra-child-{self.node.id}", daemon=True)
+        worker.start()
+        observed: dict[str, Any] = {}
+        try:
+            for cycle in range(1, max_cycles + 1):
+                version = self.monitor.version
+                if "steer" in self.actions:
+                    self._steer()
+                snapshot = self.monitor.observation(cycle)
+                observed = snapshot if "observe" in self.actions else {}
+                decided = self._decide(snapshot, observed)
+                if decided is not None:
+                    return decided
+                if "wait" in self.actions:
+                    self.monitor.wait_for_change(version, poll)
+            reason = f"child still running after manager.max_cycles={max_cycles} cycles"
+            return Outcome.fail(reason, context_updates=observed)
+        finally:
+            self.stop.set()
+            worker.join()
+
+    def _run_child(self) -> None:
+        try:
+            self.result: RunResult = self.stage.engine.run_child(
+                self.child,
+                logs_root=os.path.join(self.stage.stage_dir, "child"),
+                initial_context=self._steering_values(),
+                observers=(self.monitor,),
+                stop=self.stop,
+                context_ready=self._context_ready,
+                branch=f"{self.stage.branch + '/' if self.stage.branch else ''}{self.node.id}.child",
+            )
+        except Exception as error:  # reported as a failed child, never lost in the thread
+            self.monitor.crashed(error)
+
+    def _context_ready(self, context: Context) -> None:
+        self.child_context = context
+
+    def _steering_values(self) -> dict[str, Any]:
+        return {key: self.parent.get(key) for key in self.parent if key.startswith(STEER_PREFIX)}
+
+    def _steer(self) -> None:
+        cooldown = self.node.get_duration("manager.steer_cooldown", 0.0)
+        now = self.stage.engine.clock.monotonic()
+        if self.child_context is None or (self.last_steer is not None and now - self.last_steer < cooldown):
+            return
+        self.child_context.apply_updates(self._steering_values())
+        self.last_steer = now
+
+    def _decide(self, snapshot: Mapping[str, Any], observed: Mapping[str, Any]) -> Outcome | None:
+        """Spec order: how the child ended, then the stop condition (over the parent context plus the
+        observation; `outcome` is the child's last stage status)."""
+        status = snapshot["stack.child.status"]
+        if status == "completed":
+            return Outcome.success("Child completed", context_updates=dict(observed))
+        if status == "failed":
+            reason = f"Child failed: {snapshot['stack.child.failure_reason']}"
+            return Outcome.fail(reason, context_updates=dict(observed))
+        if self.stop_condition is not None:
+            view = {**self.parent.snapshot(), **snapshot}
+            if self.stop_condition.evaluate(outcome=snapshot["stack.child.last_outcome"], context=view):
+                return Outcome.success("Stop condition satisfied", context_updates=dict(observed))
+        return None

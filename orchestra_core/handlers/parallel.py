@@ -1,0 +1,159 @@
+"""The parallel handler (Attractor 4.8): fan out over the unconditional edges, each branch on a cloned
+context, at most `max_parallel` at a time, joined by `join_policy`.
+
+Each branch runs node by node until it reaches the join node (see `find_join_node`), an exit node or a
+dead end. The results go to `parallel.results`; afterwards the engine continues at the join node.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
+
+from orchestra_core.engine.context import Context
+from orchestra_core.engine.events import (
+    ParallelBranchCompleted,
+    ParallelBranchStarted,
+    ParallelCompleted,
+    ParallelStarted,
+)
+from orchestra_core.engine.fan_out import branch_edges, branch_stage_keys, find_join_node
+from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.engine.stage import BranchResult, StageRun
+from orchestra_core.graph.model import Edge, Graph, Node
+
+JOIN_POLICIES = ("wait_all", "first_success")
+DEFAULT_MAX_PARALLEL = 4
+_SUCCESSFUL = (StageStatus.SUCCESS.value, StageStatus.PARTIAL_SUCCESS.value)
+
+
+def result_record(result: BranchResult, branch_path: str) -> dict[str, Any]:
+    """One branch's entry in `parallel.results` (plain JSON values)."""
+    outcome = result.outcome
+    return {
+        "id": result.branch_id,
+        "branch": branch_path,
+        "status": result.status,
+        "last_node": result.last_node,
+        "completed_nodes": list(result.completed_nodes),
+        "preferred_label": outcome.preferred_label if outcome else "",
+        "notes": outcome.notes if outcome else "",
+        "failure_reason": result.failure_reason,
+        "score": _score(result.context_changes),
+        "duration_s": round(result.duration_s, 6),
+        "context_updates": dict(result.context_changes),
+    }
+
+
+def _score(changes: Mapping[str, Any]) -> float:
+    try:
+        return float(changes.get("score", 0) or 0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+class ParallelHandler:
+    """Runs the branches of a `parallel` node concurrently (node attributes `max_parallel`, default 4,
+    and `join_policy`: `wait_all` (default) or `first_success`, which cancels the others at their next
+    node once one branch succeeds)."""
+
+    def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
+        edges = branch_edges(graph, node)
+        if not edges:
+            return Outcome.fail(f"parallel node {node.id} has no unconditional outgoing edges to fan out to")
+        policy = node.get("join_policy") or "wait_all"
+        if policy not in JOIN_POLICIES:
+            return Outcome.fail(f"join_policy={policy!r} is not one of {', '.join(JOIN_POLICIES)}")
+        max_parallel = max(node.get_int("max_parallel", DEFAULT_MAX_PARALLEL), 1)
+        join = find_join_node(graph, node)
+        prefix = f"{stage.branch}/" if stage.branch else ""
+        paths = [f"{prefix}{node.id}:{edge.target}" for edge in edges]
+        stage.emit(
+            ParallelStarted,
+            node_id=node.id,
+            branch_count=len(edges),
+            branch_ids=tuple(edge.target for edge in edges),
+            join_policy=policy,
+            max_parallel=max_parallel,
+            join_node=join,
+        )
+        started = stage.engine.clock.monotonic()
+        run = _FanOut(node, context, stage, join, branch_stage_keys(graph, node, join), policy)
+        results = run.all(edges, paths, max_parallel)
+        successes = sum(r.status in _SUCCESSFUL for r in results)
+        failures = sum(r.status == StageStatus.FAIL.value for r in results)
+        duration = stage.engine.clock.monotonic() - started
+        stage.emit(ParallelCompleted, node_id=node.id, duration_s=duration, success_count=successes, failure_count=failures)
+        updates = {
+            "parallel.results": [result_record(r, path) for r, path in zip(results, paths, strict=True)],
+            "parallel.branch_count": len(results),
+            "parallel.success_count": successes,
+            "parallel.failure_count": failures,
+            "parallel.join_node": join or "",
+        }
+        notes = f"{len(results)} branches: {successes} succeeded, {failures} failed"
+        if policy == "first_success":
+            status = StageStatus.SUCCESS if successes else StageStatus.FAIL
+        else:
+            status = StageStatus.SUCCESS if failures == 0 else StageStatus.PARTIAL_SUCCESS
+        reason = "" if status is not StageStatus.FAIL else "no branch succeeded"
+        return Outcome(status, context_updates=updates, notes=notes, failure_reason=reason)
+
+
+class _FanOut:
+    """One fan-out: runs the branches in a bounded thread pool and applies the join policy."""
+
+    def __init__(
+        self,
+        node: Node,
+        context: Context,
+        stage: StageRun,
+        join: str | None,
+        stage_keys: Mapping[str, Mapping[str, str]],
+        policy: str,
+    ) -> None:
+        self.node = node
+        self.context = context
+        self.stage = stage
+        self.join = join
+        self.stage_keys = stage_keys
+        self.policy = policy
+        self.cancel = threading.Event()
+
+    def all(self, edges: tuple[Edge, ...], paths: list[str], max_parallel: int) -> list[BranchResult]:
+        results: dict[int, BranchResult] = {}
+        workers = min(max_parallel, len(edges))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"orchestra-{self.node.id}") as pool:
+            futures = {
+                pool.submit(self.one, index, edge, path): index
+                for index, (edge, path) in enumerate(zip(edges, paths, strict=True))
+            }
+            for future in as_completed(futures):
+                result = future.result()
+                results[futures[future]] = result
+                if self.policy == "first_success" and result.status in _SUCCESSFUL:
+                    self.cancel.set()
+        return [results[index] for index in range(len(edges))]
+
+    def one(self, index: int, edge: Edge, path: str) -> BranchResult:
+        self.stage.emit(ParallelBranchStarted, node_id=self.node.id, branch_id=edge.target, index=index)
+        result = self.stage.engine.run_branch(
+            edge,
+            self.context.clone(),
+            branch=path,
+            stop_at=self.join,
+            stage_keys=self.stage_keys.get(edge.target, {}),
+            cancel=self.cancel,
+        )
+        self.stage.emit(
+            ParallelBranchCompleted,
+            node_id=self.node.id,
+            branch_id=edge.target,
+            index=index,
+            duration_s=result.duration_s,
+            success=result.status in _SUCCESSFUL,
+            status=result.status,
+        )
+        return result

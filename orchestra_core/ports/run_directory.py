@@ -1,0 +1,90 @@
+"""RunDirectory port: a run's logs root (Attractor 5.6): checkpoint, manifest, stage files, artifacts."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from orchestra_core.engine.checkpoint import Checkpoint, RunManifest
+from orchestra_core.errors import OrchestraError
+from orchestra_core.ports.artifact_store import ArtifactStore
+
+CHECKPOINT_FILE = "checkpoint.json"
+MANIFEST_FILE = "manifest.json"
+STATUS_FILE = "status.json"
+
+
+class RunDirectoryError(OrchestraError):
+    """The run directory holds something unreadable (a malformed checkpoint or manifest) or cannot be
+    written; the message names the file."""
+
+
+@runtime_checkable
+class RunDirectory(Protocol):
+    """One run's directory. Stage keys are node ids (a node reached by two parallel branches gets
+    `node@branch`); stage file names are plain names such as `prompt.md`.
+
+    Attributes:
+        root: The logs root, as given.
+        artifacts: The run's artifact store (file-backed under `artifacts/`).
+    """
+
+    root: str
+    artifacts: ArtifactStore
+
+    def stage_dir(self, stage_key: str) -> str:
+        """The stage's directory path, created if missing (tools and agents write into it)."""
+        ...
+
+    def write_stage_file(self, stage_key: str, name: str, text: str) -> None:
+        """Write a stage file (`status.json` is replaced atomically)."""
+        ...
+
+    def read_stage_file(self, stage_key: str, name: str) -> str | None:
+        """A stage file's text, or None when it does not exist."""
+        ...
+
+    def remove_stage_file(self, stage_key: str, name: str) -> None:
+        """Delete a stage file (no error when absent)."""
+        ...
+
+    def save_checkpoint(self, checkpoint: Checkpoint) -> None:
+        """Replace `checkpoint.json` atomically (a crash leaves the old or the new one, never a mix).
+
+        Raises:
+            RunDirectoryError: It cannot be written.
+        """
+        ...
+
+    def load_checkpoint(self) -> Checkpoint | None:
+        """The saved checkpoint, or None when there is none.
+
+        Raises:
+            RunDirectoryError: `checkpoint.json` exists but is malformed.
+        """
+        ...
+
+    def write_manifest(self, manifest: RunManifest) -> None:
+        """Replace `manifest.json` atomically."""
+        ...
+
+    def read_manifest(self) -> RunManifest | None:
+        """The manifest, or None when there is none.
+
+        Raises:
+            RunDirectoryError: `manifest.json` exists but is malformed.
+        """
+        ...
+
+    def archive_stages(self, name: str) -> None:
+        """Move every stage directory and the artifacts into `restarts/<name>/`, leaving a fresh
+        directory (used by `loop_restart`); the checkpoint and manifest stay."""
+        ...
+
+
+@runtime_checkable
+class RunDirectoryFactory(Protocol):
+    """Opens run directories (the engine opens one per run, and one per supervised child run)."""
+
+    def open(self, root: str) -> RunDirectory:
+        """The run directory at `root` (created lazily on first write)."""
+        ...
