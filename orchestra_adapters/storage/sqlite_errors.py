@@ -13,7 +13,11 @@ from orchestra_core.session.errors import (
 )
 
 _BY_CODE: tuple[tuple[str, type[StoreError], str], ...] = (
-    ("SQLITE_BUSY", StoreLockedError, "another process holds the store's write lock; try again when it is done"),
+    (
+        "SQLITE_BUSY",
+        StoreLockedError,
+        "another process holds the store's write lock; try again when it is done",
+    ),
     ("SQLITE_LOCKED", StoreLockedError, "the store is locked"),
     ("SQLITE_READONLY", StoreReadOnlyError, "the file (or its directory) is read-only"),
     ("SQLITE_CORRUPT", StoreCorruptError, "the file is damaged; restore it from a backup"),

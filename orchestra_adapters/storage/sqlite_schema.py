@@ -127,7 +127,9 @@ def _add_session_cursor(connection: sqlite3.Connection, path: str) -> None:
             try:
                 data = decode_payload(inline if inline is not None else decompress(compression, blob))
             except ValueError as error:
-                raise StoreCorruptError(f"session store {path}: turn {turn_id} cannot be read: {error}") from None
+                raise StoreCorruptError(
+                    f"session store {path}: turn {turn_id} cannot be read: {error}"
+                ) from None
         cursor = parent.after(str(turn_id), type_id, data)
         cursors[turn_id] = cursor
         checkpoint = int(cursor.checkpoint_turn_id) if cursor.checkpoint_turn_id else None

@@ -114,7 +114,9 @@ class SqliteSessionStore:
 
     def get_session(self, session_id: Id) -> SessionInfo:
         with self._guard(f"read session {session_id}") as connection:
-            row = connection.execute(f"{_SESSION_SELECT} WHERE s.id = ?", (self._number(session_id),)).fetchone()
+            row = connection.execute(
+                f"{_SESSION_SELECT} WHERE s.id = ?", (self._number(session_id),)
+            ).fetchone()
             if row is None:
                 raise self._no_session(session_id)
             return _info(row)
@@ -181,7 +183,13 @@ class SqliteSessionStore:
             )
         created = datetime.fromtimestamp(_ms(now) / 1000, UTC)
         return StoredTurn(
-            str(turn_id), format_id(head_id), depth + 1 if head_id else 0, type_id, type_version, plain, created
+            str(turn_id),
+            format_id(head_id),
+            depth + 1 if head_id else 0,
+            type_id,
+            type_version,
+            plain,
+            created,
         )
 
     def get_turn(self, session_id: Id, turn_id: Id) -> StoredTurn:
@@ -197,7 +205,9 @@ class SqliteSessionStore:
             if start is None or limit <= 0:
                 return TurnPage((), None)
             rows = connection.execute(
-                _CHAIN + _TURN_SELECT.format(source="chain JOIN turns t ON t.id = chain.id") + " ORDER BY t.id",
+                _CHAIN
+                + _TURN_SELECT.format(source="chain JOIN turns t ON t.id = chain.id")
+                + " ORDER BY t.id",
                 (start, limit),
             ).fetchall()
             page = tuple(self._stored(row) for row in rows)
@@ -226,7 +236,9 @@ class SqliteSessionStore:
     def get_blob(self, blob_hash: str) -> bytes:
         key = normalize_blob_hash(blob_hash)
         with self._guard(f"read blob {key}") as connection:
-            row = connection.execute("SELECT compression, data FROM blobs WHERE hash = ?", (bytes.fromhex(key),))
+            row = connection.execute(
+                "SELECT compression, data FROM blobs WHERE hash = ?", (bytes.fromhex(key),)
+            )
             found = row.fetchone()
             if found is None:
                 raise BlobNotFoundError(f"session store {self.location}: no blob {key}")
@@ -235,7 +247,9 @@ class SqliteSessionStore:
     def publish_bundle(self, bundle: bytes) -> bool:
         bundle_id = parse_bundle_id(bundle)
         with self._transaction(f"publish type bundle {bundle_id}") as connection:
-            row = connection.execute("SELECT content FROM bundles WHERE bundle_id = ?", (bundle_id,)).fetchone()
+            row = connection.execute(
+                "SELECT content FROM bundles WHERE bundle_id = ?", (bundle_id,)
+            ).fetchone()
             if row is not None:
                 if bytes(row[0]) != bytes(bundle):
                     raise BundleConflictError(f"bundle {bundle_id} already exists with different content")
@@ -248,7 +262,9 @@ class SqliteSessionStore:
 
     def get_bundle(self, bundle_id: str) -> bytes | None:
         with self._guard(f"read type bundle {bundle_id}") as connection:
-            row = connection.execute("SELECT content FROM bundles WHERE bundle_id = ?", (bundle_id,)).fetchone()
+            row = connection.execute(
+                "SELECT content FROM bundles WHERE bundle_id = ?", (bundle_id,)
+            ).fetchone()
             return bytes(row[0]) if row else None
 
     def close(self) -> None:
@@ -262,7 +278,9 @@ class SqliteSessionStore:
             self._path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             kind = StoreReadOnlyError if isinstance(error, PermissionError) else StoreUnavailableError
-            raise kind(f"session store {self.location}: cannot create its directory: {error.strerror}") from None
+            raise kind(
+                f"session store {self.location}: cannot create its directory: {error.strerror}"
+            ) from None
         connection = None
         try:
             connection = sqlite3.connect(
@@ -357,16 +375,24 @@ class SqliteSessionStore:
     def _in_history(self, connection: sqlite3.Connection, session_id: Id, turn_id: Id) -> int:
         head = self._head_row(connection, session_id)[0]
         target = parse_id(turn_id)
-        if head is None or target is None or connection.execute(_IN_HISTORY, (head, target, target)).fetchone() is None:
+        if (
+            head is None
+            or target is None
+            or connection.execute(_IN_HISTORY, (head, target, target)).fetchone() is None
+        ):
             raise TurnNotFoundError(
                 f"turn {str(turn_id)!r} is not in the history of session {session_id} ({self.location})"
             )
         return target
 
     def _load(self, connection: sqlite3.Connection, turn_id: int) -> StoredTurn:
-        row = connection.execute(_TURN_SELECT.format(source="turns t") + " WHERE t.id = ?", (turn_id,)).fetchone()
+        row = connection.execute(
+            _TURN_SELECT.format(source="turns t") + " WHERE t.id = ?", (turn_id,)
+        ).fetchone()
         if row is None:
-            raise StoreCorruptError(f"session store {self.location}: turn {turn_id} is referenced but missing")
+            raise StoreCorruptError(
+                f"session store {self.location}: turn {turn_id} is referenced but missing"
+            )
         return self._stored(row)
 
     def _stored(self, row: tuple[Any, ...]) -> StoredTurn:
@@ -375,7 +401,9 @@ class SqliteSessionStore:
         try:
             data = decode_payload(payload)
         except ValueError as error:
-            raise StoreCorruptError(f"session store {self.location}: turn {turn_id} cannot be read: {error}") from None
+            raise StoreCorruptError(
+                f"session store {self.location}: turn {turn_id} cannot be read: {error}"
+            ) from None
         created = datetime.fromtimestamp(created_ms / 1000, UTC)
         return StoredTurn(str(turn_id), format_id(parent_id), depth, type_id, version, data, created)
 
@@ -385,7 +413,9 @@ class SqliteSessionStore:
         try:
             return decompress(compression, data)
         except ValueError as error:
-            raise StoreCorruptError(f"session store {self.location}: {what} cannot be read: {error}") from None
+            raise StoreCorruptError(
+                f"session store {self.location}: {what} cannot be read: {error}"
+            ) from None
 
 
 def _info(row: tuple[Any, ...]) -> SessionInfo:

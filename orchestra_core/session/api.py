@@ -44,7 +44,9 @@ def append_record(
     )
 
 
-def latest_checkpoint(store: SessionStore, session_id: Id, *, at_turn_id: Id | None = None) -> CheckpointAt | None:
+def latest_checkpoint(
+    store: SessionStore, session_id: Id, *, at_turn_id: Id | None = None
+) -> CheckpointAt | None:
     """The newest Checkpoint at or before `at_turn_id` (default: the head), found by index, not by scan.
 
     For `resume SESSION` leave `at_turn_id` out; for `resume SESSION --turn T` pass T to get the

@@ -165,7 +165,9 @@ def _decode(spec: TypeSpec, data: Mapping[Any, Any], where: str) -> object:
     kwargs = {}
     for field_spec in spec.fields:
         if field_spec.tag in data:
-            kwargs[field_spec.name] = _decode_value(field_spec, data[field_spec.tag], f"{where}.{field_spec.name}")
+            kwargs[field_spec.name] = _decode_value(
+                field_spec, data[field_spec.tag], f"{where}.{field_spec.name}"
+            )
     try:
         return spec.record(**kwargs)
     except (TypeError, ValueError) as error:
@@ -200,4 +202,3 @@ def _decode_scalar(kind: str, value: Any, where: str) -> Any:
     if not _fits(kind, value):
         raise TurnDataError(f"{where}: stored {type(value).__name__} {value!r} is not a {kind}")
     return value
-

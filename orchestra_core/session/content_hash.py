@@ -59,7 +59,9 @@ def _words(block: bytes) -> tuple[int, ...]:
     return struct.unpack("<16I", block.ljust(_BLOCK_LEN, b"\0"))
 
 
-def _compress(cv: tuple[int, ...], block: tuple[int, ...], counter: int, block_len: int, flags: int) -> list[int]:
+def _compress(
+    cv: tuple[int, ...], block: tuple[int, ...], counter: int, block_len: int, flags: int
+) -> list[int]:
     state = [*cv, *_IV[:4], counter & _MASK, (counter >> 32) & _MASK, block_len, flags]
     message = list(block)
     for round_index in range(7):

@@ -75,7 +75,11 @@ class InMemorySessionStore:
     def list_sessions(self, *, limit: int = 50) -> list[SessionInfo]:
         with self._lock:
             self._check_open()
-            ordered = sorted(self._sessions.items(), key=lambda item: (item[1].updated_at, item[1].head or 0, item[0]), reverse=True)
+            ordered = sorted(
+                self._sessions.items(),
+                key=lambda item: (item[1].updated_at, item[1].head or 0, item[0]),
+                reverse=True,
+            )
             return [self._info(number, session) for number, session in ordered[: max(limit, 0)]]
 
     def head(self, session_id: Id) -> SessionHead:

@@ -113,7 +113,9 @@ class SessionStoreContract:
         assert store.get_turn(info.session_id, turn.turn_id).data[1] == text
         assert store.turns(info.session_id, limit=1).turns[0].data[2] == bytes(range(256)) * 200
 
-    @pytest.mark.parametrize("data", [{30: "x"}, {31: "x"}, {"1": "x"}, {1: object()}, {1: {(1, 2): 3}}, {1: 2**64}])
+    @pytest.mark.parametrize(
+        "data", [{30: "x"}, {31: "x"}, {"1": "x"}, {1: object()}, {1: {(1, 2): 3}}, {1: 2**64}]
+    )
     def test_bad_data_is_refused_and_nothing_is_recorded(self, store: SessionStore, data: dict) -> None:
         info = store.create_session(META)
         store.append(info.session_id, EVENT, 1, {1: 1})
@@ -135,7 +137,7 @@ class SessionStoreContract:
             before = page.next_before_turn_id
         assert pages == [ids[6:], ids[2:6], ids[:2]]
         assert store.turns(info.session_id, limit=0).turns == ()
-        assert store.turns(store.create_session(META).session_id) .turns == ()
+        assert store.turns(store.create_session(META).session_id).turns == ()
         assert list(api.history(store, info.session_id, page_size=3)) == list(
             reversed(store.turns(info.session_id, limit=100).turns)
         )
@@ -239,7 +241,9 @@ class SessionStoreContract:
         newer = store.create_session(SessionMetadata(pipeline="two", title="T"))
         store.append(newer.session_id, EVENT, 1, {1: 1})
         store.append(older.session_id, EVENT, 1, {1: 1})
-        listed = [s for s in store.list_sessions(limit=1000) if s.session_id in (older.session_id, newer.session_id)]
+        listed = [
+            s for s in store.list_sessions(limit=1000) if s.session_id in (older.session_id, newer.session_id)
+        ]
         assert [s.session_id for s in listed] == [older.session_id, newer.session_id]
         assert listed[0].metadata == SessionMetadata(pipeline="one", labels=("x",))
         assert listed[1].metadata == SessionMetadata(pipeline="two", title="T")

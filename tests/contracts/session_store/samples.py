@@ -23,7 +23,9 @@ CORE_AGENT_TURN = AgentTurn(
     messages=({"role": "assistant", "content": "I'll add validation…"}, {"role": "tool", "content": "ok"}),
     tool_calls=(
         ToolCall("backend:read-file", {"path": "app/x.rb"}, call_id="c1", result="text"),
-        ToolCall("backend:write-file", {"path": "spec/x_spec.rb", "content": "…"}, call_id="c2", error="denied"),
+        ToolCall(
+            "backend:write-file", {"path": "spec/x_spec.rb", "content": "…"}, call_id="c2", error="denied"
+        ),
     ),
     files_written=("backend:app/x.rb", "frontend:src/y.ts"),
     token_usage=TokenUsage(4200, 1800),
@@ -102,10 +104,19 @@ RECORDS: tuple[object, ...] = (
     SNAPSHOT,
     w.SessionBranchCreated("backend", "orchestra/pr-review/7", "0a1b2c", base_ref="main"),
     w.AgentCommitCreated("backend", "e4f5a6b7", "orchestra/pr-review/7", "plan", 2, "Add x", ("app/x.rb",)),
-    w.WorktreeCreated("backend", "/w/.orchestra/worktrees/7/a", "orchestra/pr-review/7/a", "0a1b2c", node_id="a"),
-    w.WorktreeMerged("backend", "orchestra/pr-review/7/a", "orchestra/pr-review/7", "fedcba", node_id="fan_in"),
+    w.WorktreeCreated(
+        "backend", "/w/.orchestra/worktrees/7/a", "orchestra/pr-review/7/a", "0a1b2c", node_id="a"
+    ),
+    w.WorktreeMerged(
+        "backend", "orchestra/pr-review/7/a", "orchestra/pr-review/7", "fedcba", node_id="fan_in"
+    ),
     w.WorktreeMergeConflict(
-        "backend", "orchestra/pr-review/7/b", "orchestra/pr-review/7", ("app/x.rb",), node_id="fan_in", detail="both"
+        "backend",
+        "orchestra/pr-review/7/b",
+        "orchestra/pr-review/7",
+        ("app/x.rb",),
+        node_id="fan_in",
+        detail="both",
     ),
     w.WorkspaceSnapshotRecorded("critic", SNAPSHOT),
 )

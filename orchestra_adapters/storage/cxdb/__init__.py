@@ -1,0 +1,1 @@
+"""CXDB client: binary protocol writes, HTTP reads."""

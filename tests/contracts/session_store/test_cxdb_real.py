@@ -1,0 +1,27 @@
+"""The same contract against a real CXDB server, when CXDB_ADDR (host:port) and CXDB_HTTP (base URL) are set."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from orchestra_adapters.storage.cxdb.store import CxdbSessionStore
+from tests.contracts.session_store.contract import SessionStoreContract
+
+ADDR = os.environ.get("CXDB_ADDR")
+URL = os.environ.get("CXDB_HTTP")
+
+pytestmark = [
+    pytest.mark.real_cxdb,
+    pytest.mark.skipif(not (ADDR and URL), reason="set CXDB_ADDR and CXDB_HTTP to run against a real CXDB"),
+]
+
+
+class TestCxdbSessionStoreOnRealServer(SessionStoreContract):
+    @pytest.fixture
+    def store(self) -> Iterator[CxdbSessionStore]:
+        store = CxdbSessionStore(str(ADDR), str(URL))
+        yield store
+        store.close()
