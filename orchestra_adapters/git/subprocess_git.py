@@ -1,0 +1,293 @@
+"""SubprocessGit: the Git port over the git command line (no git library)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from orchestra_adapters.git.command import GitCommand, decode, encode, identity_environment
+from orchestra_adapters.git.locks import RepoLocks
+from orchestra_adapters.git.parsing import (
+    LOG_FORMAT,
+    parse_log,
+    parse_status_v2,
+    parse_trailers,
+    parse_worktree_list,
+)
+from orchestra_adapters.git.trees import FileModes, TreeBuilder
+from orchestra_core.ports.git import (
+    GitError,
+    Identity,
+    LogEntry,
+    RefConflictError,
+    RepositoryInfo,
+    StatusEntry,
+    TreeChange,
+    WorktreeInfo,
+)
+
+_MUST_NOT_EXIST = ""  # update-ref: the ref must not exist yet
+_DIFF_OPTIONS = ("-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false")
+
+
+class SubprocessGit:
+    """Runs git commands: see the `Git` port for what each method promises.
+
+    Every call runs with `GIT_TERMINAL_PROMPT=0`, no pager, `LC_ALL=C`, hooks disabled (except
+    `commit(run_hooks=True)`), and without inherited `GIT_DIR`-style variables.
+    """
+
+    def __init__(self, command: GitCommand | None = None) -> None:
+        self._git = command or GitCommand()
+        self._common_dirs: dict[Path, RepositoryInfo] = {}
+        self._modes: dict[Path, FileModes] = {}
+        self._cache_lock = threading.Lock()
+
+    # --- repositories and refs -------------------------------------------------------------------
+
+    def repository(self, path: Path) -> RepositoryInfo:
+        if not Path(path).is_dir():
+            raise GitError(path, ["rev-parse"], "not a directory")
+        lines = self._git.text(
+            Path(path),
+            [
+                "rev-parse",
+                "--is-bare-repository",
+                "--absolute-git-dir",
+                "--git-common-dir",
+                "--show-object-format",
+            ],
+        ).split("\n")
+        bare, git_dir, common, object_format = lines[:4]
+        git_dir_path = Path(git_dir)
+        common_path = Path(common) if Path(common).is_absolute() else (Path(path) / common)
+        toplevel = (
+            None if bare == "true" else Path(self._git.text(Path(path), ["rev-parse", "--show-toplevel"]))
+        )
+        return RepositoryInfo(
+            toplevel=toplevel,
+            git_dir=git_dir_path,
+            common_dir=common_path.resolve(),
+            is_bare=bare == "true",
+            object_format=object_format,
+        )
+
+    def resolve_commit(self, repo: Path, rev: str) -> str | None:
+        if not rev or rev.startswith("-"):
+            return None
+        process = self._git.run(
+            repo, ["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], ok_codes=(0, 1)
+        )
+        return decode(process.stdout).strip() or None
+
+    def current_branch(self, worktree: Path) -> str | None:
+        process = self._git.run(worktree, ["symbolic-ref", "--quiet", "--short", "HEAD"], ok_codes=(0, 1))
+        return decode(process.stdout).strip() or None
+
+    def status(self, worktree: Path, *, untracked: bool = True) -> tuple[StatusEntry, ...]:
+        mode = "--untracked-files=all" if untracked else "--untracked-files=no"
+        process = self._git.run(
+            worktree, ["status", "--porcelain=v2", "-z", mode], env={"GIT_OPTIONAL_LOCKS": "0"}
+        )
+        return parse_status_v2(process.stdout)
+
+    def branches(self, repo: Path) -> tuple[str, ...]:
+        output = self._git.text(repo, ["for-each-ref", "--format=%(refname:lstrip=2)", "refs/heads/"])
+        return tuple(sorted(line for line in output.split("\n") if line))
+
+    def is_valid_branch_name(self, repo: Path, name: str) -> bool:
+        if not name or name.startswith("-") or name == "HEAD":
+            return False
+        process = self._git.run(repo, ["check-ref-format", f"refs/heads/{name}"], ok_codes=(0, 1))
+        return process.returncode == 0
+
+    def create_branch(self, repo: Path, name: str, sha: str) -> None:
+        self.update_ref(repo, f"refs/heads/{name}", sha, expected_old=_MUST_NOT_EXIST)
+
+    def delete_branch(self, repo: Path, name: str) -> None:
+        with self.lock(repo):
+            self._git.run(repo, ["update-ref", "-d", f"refs/heads/{name}"])
+
+    def update_ref(self, repo: Path, ref: str, new: str, *, expected_old: str | None) -> None:
+        args = ["update-ref", "-m", "orchestra", ref, new]
+        if expected_old is not None:
+            args.append(expected_old)
+        with self.lock(repo):
+            try:
+                self._git.run(repo, args)
+            except GitError as error:
+                if expected_old is not None:
+                    raise RefConflictError(repo, args, error.stderr, error.exit_code) from error
+                raise
+
+    # --- worktrees ---------------------------------------------------------------------------------
+
+    def worktree_add(self, repo: Path, path: Path, branch: str) -> None:
+        with self.lock(repo):
+            self._git.run(repo, [*_parallel_checkout(), "worktree", "add", "--quiet", str(path), branch])
+
+    def worktrees(self, repo: Path) -> tuple[WorktreeInfo, ...]:
+        return parse_worktree_list(self._git.run(repo, ["worktree", "list", "--porcelain", "-z"]).stdout)
+
+    def worktree_remove(self, repo: Path, path: Path) -> None:
+        with self.lock(repo):
+            self._git.run(repo, ["worktree", "remove", "--force", "--force", str(path)])
+
+    def worktree_prune(self, repo: Path) -> None:
+        with self.lock(repo):
+            self._git.run(repo, ["worktree", "prune"])
+
+    def checkout(self, worktree: Path, branch: str) -> None:
+        with self.lock(worktree):
+            self._git.run(worktree, ["checkout", "--quiet", branch, "--"])
+
+    def discard_changes(self, worktree: Path, sha: str) -> None:
+        with self.lock(worktree):
+            self._git.run(worktree, ["reset", "--quiet", "--hard", sha])
+            self._git.run(worktree, ["clean", "--quiet", "-d", "--force", "--force"])
+
+    def add_exclude(self, repo: Path, pattern: str) -> bool:
+        exclude = self._info(repo).common_dir / "info" / "exclude"
+        with self.lock(repo):
+            existing = (
+                exclude.read_text(encoding="utf-8", errors="surrogateescape") if exclude.exists() else ""
+            )
+            if pattern in (line.strip() for line in existing.splitlines()):
+                return False
+            exclude.parent.mkdir(parents=True, exist_ok=True)
+            separator = "" if not existing or existing.endswith("\n") else "\n"
+            with exclude.open("a", encoding="utf-8", errors="surrogateescape") as file:
+                file.write(f"{separator}{pattern}\n")
+            return True
+
+    # --- staging and committing ------------------------------------------------------------------
+
+    def add(self, worktree: Path, paths: Sequence[str]) -> None:
+        self.sync_index(worktree, paths)
+
+    def sync_index(self, worktree: Path, paths: Sequence[str]) -> None:
+        if not paths:
+            return
+        with self.lock(worktree):
+            self._git.run(
+                worktree, ["update-index", "--add", "--remove", "-z", "--stdin"], stdin=_nul_list(paths)
+            )
+
+    def commit(
+        self,
+        worktree: Path,
+        message: str,
+        *,
+        author: Identity,
+        committer: Identity,
+        paths: Sequence[str] = (),
+        run_hooks: bool = False,
+    ) -> str:
+        args = ["commit", "--quiet", "--no-gpg-sign", "--cleanup=whitespace", "--file=-"]
+        if paths:
+            args += ["--only", "--", *paths]
+        with self.lock(worktree):
+            if paths:
+                self.sync_index(worktree, paths)
+            self._git.run(
+                worktree,
+                args,
+                stdin=encode(message),
+                env=identity_environment(author, committer),
+                hooks=run_hooks,
+            )
+            return self._git.text(worktree, ["rev-parse", "HEAD"])
+
+    def commit_tree(
+        self,
+        repo: Path,
+        tree: str,
+        *,
+        parents: Sequence[str],
+        message: str,
+        author: Identity,
+        committer: Identity,
+    ) -> str:
+        args = ["commit-tree", "--no-gpg-sign", tree]
+        for parent in parents:
+            args += ["-p", parent]
+        return self._git.text(repo, args, stdin=encode(message), env=identity_environment(author, committer))
+
+    def tree_with_files(self, worktree: Path, base: str, paths: Sequence[str]) -> TreeChange:
+        info = self._info(worktree)
+        builder = TreeBuilder(self._git, worktree, info.object_format, self._file_modes(worktree))
+        return builder.build(base, list(dict.fromkeys(paths)))
+
+    def ignored_paths(self, worktree: Path, paths: Sequence[str]) -> tuple[str, ...]:
+        if not paths:
+            return ()
+        process = self._git.run(
+            worktree, ["check-ignore", "-z", "--stdin"], stdin=_nul_list(paths), ok_codes=(0, 1)
+        )
+        return tuple(decode(item) for item in process.stdout.split(b"\0") if item)
+
+    # --- history ---------------------------------------------------------------------------------
+
+    def log(self, repo: Path, rev: str, *, max_count: int | None = None) -> tuple[LogEntry, ...]:
+        args = ["log", "-z", f"--format={LOG_FORMAT}"]
+        if max_count is not None:
+            args.append(f"--max-count={max_count}")
+        return parse_log(self._git.run(repo, [*args, rev, "--"]).stdout)
+
+    def diff(
+        self, repo: Path, old: str | None = None, new: str | None = None, *, paths: Sequence[str] = ()
+    ) -> str:
+        args = [*_DIFF_OPTIONS, "diff", "--no-color", "--no-ext-diff", "--no-textconv"]
+        if old is None:
+            args.append("--cached")
+        else:
+            args += [old] + ([new] if new is not None else [])
+        return decode(self._git.run(repo, [*args, "--", *paths]).stdout)
+
+    def trailers(self, repo: Path, rev: str) -> Mapping[str, str]:
+        output = self._git.text(repo, ["log", "-1", "--format=%(trailers:only,unfold)", rev, "--"])
+        return parse_trailers(output)
+
+    # --- locking and cached facts ----------------------------------------------------------------
+
+    @contextmanager
+    def lock(self, repo: Path) -> Iterator[None]:
+        with RepoLocks.for_common_dir(self._info(repo).common_dir).held():
+            yield
+
+    def _info(self, path: Path) -> RepositoryInfo:
+        key = Path(path).resolve()
+        with self._cache_lock:
+            cached = self._common_dirs.get(key)
+        if cached is None:
+            cached = self.repository(key)
+            with self._cache_lock:
+                self._common_dirs[key] = cached
+        return cached
+
+    def _file_modes(self, worktree: Path) -> FileModes:
+        key = Path(worktree).resolve()
+        with self._cache_lock:
+            cached = self._modes.get(key)
+        if cached is None:
+            output = self._git.text(
+                worktree, ["config", "--type=bool", "--default=true", "--get", "core.fileMode"]
+            )
+            symlinks = self._git.text(
+                worktree, ["config", "--type=bool", "--default=true", "--get", "core.symlinks"]
+            )
+            cached = FileModes(trust_executable_bit=output == "true", symlinks=symlinks == "true")
+            with self._cache_lock:
+                self._modes[key] = cached
+        return cached
+
+
+def _nul_list(paths: Sequence[str]) -> bytes:
+    return b"".join(encode(path) + b"\0" for path in paths)
+
+
+def _parallel_checkout() -> list[str]:
+    """Parallel checkout (git >= 2.32) roughly halves the time to populate a large worktree."""
+    return ["-c", "checkout.workers=0", "-c", "checkout.thresholdForParallelism=100"]

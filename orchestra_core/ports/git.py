@@ -1,0 +1,302 @@
+"""Git port: the repository operations the workspace layer needs, and what they return."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import Protocol, runtime_checkable
+
+from attrs import field, frozen
+
+from orchestra_core.errors import OrchestraError
+
+
+class GitError(OrchestraError):
+    """A git command failed.
+
+    Attributes:
+        repo: The repository (or worktree) directory the command ran in.
+        command: The git arguments, without the leading `git`.
+        stderr: What git printed on standard error (stripped).
+        exit_code: git's exit status (None when git could not be started).
+    """
+
+    def __init__(
+        self, repo: Path | str, command: Sequence[str], stderr: str, exit_code: int | None = None
+    ) -> None:
+        self.repo = str(repo)
+        self.command = tuple(command)
+        self.stderr = stderr.strip()
+        self.exit_code = exit_code
+        shown = " ".join(self.command)
+        super().__init__(f"git {shown} failed in {self.repo}: {self.stderr or f'exit code {exit_code}'}")
+
+
+class RefConflictError(GitError):
+    """A ref did not hold the expected old value: another writer moved it first."""
+
+
+@frozen
+class RepositoryInfo:
+    """Where a repository's parts are.
+
+    Attributes:
+        toplevel: The working tree root (None for a bare repository).
+        git_dir: This working tree's git directory (`.git/worktrees/<name>` for a linked worktree).
+        common_dir: The directory shared by all worktrees (objects, refs, `info/exclude`, hooks).
+        is_bare: Whether the repository has no working tree.
+        object_format: `sha1` or `sha256`.
+    """
+
+    toplevel: Path | None
+    git_dir: Path
+    common_dir: Path
+    is_bare: bool
+    object_format: str = "sha1"
+
+
+@frozen
+class Identity:
+    """A commit author or committer, and when."""
+
+    name: str
+    email: str
+    when: datetime | None = None
+
+
+@frozen
+class StatusEntry:
+    """One line of `git status --porcelain=v2`.
+
+    Attributes:
+        path: Repo-relative path (the new path for renames).
+        index: Staged state letter (`.` unchanged, `M`, `A`, `D`, `R`, `C`, `U`; `?` untracked, `!` ignored).
+        worktree: Unstaged state letter, same alphabet.
+        original_path: The old path of a rename or copy.
+    """
+
+    path: str
+    index: str
+    worktree: str
+    original_path: str | None = None
+
+    @property
+    def untracked(self) -> bool:
+        return self.index == "?"
+
+
+@frozen
+class WorktreeInfo:
+    """One entry of `git worktree list`."""
+
+    path: Path
+    head: str | None
+    branch: str | None
+    bare: bool = False
+    detached: bool = False
+    prunable: bool = False
+
+
+@frozen
+class LogEntry:
+    """One commit as `git log` shows it."""
+
+    sha: str
+    parents: tuple[str, ...]
+    author_name: str
+    author_email: str
+    committer_name: str
+    committer_email: str
+    authored_at: str
+    message: str
+    trailers: Mapping[str, str] = field(factory=dict, converter=lambda m: MappingProxyType(dict(m)))
+
+    @property
+    def subject(self) -> str:
+        return self.message.split("\n", 1)[0]
+
+
+@frozen
+class TreeChange:
+    """A tree built from a commit plus some files (see `Git.tree_with_files`).
+
+    Attributes:
+        base_commit: The commit the tree was built on.
+        base_tree: That commit's tree.
+        tree: The new tree (equal to `base_tree` when the files did not change anything).
+    """
+
+    base_commit: str
+    base_tree: str
+    tree: str
+
+    @property
+    def changed(self) -> bool:
+        return self.tree != self.base_tree
+
+
+@runtime_checkable
+class Git(Protocol):
+    """Git operations on local repositories and their worktrees.
+
+    Every method takes the directory to run in (a repository, or a worktree of it) first. Failures raise
+    `GitError` naming the directory, the command and git's message. Hooks never run, except in
+    `commit(..., run_hooks=True)`.
+    """
+
+    def repository(self, path: Path) -> RepositoryInfo:
+        """Describe the repository containing `path`.
+
+        Raises:
+            GitError: `path` is not inside a git repository.
+        """
+        ...
+
+    def resolve_commit(self, repo: Path, rev: str) -> str | None:
+        """The full SHA of the commit `rev` names, or None when it names no commit."""
+        ...
+
+    def current_branch(self, worktree: Path) -> str | None:
+        """The branch checked out in `worktree` (short name), or None when HEAD is detached."""
+        ...
+
+    def status(self, worktree: Path, *, untracked: bool = True) -> tuple[StatusEntry, ...]:
+        """Changed, staged and (optionally) untracked paths; ignored paths are left out."""
+        ...
+
+    def branches(self, repo: Path) -> tuple[str, ...]:
+        """Every local branch (short names), sorted."""
+        ...
+
+    def is_valid_branch_name(self, repo: Path, name: str) -> bool:
+        """Whether `name` is allowed as a branch name (`git check-ref-format`)."""
+        ...
+
+    def create_branch(self, repo: Path, name: str, sha: str) -> None:
+        """Create branch `name` at commit `sha`.
+
+        Raises:
+            RefConflictError: The branch already exists.
+        """
+        ...
+
+    def delete_branch(self, repo: Path, name: str) -> None:
+        """Delete branch `name` whether or not it is merged."""
+        ...
+
+    def update_ref(self, repo: Path, ref: str, new: str, *, expected_old: str | None) -> None:
+        """Point `ref` (a full ref name) at `new`, only if it still holds `expected_old`.
+
+        Args:
+            expected_old: The SHA the ref must hold now; None skips the check.
+
+        Raises:
+            RefConflictError: The ref held something else.
+        """
+        ...
+
+    def worktree_add(self, repo: Path, path: Path, branch: str) -> None:
+        """Check out existing branch `branch` in a new linked worktree at `path`."""
+        ...
+
+    def worktrees(self, repo: Path) -> tuple[WorktreeInfo, ...]:
+        """Every worktree of the repository, the main one first."""
+        ...
+
+    def worktree_remove(self, repo: Path, path: Path) -> None:
+        """Remove the linked worktree at `path`, discarding any changes in it."""
+        ...
+
+    def worktree_prune(self, repo: Path) -> None:
+        """Forget worktrees whose directories are gone."""
+        ...
+
+    def checkout(self, worktree: Path, branch: str) -> None:
+        """Switch `worktree` to existing branch `branch`."""
+        ...
+
+    def discard_changes(self, worktree: Path, sha: str) -> None:
+        """Reset `worktree`'s branch, index and files to `sha` and delete untracked (not ignored) files."""
+        ...
+
+    def add_exclude(self, repo: Path, pattern: str) -> bool:
+        """Add `pattern` to the repository's `info/exclude` unless present; True when it was added."""
+        ...
+
+    def add(self, worktree: Path, paths: Sequence[str]) -> None:
+        """Stage `paths` in `worktree`'s index (new, modified and deleted files alike)."""
+        ...
+
+    def commit(
+        self,
+        worktree: Path,
+        message: str,
+        *,
+        author: Identity,
+        committer: Identity,
+        paths: Sequence[str] = (),
+        run_hooks: bool = False,
+    ) -> str:
+        """Commit with `git commit`; returns the new commit's SHA.
+
+        Args:
+            paths: Commit only these paths (their working-tree content); empty commits the index.
+            run_hooks: Run the repository's pre-commit and commit-msg hooks.
+        """
+        ...
+
+    def log(self, repo: Path, rev: str, *, max_count: int | None = None) -> tuple[LogEntry, ...]:
+        """Commits reachable from `rev`, newest first."""
+        ...
+
+    def diff(
+        self, repo: Path, old: str | None = None, new: str | None = None, *, paths: Sequence[str] = ()
+    ) -> str:
+        """A unified diff.
+
+        `old` and `new` (commits or trees) compare the two; only `old` compares it with the working
+        tree; neither shows what is staged (index against HEAD).
+        """
+        ...
+
+    def trailers(self, repo: Path, rev: str) -> Mapping[str, str]:
+        """The trailers of commit `rev` (last value wins for repeated keys)."""
+        ...
+
+    def ignored_paths(self, worktree: Path, paths: Sequence[str]) -> tuple[str, ...]:
+        """Those of `paths` that are untracked and matched by an ignore rule."""
+        ...
+
+    def tree_with_files(self, worktree: Path, base: str, paths: Sequence[str]) -> TreeChange:
+        """Build the tree of commit `base` with `paths` taken from `worktree` (deleted where missing).
+
+        A path that is a directory in the worktree stands for the files `base` tracks below it (like
+        `git add -u`): changed ones are updated, missing ones deleted; new files must be listed. Writes
+        blob and tree objects only: no index, ref or file changes. Cost grows with the number and depth
+        of the paths, not the size of the repository.
+        """
+        ...
+
+    def commit_tree(
+        self,
+        repo: Path,
+        tree: str,
+        *,
+        parents: Sequence[str],
+        message: str,
+        author: Identity,
+        committer: Identity,
+    ) -> str:
+        """Write a commit object (no hooks, no signing) and return its SHA; no ref moves."""
+        ...
+
+    def sync_index(self, worktree: Path, paths: Sequence[str]) -> None:
+        """Refresh `worktree`'s own index entries for `paths` from the files (added, updated or removed)."""
+        ...
+
+    def lock(self, repo: Path) -> AbstractContextManager[None]:
+        """Exclusive, re-entrant lock on the repository, across threads and processes."""
+        ...
