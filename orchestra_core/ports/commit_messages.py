@@ -1,0 +1,47 @@
+"""CommitMessageGenerator port: writes a commit message for an agent turn's changes."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from attrs import field, frozen
+
+
+@frozen
+class CommitMessageRequest:
+    """What the generator sees about one per-turn commit in one repo.
+
+    Attributes:
+        diff: The staged unified diff, already cut down to a size a cheap model handles.
+        intent: What the agent said it was doing (its last assistant message), possibly shortened.
+        files: The repo-relative files in the commit.
+        repo: The repo's name in orchestra.yaml.
+        node_id: The pipeline node whose agent made the changes.
+        diff_truncated: Whether `diff` was cut down.
+    """
+
+    diff: str
+    intent: str
+    files: tuple[str, ...] = field(converter=tuple)
+    repo: str = ""
+    node_id: str = ""
+    diff_truncated: bool = False
+
+
+@runtime_checkable
+class CommitMessageGenerator(Protocol):
+    """Produces commit message text; the workspace cleans it and falls back when it is unusable."""
+
+    def generate(self, request: CommitMessageRequest) -> str:
+        """Write a commit message: an imperative summary line, a blank line, a short body.
+
+        Args:
+            request: The diff, the agent's intent and the files.
+
+        Returns:
+            The raw message text (the caller strips preambles, fences, quotes and trailers).
+
+        Raises:
+            Exception: Any failure; the caller falls back to a deterministic message.
+        """
+        ...

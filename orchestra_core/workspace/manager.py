@@ -1,0 +1,167 @@
+"""WorkspaceManager: validates `workspace.repos` and opens a session's branches and worktrees."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from orchestra_core.errors import OrchestraError
+from orchestra_core.ports.clock import Clock
+from orchestra_core.ports.commit_messages import CommitMessageGenerator
+from orchestra_core.ports.git import Git, GitError
+from orchestra_core.settings import WorkspaceSettings
+from orchestra_core.workspace.context import IN_PLACE, WorkspaceContext
+from orchestra_core.workspace.errors import WorkspaceConfigError, WorkspaceError
+from orchestra_core.workspace.events import WorkspaceEvent, WorkspaceRestored
+from orchestra_core.workspace.naming import ref_component
+from orchestra_core.workspace.session import WorkspaceSession
+from orchestra_core.workspace.setup import BranchCreator, RepoChecker
+
+STATE_DIR_NAME = ".orchestra"
+WORKTREES_DIR_NAME = "worktrees"
+
+
+class WorkspaceManager:
+    """Sets up (or reopens) the session branches of a run in every workspace repo.
+
+    The engine never sees this class: the CLI calls `setup_session` before the run and hands the
+    session's `on_turn_wrapper()` to codergen nodes (seed 002, hybrid design).
+    """
+
+    def __init__(
+        self,
+        settings: WorkspaceSettings,
+        git: Git,
+        clock: Clock,
+        project_root: Path,
+        *,
+        config_dir: Path | None = None,
+        commit_messages: CommitMessageGenerator | None = None,
+        on_event: Callable[[WorkspaceEvent], None] | None = None,
+    ) -> None:
+        """Create a manager.
+
+        Args:
+            settings: `workspace:` from orchestra.yaml.
+            git: The Git port.
+            clock: Source of `created_at` and commit dates.
+            project_root: Holds the state directory `.orchestra/` (worktrees go in `.orchestra/worktrees/`).
+            config_dir: What relative repo paths are relative to (the orchestra.yaml directory);
+                defaults to `project_root`.
+            commit_messages: Writes per-turn commit messages; without one the fallback message is used.
+            on_event: Receives workspace events (branch created, commits, warnings).
+        """
+        self._settings = settings
+        self._git = git
+        self._clock = clock
+        self._project_root = Path(project_root).resolve()
+        self._config_dir = Path(config_dir).resolve() if config_dir is not None else self._project_root
+        self._commit_messages = commit_messages
+        self._emit = on_event or (lambda event: None)
+
+    @property
+    def state_dir(self) -> Path:
+        return self._project_root / STATE_DIR_NAME
+
+    def worktrees_dir(self, session_id: str) -> Path:
+        """Where the session's worktrees live: `<project>/.orchestra/worktrees/<session-id>/`."""
+        return self.state_dir / WORKTREES_DIR_NAME / ref_component(session_id, "session")
+
+    def setup_session(
+        self, session_id: str, pipeline_name: str, *, check_cheap_model: Callable[[], None] | None = None
+    ) -> WorkspaceSession:
+        """Check every repo, then create a session branch (and worktree) in each.
+
+        Args:
+            session_id: The run's session id (its first 8 letters/digits name the branch).
+            pipeline_name: The pipeline's name (the branch's middle part).
+            check_cheap_model: Raises when the `cheap` model alias (commit messages) cannot be resolved;
+                called only when there are repos to commit to.
+
+        Raises:
+            WorkspaceConfigError: A repo is unusable (every problem listed); nothing was created.
+            OrchestraError: `check_cheap_model` failed; nothing was created.
+            WorkspaceError: Creating a branch or worktree failed; what was created is removed again.
+        """
+        checker = RepoChecker(self._git, self._config_dir, self.state_dir)
+        plans = checker.plans(self._settings.repos, self.worktrees_dir(session_id), pipeline_name, session_id)
+        if plans and check_cheap_model is not None:
+            self._check_cheap_model(check_cheap_model)
+        creator = BranchCreator(self._git, self._clock, self.state_dir, self._emit)
+        contexts = creator.create_all(plans, session_id, pipeline_name)
+        return self._session(contexts)
+
+    def reopen_session(self, contexts: Sequence[WorkspaceContext]) -> WorkspaceSession:
+        """Continue a recorded session (resume): its branches must exist; missing worktrees are recreated.
+
+        Raises:
+            WorkspaceError: A repo is no longer configured, its branch is gone, or its checkout is unusable.
+        """
+        current = []
+        for context in contexts:
+            if context.repo_name not in self._settings.repos:
+                raise WorkspaceError(
+                    f"workspace.repos.{context.repo_name}: the session uses it but it is not configured"
+                )
+            head = self._git.resolve_commit(context.repo_root, context.branch_ref)
+            if head is None:
+                raise WorkspaceError(
+                    f"{context.repo_name}: session branch {context.branch_name} no longer exists"
+                )
+            try:
+                self._reattach(context)
+            except GitError as error:
+                raise WorkspaceError(
+                    f"{context.repo_name}: cannot reopen {context.worktree_path}: {error}"
+                ) from error
+            current.append(context.with_head(head))
+        return self._session(current)
+
+    def _reattach(self, context: WorkspaceContext) -> None:
+        root, path = context.repo_root, context.worktree_path
+        if context.isolation == IN_PLACE:
+            if self._git.current_branch(root) != context.branch_name:
+                self._git.checkout(root, context.branch_name)
+            return
+        self._git.worktree_prune(root)
+        for worktree in self._git.worktrees(root):
+            if worktree.path.resolve() == path.resolve():
+                if worktree.branch != context.branch_name:
+                    raise WorkspaceError(
+                        f"{context.repo_name}: {path} has {worktree.branch or 'a detached HEAD'} checked out, "
+                        f"not {context.branch_name}"
+                    )
+                return
+        if path.exists():
+            raise WorkspaceError(f"{context.repo_name}: {path} exists but is not a worktree of {root}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._git.worktree_add(root, path, context.branch_name)
+        head = self._git.resolve_commit(root, context.branch_ref) or ""
+        self._emit(
+            WorkspaceRestored(context.session_id, context.repo_name, context.branch_name, head, "reopen")
+        )
+
+    def _check_cheap_model(self, check: Callable[[], None]) -> None:
+        try:
+            check()
+        except OrchestraError:
+            raise
+        except Exception as error:
+            raise WorkspaceConfigError(
+                [
+                    (
+                        "providers",
+                        f"the `cheap` model alias (used for commit messages) cannot be resolved: {error}",
+                    )
+                ]
+            ) from error
+
+    def _session(self, contexts: list[WorkspaceContext]) -> WorkspaceSession:
+        return WorkspaceSession(
+            contexts,
+            {context.repo_name: self._settings.repos[context.repo_name] for context in contexts},
+            self._git,
+            self._clock,
+            self._commit_messages,
+            self._emit,
+        )

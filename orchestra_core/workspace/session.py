@@ -1,0 +1,191 @@
+"""WorkspaceSession: one run's session branches: per-turn commits, repo contexts, snapshots, rollback."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+
+from orchestra_core.agents.repo_context import RepoContext
+from orchestra_core.agents.turn import AgentTurn, TurnCommit
+from orchestra_core.ports.clock import Clock
+from orchestra_core.ports.codergen_backend import OnTurn
+from orchestra_core.ports.commit_messages import CommitMessageGenerator
+from orchestra_core.ports.git import Git, GitError
+from orchestra_core.settings import RepoSettings
+from orchestra_core.workspace.committer import RepoCommitter
+from orchestra_core.workspace.context import IN_PLACE, WorkspaceContext
+from orchestra_core.workspace.errors import ProtectedBranchError, WorkspaceCommitError, WorkspaceError
+from orchestra_core.workspace.events import WorkspaceEvent, WorkspaceRestored, WritesNotCommitted
+from orchestra_core.workspace.naming import is_protected
+
+
+class WorkspaceSession:
+    """The session branches of one run, one per workspace repo (made by `WorkspaceManager`).
+
+    Thread-safe: parallel nodes may commit at the same time; commits to one repo are serialised by
+    the repo's lock, and a branch that moved under a commit is detected, never overwritten.
+    """
+
+    def __init__(
+        self,
+        contexts: list[WorkspaceContext],
+        settings: Mapping[str, RepoSettings],
+        git: Git,
+        clock: Clock,
+        commit_messages: CommitMessageGenerator | None,
+        emit: Callable[[WorkspaceEvent], None],
+    ) -> None:
+        self._contexts = {context.repo_name: context for context in contexts}
+        self._settings = dict(settings)
+        self._git = git
+        self._emit = emit
+        self._committer = RepoCommitter(git, clock, commit_messages, emit)
+        self._lock = threading.Lock()
+
+    @property
+    def contexts(self) -> Mapping[str, WorkspaceContext]:
+        """Each repo's context, with the head as of its last commit, rollback or restore here."""
+        with self._lock:
+            return dict(self._contexts)
+
+    def repo_contexts(self) -> dict[str, RepoContext]:
+        """What repo-scoped tools need: each repo's session worktree, branch and SHAs."""
+        return {name: context.repo_context() for name, context in self.contexts.items()}
+
+    def snapshot(self) -> dict[str, str]:
+        """Each repo's session branch head, read from git (for checkpoints)."""
+        heads = {}
+        for name, context in self.contexts.items():
+            sha = self._git.resolve_commit(context.repo_root, context.branch_ref)
+            if sha is None:
+                raise WorkspaceError(f"{name}: session branch {context.branch_name} no longer exists")
+            heads[name] = sha
+        return heads
+
+    def on_turn_wrapper(self, downstream: OnTurn | None = None) -> OnTurn:
+        """An on_turn callback that commits each turn's writes, then passes the turn (with `commits`) on.
+
+        When a commit fails, `downstream` still gets the turn (with the commits that worked) before the
+        WorkspaceCommitError propagates, so the turn is recorded either way.
+        """
+
+        def on_turn(turn: AgentTurn) -> None:
+            try:
+                committed = self.commit_turn(turn)
+            except WorkspaceCommitError as error:
+                if downstream is not None:
+                    downstream(error.turn or turn)
+                raise
+            if downstream is not None:
+                downstream(committed)
+
+        return on_turn
+
+    def commit_turn(self, turn: AgentTurn) -> AgentTurn:
+        """Commit the turn's writes in every repo they touch; return the turn with `commits` added.
+
+        Raises:
+            WorkspaceCommitError: Some repo's commit failed (others still committed; `error.turn` has them).
+        """
+        if not self._contexts:
+            return turn
+        commits: list[TurnCommit] = []
+        failures: list[str] = []
+        for repo, paths in turn.writes_by_repo().items():
+            context = self.contexts.get(repo)
+            if context is None:
+                self._report_unknown(turn, repo, paths)
+                continue
+            try:
+                commit = self._committer.commit(
+                    context,
+                    self._settings[repo],
+                    turn,
+                    paths,
+                    on_head=lambda sha, name=repo: self._set_head(name, sha),
+                )
+            except WorkspaceError as error:
+                failures.append(str(error))
+                continue
+            if commit is not None:
+                commits.append(commit)
+        committed = turn.with_commits((*turn.commits, *commits))
+        if failures:
+            raise WorkspaceCommitError("; ".join(failures), turn=committed)
+        return committed
+
+    def rollback(self, repo: str) -> WorkspaceContext:
+        """Discard the repo's session work: branch back to its base SHA, worktree recreated from scratch."""
+        return self.restore(repo, self._context(repo).base_sha, reason="rollback")
+
+    def restore(self, repo: str, sha: str, *, reason: str = "restore") -> WorkspaceContext:
+        """Put the repo's session branch at `sha` and recreate its worktree there (resume at a snapshot).
+
+        In place, the repository itself is reset to `sha` and its untracked files are removed.
+
+        Raises:
+            WorkspaceError: Unknown repo, `sha` is not a commit, or git failed.
+        """
+        context = self._context(repo)
+        if is_protected(context.branch_name, self._settings[repo].protected_branches):
+            raise ProtectedBranchError(f"{repo}: refusing to move protected branch {context.branch_name!r}")
+        target = self._git.resolve_commit(context.repo_root, sha)
+        if target is None:
+            raise WorkspaceError(f"{repo}: {sha!r} is not a commit in {context.repo_root}")
+        try:
+            with self._git.lock(context.repo_root):
+                if context.isolation == IN_PLACE:
+                    self._reset_in_place(context, target)
+                else:
+                    self._recreate_worktree(context, target)
+        except GitError as error:
+            raise WorkspaceError(
+                f"{repo}: could not restore {context.branch_name} to {target}: {error}"
+            ) from error
+        self._set_head(repo, target)
+        self._emit(WorkspaceRestored(context.session_id, repo, context.branch_name, target, reason))
+        return self.contexts[repo]
+
+    def _reset_in_place(self, context: WorkspaceContext, target: str) -> None:
+        current = self._git.current_branch(context.repo_root)
+        if current != context.branch_name:
+            raise WorkspaceError(
+                f"{context.repo_name}: {context.repo_root} is on {current or 'a detached HEAD'}, not the session "
+                f"branch {context.branch_name}; refusing to reset it"
+            )
+        self._git.discard_changes(context.repo_root, target)
+
+    def _recreate_worktree(self, context: WorkspaceContext, target: str) -> None:
+        root, path = context.repo_root, context.worktree_path
+        self._git.worktree_prune(root)
+        if any(worktree.path.resolve() == path.resolve() for worktree in self._git.worktrees(root)):
+            self._git.worktree_remove(root, path)
+        elif path.exists():
+            raise WorkspaceError(f"{context.repo_name}: {path} exists but is not a worktree of {root}")
+        self._git.update_ref(root, context.branch_ref, target, expected_old=None)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._git.worktree_add(root, path, context.branch_name)
+
+    def _context(self, repo: str) -> WorkspaceContext:
+        context = self.contexts.get(repo)
+        if context is None:
+            raise WorkspaceError(
+                f"{repo!r} is not a repo of this workspace ({', '.join(self._contexts) or 'none'})"
+            )
+        return context
+
+    def _set_head(self, repo: str, sha: str) -> None:
+        with self._lock:
+            self._contexts[repo] = self._contexts[repo].with_head(sha)
+
+    def _report_unknown(self, turn: AgentTurn, repo: str, paths: list[str]) -> None:
+        self._emit(
+            WritesNotCommitted(
+                session_id=next(iter(self._contexts.values())).session_id,
+                repo=repo,
+                node_id=turn.node_id,
+                turn_number=turn.turn_number,
+                paths=paths,
+                reason="not a workspace repo",
+            )
+        )
