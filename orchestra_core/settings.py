@@ -149,7 +149,9 @@ class WorkspaceSettings:
     """`workspace:`."""
 
     repos: Mapping[str, RepoSettings] = field(factory=dict, converter=_frozen_map)
-    tools: Mapping[str, Mapping[str, ToolCommandSettings]] = field(factory=dict, converter=_frozen_map)
+    tools: Mapping[str, Mapping[str, ToolCommandSettings]] = field(
+        factory=dict, converter=lambda value: _frozen_map({repo: _frozen_map(t) for repo, t in (value or {}).items()})
+    )
 
     def repo_names(self) -> tuple[str, ...]:
         """The configured repos, or the implicit `project` repo when there are none."""

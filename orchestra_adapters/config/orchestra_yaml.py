@@ -47,7 +47,7 @@ def discover_settings(pipeline_path: Path | None, explicit: Path | None, cwd: Pa
 
     Order: `explicit` (`--config`), then `$ORCHESTRA_CONFIG`, then orchestra.yaml next to the pipeline,
     then the project's orchestra.yaml (see `find_project_root`), then `~/.orchestra/orchestra.yaml`;
-    none found gives the defaults.
+    none found gives the defaults. Relative paths are taken from `cwd`.
 
     Raises:
         ConfigError: An explicitly named file is missing, or the chosen file is invalid.
@@ -55,8 +55,8 @@ def discover_settings(pipeline_path: Path | None, explicit: Path | None, cwd: Pa
     project_root = find_project_root(cwd)
     chosen = explicit or _env_config()
     if chosen is not None:
-        return load_settings(chosen, project_root=project_root)
-    for candidate in _candidates(pipeline_path, project_root):
+        return load_settings(cwd / chosen.expanduser(), project_root=project_root)
+    for candidate in _candidates(cwd / pipeline_path if pipeline_path else None, project_root):
         if candidate.is_file():
             return load_settings(candidate, project_root=project_root)
     return OrchestraSettings(project_root=project_root)

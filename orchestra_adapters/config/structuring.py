@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, TypeVar
@@ -108,6 +109,9 @@ def _allowed_keys(cls: type) -> list[str]:
 
 def _describe(expected: Any) -> str:
     origin = typing.get_origin(expected)
+    if origin in (typing.Union, types.UnionType):
+        options = [arg for arg in typing.get_args(expected) if arg is not type(None)]
+        return " or ".join(_describe(option) for option in options)
     if origin is Literal:
         return "one of " + ", ".join(map(str, typing.get_args(expected)))
     if expected in (str,):

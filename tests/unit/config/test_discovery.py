@@ -110,3 +110,12 @@ def test_home_state_dir_is_not_a_project_marker(tmp_path: Path) -> None:
     work = home / "code" / "thing"
     work.mkdir(parents=True)
     assert find_project_root(work) == work.resolve()
+
+
+def test_relative_paths_are_taken_from_cwd(layout: dict[str, Path], tmp_path: Path) -> None:
+    config(tmp_path / "elsewhere", "explicit")
+    assert discover_settings(None, Path("../elsewhere/orchestra.yaml"), tmp_path / "project").backend == "explicit"
+    (layout["pipeline"].parent / "orchestra.yaml").unlink()
+    relative_pipeline = Path("pipelines/review.dot")
+    config(layout["project"] / "pipelines", "relative")
+    assert discover_settings(relative_pipeline, None, layout["project"]).backend == "relative"
