@@ -1,0 +1,42 @@
+"""AgentPromptBuilder: the engine's PromptBuilder, composing each codergen stage's prompt from its agent."""
+
+from __future__ import annotations
+
+from orchestra_core.agents.resolver import AgentResolver
+from orchestra_core.engine.context import Context
+from orchestra_core.engine.fidelity import build_preamble, history_limit, stage_history
+from orchestra_core.engine.stage import StageRun
+from orchestra_core.graph.model import Graph, Node
+
+
+class AgentPromptBuilder:
+    """Builds a stage's prompt: the agent's layers, the node's prompt, then the stage's fidelity preamble.
+
+    Plug it into the codergen handler (`CodergenHandler(prompt_builder=AgentPromptBuilder(resolver))`);
+    the result is what the backend receives and prompt.md records.
+    """
+
+    def __init__(self, resolver: AgentResolver) -> None:
+        self.resolver = resolver
+
+    def build(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> str:
+        """The composed prompt.
+
+        Raises:
+            OrchestraError: The node's agent cannot be resolved (unknown agent, missing layer, undefined
+                template variable, unresolvable model, unknown tool); the message names the node.
+        """
+        return self.resolver.resolve(node, context, graph, preamble=stage_preamble(context, graph, stage)).prompt
+
+
+def stage_preamble(context: Context, graph: Graph, stage: StageRun) -> str:
+    """The engine's fidelity preamble for this stage ("" under `full` fidelity)."""
+    limit = history_limit(stage.fidelity)
+    return build_preamble(
+        stage.fidelity,
+        goal=graph.goal,
+        session_id=stage.session_id,
+        history=stage_history(stage.completed_nodes, stage.node_outcomes, limit),
+        context=context.snapshot(),
+        total_stages=len(stage.completed_nodes),
+    )
