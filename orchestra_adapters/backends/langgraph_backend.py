@@ -172,7 +172,7 @@ class _NodeExecution:
 
         `graph_input` None continues the thread from the checkpoint `config` names (resuming an agent).
         """
-        started = time.monotonic()
+        started = self.turn_started = time.monotonic()
         self.turn_messages = list(graph_input["messages"]) if graph_input else []
         stream = app.stream(graph_input, config, stream_mode=["updates", "checkpoints"], durability="sync")
         try:
@@ -223,9 +223,10 @@ class _NodeExecution:
         )
         self.usage = evolve(self.usage, turns=self.usage.turns + 1)
         self.turn_number += 1
-        self.turn_messages, self.turn_complete, self.turn_started = [], False, time.monotonic()
+        self.turn_messages, self.turn_complete = [], False
         if self.on_turn is not None:
             self.on_turn(turn)
+        self.turn_started = time.monotonic()  # the callback's commit time belongs to no turn
 
     def _out_of_turns(self) -> bool:
         return (
