@@ -61,8 +61,8 @@ LATEST_VERSION = 2
 _OWN_TABLES = {"schema_version", "sessions", "turns", "blobs", "bundles"}
 
 
-def migrate(connection: sqlite3.Connection, path: str) -> int:
-    """Bring the store at `path` to LATEST_VERSION; return the version it had.
+def migrate(connection: sqlite3.Connection, path: str, *, target: int = LATEST_VERSION) -> int:
+    """Bring the store at `path` to schema version `target` (default: the latest); return the version it had.
 
     Runs inside BEGIN IMMEDIATE, so two processes opening a new store at once do not both create it.
 
@@ -71,12 +71,13 @@ def migrate(connection: sqlite3.Connection, path: str) -> int:
         StoreCorruptError: The file is an SQLite database of something else.
         sqlite3.Error: The database could not be read or written (the caller translates it).
     """
-    if current_version(connection, path) == LATEST_VERSION:
-        return LATEST_VERSION
+    found = current_version(connection, path)
+    if found >= target:
+        return found
     connection.execute("BEGIN IMMEDIATE")
     try:
         found = current_version(connection, path)
-        for version in range(found + 1, LATEST_VERSION + 1):
+        for version in range(found + 1, target + 1):
             _MIGRATIONS[version](connection, path)
             connection.execute("UPDATE schema_version SET version = ?", (version,))
         connection.execute("COMMIT")

@@ -1,0 +1,71 @@
+"""open_session_store: the SessionStore that orchestra.yaml's `storage:` section asks for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from orchestra_core.ports.clock import Clock
+from orchestra_core.ports.session_store import SessionStore
+from orchestra_core.session.errors import StoreError
+from orchestra_core.settings import StorageSettings
+
+DEFAULT_SQLITE_PATH = Path(".orchestra") / "orchestra.db"
+CXDB_BINARY_PORT = 9009
+CXDB_HTTP_PORT = 9010
+
+
+def open_session_store(
+    settings: StorageSettings, project_root: Path, *, clock: Clock | None = None
+) -> SessionStore:
+    """Open the configured store: SQLite at `.orchestra/orchestra.db` by default, or a CXDB server.
+
+    `storage.path` may be relative (to the project root) or start with `~`. For CXDB, `storage.addr`
+    (binary protocol, host:port) and `storage.url` (HTTP) default to each other's host on the standard
+    ports 9009 and 9010. A CXDB store connects on first use.
+
+    Raises:
+        StoreError: Unknown backend, CXDB without an address, or a store that cannot be opened.
+    """
+    if settings.backend == "sqlite":
+        from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
+
+        return SqliteSessionStore(sqlite_path(settings, project_root), clock=clock)
+    if settings.backend == "cxdb":
+        from orchestra_adapters.storage.cxdb.store import CxdbSessionStore
+
+        addr, url = cxdb_endpoints(settings)
+        return CxdbSessionStore(addr, url, clock=clock)
+    raise StoreError(f"storage.backend: unknown backend {settings.backend!r} (use sqlite or cxdb)")
+
+
+def sqlite_path(settings: StorageSettings, project_root: Path) -> Path:
+    """Where the SQLite store lives for these settings."""
+    if not settings.path:
+        return project_root / DEFAULT_SQLITE_PATH
+    path = Path(settings.path).expanduser()
+    return path if path.is_absolute() else project_root / path
+
+
+def cxdb_endpoints(settings: StorageSettings) -> tuple[str, str]:
+    """`(addr, url)` for CXDB, each derived from the other when only one is given.
+
+    Raises:
+        StoreError: Neither `storage.addr` nor `storage.url` is set.
+    """
+    addr, url = settings.addr, settings.url
+    if not addr and not url:
+        raise StoreError(
+            "storage: the cxdb backend needs storage.addr (host:9009) and/or storage.url (http://host:9010)"
+        )
+    if not addr:
+        host = urlsplit(str(url)).hostname or "localhost"
+        addr = f"{_bracketed(host)}:{CXDB_BINARY_PORT}"
+    if not url:
+        host = addr.rsplit(":", 1)[0] if addr.count(":") == 1 or addr.startswith("[") else addr
+        url = f"http://{host}:{CXDB_HTTP_PORT}"
+    return addr, url
+
+
+def _bracketed(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

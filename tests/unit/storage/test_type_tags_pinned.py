@@ -1,0 +1,258 @@
+"""Field tags, kinds, versions and enum numbers are pinned forever: stored turns and CXDB depend on them.
+
+If this fails you changed the meaning of stored data. Do not edit a pinned entry: add a new field with a
+new tag (and bump the type's version), or a new enum number. Then add the new entry here.
+"""
+
+from __future__ import annotations
+
+from orchestra_core.session.catalog import ENUMS, NESTED_TYPES, TURN_TYPES
+from orchestra_core.session.cursor import STATUS_CODES
+from orchestra_core.session.schema import CONTEXT_METADATA_TAG, SESSION_CURSOR_TAG
+
+# type id -> (current version, {tag: (name, kind, since version, enum id | nested type id | array items)})
+PINNED_TYPES = {
+    "dev.orchestra.ToolCall": (
+        1,
+        {
+            1: ("name", "string", 1, None),
+            2: ("args", "map", 1, None),
+            3: ("call_id", "string", 1, None),
+            4: ("result", "string", 1, None),
+            5: ("error", "string", 1, None),
+        },
+    ),
+    "dev.orchestra.TokenUsage": (
+        1,
+        {
+            1: ("prompt_tokens", "u64", 1, None),
+            2: ("completion_tokens", "u64", 1, None),
+        },
+    ),
+    "dev.orchestra.TurnCommit": (
+        1,
+        {
+            1: ("repo", "string", 1, None),
+            2: ("sha", "string", 1, None),
+            3: ("message", "string", 1, None),
+            4: ("branch", "string", 1, None),
+        },
+    ),
+    "dev.orchestra.Outcome": (
+        1,
+        {
+            1: ("status", "u8", 1, "dev.orchestra.StageStatus"),
+            2: ("preferred_label", "string", 1, None),
+            3: ("suggested_next_ids", "array", 1, "string"),
+            4: ("context_updates", "map", 1, None),
+            5: ("notes", "string", 1, None),
+            6: ("failure_reason", "string", 1, None),
+        },
+    ),
+    "dev.orchestra.RepoSnapshot": (
+        1,
+        {
+            1: ("repo_name", "string", 1, None),
+            2: ("git_sha", "string", 1, None),
+            3: ("branch", "string", 1, None),
+            4: ("base_sha", "string", 1, None),
+        },
+    ),
+    "dev.orchestra.PipelineLifecycle": (
+        1,
+        {
+            1: ("event", "u8", 1, "dev.orchestra.LifecycleEvent"),
+            2: ("pipeline_name", "string", 1, None),
+            3: ("goal", "string", 1, None),
+            4: ("status", "u8", 1, "dev.orchestra.StageStatus"),
+            5: ("duration_s", "f64", 1, None),
+            6: ("error", "string", 1, None),
+            7: ("dot_path", "string", 1, None),
+            8: ("dot_blob", "string", 1, None),
+            9: ("logs_root", "string", 1, None),
+        },
+    ),
+    "dev.orchestra.NodeExecution": (
+        1,
+        {
+            1: ("node_id", "string", 1, None),
+            2: ("event", "u8", 1, "dev.orchestra.NodeEvent"),
+            3: ("handler_type", "string", 1, None),
+            4: ("attempt", "u32", 1, None),
+            5: ("outcome", "ref", 1, "dev.orchestra.Outcome"),
+            6: ("duration_s", "f64", 1, None),
+            7: ("total_token_usage", "ref", 1, "dev.orchestra.TokenUsage"),
+            8: ("agent_turn_count", "u32", 1, None),
+        },
+    ),
+    "dev.orchestra.AgentTurn": (
+        2,
+        {
+            1: ("node_id", "string", 1, None),
+            2: ("turn_number", "u32", 1, None),
+            3: ("model", "string", 1, None),
+            4: ("provider", "string", 1, None),
+            5: ("messages", "array", 1, "map"),
+            6: ("tool_calls", "array", 1, "dev.orchestra.ToolCall"),
+            7: ("files_written", "array", 1, "string"),
+            8: ("token_usage", "ref", 1, "dev.orchestra.TokenUsage"),
+            9: ("agent_state_ref", "string", 1, None),
+            10: ("duration_s", "f64", 1, None),
+            11: ("git_sha", "string", 2, None),
+            12: ("commit_message", "string", 2, None),
+            13: ("commits", "array", 2, "dev.orchestra.TurnCommit"),
+        },
+    ),
+    "dev.orchestra.Checkpoint": (
+        3,
+        {
+            1: ("current_node", "string", 1, None),
+            2: ("completed_nodes", "array", 1, "string"),
+            3: ("context_snapshot", "map", 1, None),
+            4: ("retry_counters", "map", 1, None),
+            5: ("agent_turn_number", "u32", 1, None),
+            6: ("node_outcomes", "map", 2, "dev.orchestra.Outcome"),
+            7: ("logs", "array", 2, "string"),
+            8: ("next_node", "string", 2, None),
+            9: ("run_status", "string", 2, None),
+            10: ("failure_reason", "string", 2, None),
+            11: ("node_visits", "u32", 2, None),
+            12: ("loop_restarts", "u32", 2, None),
+            13: ("workspace_snapshot", "ref", 3, "dev.orchestra.WorkspaceSnapshot"),
+        },
+    ),
+    "dev.orchestra.HumanInteraction": (
+        1,
+        {
+            1: ("node_id", "string", 1, None),
+            2: ("mode", "u8", 1, "dev.orchestra.InteractionMode"),
+            3: ("question", "string", 1, None),
+            4: ("options", "array", 1, "string"),
+            5: ("answer", "string", 1, None),
+            6: ("selected_option", "string", 1, None),
+            7: ("interviewer", "string", 1, None),
+        },
+    ),
+    "dev.orchestra.ParallelExecution": (
+        1,
+        {
+            1: ("node_id", "string", 1, None),
+            2: ("event", "u8", 1, "dev.orchestra.ParallelEvent"),
+            3: ("branch_count", "u32", 1, None),
+            4: ("branch_id", "string", 1, None),
+            5: ("join_policy", "string", 1, None),
+            6: ("success_count", "u32", 1, None),
+            7: ("failure_count", "u32", 1, None),
+            8: ("branch_session_id", "string", 1, None),
+            9: ("status", "u8", 1, "dev.orchestra.StageStatus"),
+            10: ("branch_session_ids", "array", 1, "string"),
+        },
+    ),
+    "dev.orchestra.WorkspaceSnapshot": (
+        1,
+        {
+            1: ("repo_snapshots", "array", 1, "dev.orchestra.RepoSnapshot"),
+            2: ("node_id", "string", 1, None),
+        },
+    ),
+    "dev.orchestra.SessionBranchCreated": (
+        1,
+        {
+            1: ("repo", "string", 1, None),
+            2: ("branch", "string", 1, None),
+            3: ("base_sha", "string", 1, None),
+            4: ("base_ref", "string", 1, None),
+        },
+    ),
+    "dev.orchestra.AgentCommitCreated": (
+        1,
+        {
+            1: ("repo", "string", 1, None),
+            2: ("sha", "string", 1, None),
+            3: ("branch", "string", 1, None),
+            4: ("node_id", "string", 1, None),
+            5: ("turn_number", "u32", 1, None),
+            6: ("message", "string", 1, None),
+            7: ("files", "array", 1, "string"),
+        },
+    ),
+    "dev.orchestra.WorktreeCreated": (
+        1,
+        {
+            1: ("repo", "string", 1, None),
+            2: ("path", "string", 1, None),
+            3: ("branch", "string", 1, None),
+            4: ("base_sha", "string", 1, None),
+            5: ("node_id", "string", 1, None),
+        },
+    ),
+    "dev.orchestra.WorktreeMerged": (
+        1,
+        {
+            1: ("repo", "string", 1, None),
+            2: ("branch", "string", 1, None),
+            3: ("into_branch", "string", 1, None),
+            4: ("merge_sha", "string", 1, None),
+            5: ("node_id", "string", 1, None),
+        },
+    ),
+    "dev.orchestra.WorktreeMergeConflict": (
+        1,
+        {
+            1: ("repo", "string", 1, None),
+            2: ("branch", "string", 1, None),
+            3: ("into_branch", "string", 1, None),
+            4: ("conflicting_files", "array", 1, "string"),
+            5: ("node_id", "string", 1, None),
+            6: ("detail", "string", 1, None),
+        },
+    ),
+    "dev.orchestra.WorkspaceSnapshotRecorded": (
+        1,
+        {
+            1: ("node_id", "string", 1, None),
+            2: ("snapshot", "ref", 1, "dev.orchestra.WorkspaceSnapshot"),
+        },
+    ),
+}
+
+PINNED_ENUMS = {
+    "dev.orchestra.StageStatus": {"success": 0, "partial_success": 1, "retry": 2, "fail": 3, "skipped": 4},
+    "dev.orchestra.LifecycleEvent": {
+        "started": 0,
+        "completed": 1,
+        "failed": 2,
+        "resumed": 3,
+        "interrupted": 4,
+    },
+    "dev.orchestra.NodeEvent": {"started": 0, "completed": 1, "failed": 2, "retrying": 3, "skipped": 4},
+    "dev.orchestra.InteractionMode": {"gate": 0, "interactive": 1},
+    "dev.orchestra.ParallelEvent": {"fan_out": 0, "branch_started": 1, "branch_completed": 2, "fan_in": 3},
+}
+
+PINNED_STATUS_CODES = {"new": 0, "running": 1, "success": 2, "fail": 3, "interrupted": 4}
+
+
+def _current_types() -> dict:
+    current = {}
+    for spec in (*NESTED_TYPES, *TURN_TYPES):
+        fields = {}
+        for f in spec.fields:
+            extra = f.enum.enum_id if f.enum else (f.ref.type_id if f.ref else f.items)
+            fields[f.tag] = (f.name, f.kind, f.since, extra)
+        current[spec.type_id] = (spec.version, fields)
+    return current
+
+
+def test_field_tags_are_pinned() -> None:
+    assert _current_types() == PINNED_TYPES
+
+
+def test_enum_numbers_are_pinned() -> None:
+    current = {e.enum_id: {m.value: n for m, n in e.numbers.items()} for e in ENUMS}
+    assert current == PINNED_ENUMS
+
+
+def test_session_status_codes_and_reserved_tags_are_pinned() -> None:
+    assert {status.value: code for status, code in STATUS_CODES.items()} == PINNED_STATUS_CODES
+    assert (CONTEXT_METADATA_TAG, SESSION_CURSOR_TAG) == (30, 31)
