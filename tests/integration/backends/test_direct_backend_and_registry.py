@@ -96,7 +96,9 @@ def test_every_backend_conforms_to_the_port(
         backend.close()
 
 
-def test_registry_passes_tool_hooks_to_the_langgraph_backend(write_cassette: Settings, tmp_path: Path, repo) -> None:
+def test_registry_passes_tool_hooks_to_the_langgraph_backend(
+    write_cassette: Settings, tmp_path: Path, repo
+) -> None:
     from orchestra_adapters.process.command_runner import SubprocessCommandRunner
     from orchestra_core.agents.hooks import ToolHooks
 
@@ -108,7 +110,9 @@ def test_registry_passes_tool_hooks_to_the_langgraph_backend(write_cassette: Set
         resolver=StaticResolver(),
         toolset=RepoToolset(repo),
         state_path=tmp_path / "agents.db",
-        tool_hooks=lambda node, context: ToolHooks(SubprocessCommandRunner(), pre="exit 1", cwd=str(tmp_path)),
+        tool_hooks=lambda node, context: ToolHooks(
+            SubprocessCommandRunner(), pre="exit 1", cwd=str(tmp_path)
+        ),
     )
     assert backend is not None
     backend.run(Node("n"), "Go.", Context(), turns.append)
