@@ -6,7 +6,7 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 _JSON_TYPES: Mapping[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
@@ -67,7 +67,7 @@ def _schema_for(annotation: Any, where: str) -> dict[str, Any]:
             return _schema_for(options[0], where)
     if annotation in _JSON_TYPES:
         return {"type": _JSON_TYPES[annotation]}
-    if origin in (list, tuple, typing.Sequence, Collection) or annotation in (list, tuple):
+    if origin in (list, tuple, Sequence, Collection) or annotation in (list, tuple):
         args = [arg for arg in typing.get_args(annotation) if arg is not Ellipsis]
         return {"type": "array", "items": _schema_for(args[0], where) if args else {}}
     if origin in (dict, Mapping) or annotation is dict:
