@@ -127,23 +127,36 @@ def build_preamble(
     budget = _BUDGETS.get(mode)
     if budget is None:
         return ""
-    lines = ["## Context from earlier stages"]
+    header = ["## Context from earlier stages"]
     if goal:
-        lines.append(f"Goal: {goal}")
-    lines.append(f"Run: {session_id}")
-    shown = list(history)[-budget.stages :] if budget.stages else []
+        header.append(f"Goal: {goal}")
+    header.append(f"Run: {session_id}")
     if budget.with_counts and total_stages:
         statuses = [outcome.status.value for _, outcome in history]
         counts = ", ".join(f"{statuses.count(s)} {s}" for s in dict.fromkeys(statuses))
-        lines.append(f"{total_stages} stages finished so far (latest {len(history)}: {counts}).")
-    if shown:
-        lines.append("Recent stages, oldest first:")
-        lines.extend(_stage_line(stage, budget) for stage in shown)
-    context_lines = _context_lines(context, budget)
-    if context_lines:
-        lines.append("Key context values:")
-        lines.extend(context_lines)
-    return _clip_block("\n".join(lines), budget.total_chars)
+        header.append(f"{total_stages} stages finished so far (latest {len(history)}: {counts}).")
+    shown = list(history)[-budget.stages :] if budget.stages else []
+    stages = [_stage_line(stage, budget) for stage in shown]
+    values = _context_lines(context, budget)
+    return _fit(header, stages, values, budget.total_chars)
+
+
+def _fit(header: list[str], stages: list[str], values: list[str], limit: int) -> str:
+    """Join the sections, dropping the oldest context values, then the oldest stages, to fit `limit`."""
+
+    def render() -> str:
+        lines = list(header)
+        if stages:
+            lines += ["Recent stages, oldest first:", *stages]
+        if values:
+            lines += ["Key context values:", *values]
+        return "\n".join(lines)
+
+    text = render()
+    while len(text) > limit and (values or stages):
+        (values if values else stages).pop(0)
+        text = render()
+    return _clip_block(text, limit)
 
 
 def _clip_block(text: str, limit: int) -> str:

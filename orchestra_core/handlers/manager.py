@@ -172,7 +172,7 @@ class _Supervision:
             self.result: RunResult = self.stage.engine.run_child(
                 self.child,
                 logs_root=os.path.join(self.stage.stage_dir, "child"),
-                initial_context=self._steering_values(),
+                initial_context=self._steering_values() if "steer" in self.actions else {},
                 observers=(self.monitor,),
                 stop=self.stop,
                 context_ready=self._context_ready,
