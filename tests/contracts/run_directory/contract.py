@@ -1,0 +1,124 @@
+"""The RunDirectory contract: the in-memory fake and the filesystem adapter behave alike."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from orchestra_core.engine.checkpoint import Checkpoint, OutcomeMap, RunManifest, RunStatus
+from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.ports.artifact_store import ArtifactStore
+from orchestra_core.ports.run_directory import RunDirectory
+
+MOMENT = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def checkpoint(**changes: object) -> Checkpoint:
+    outcomes = OutcomeMap().with_outcome("plan", Outcome.success("planned")).with_outcome(
+        "gate", Outcome(StageStatus.SUCCESS, preferred_label="[A] Approve", suggested_next_ids=("ship",))
+    )
+    fields: dict[str, object] = {
+        "current_node": "gate",
+        "completed_nodes": ("start", "plan", "gate"),
+        "node_outcomes": outcomes,
+        "node_retries": {"plan": 2},
+        "context": {"graph.goal": "g", "count": 3, "flag": True, "items": [1, "two"], "nested": {"a": None}},
+        "timestamp": MOMENT,
+        "next_node": "ship",
+        "logs": ("one", "two"),
+        "workspace_snapshot": {"backend": "abc123"},
+        "node_visits": 3,
+    }
+    fields.update(changes)
+    return Checkpoint(**fields)  # type: ignore[arg-type]
+
+
+class RunDirectoryContract:
+    """Subclasses implement `make_directory()` (a fresh, empty run directory) and `reopen(directory)`
+    (the same run directory as a new process would see it)."""
+
+    def make_directory(self) -> RunDirectory:
+        raise NotImplementedError
+
+    def reopen(self, directory: RunDirectory) -> RunDirectory:
+        raise NotImplementedError
+
+    def test_is_a_run_directory_with_artifacts(self) -> None:
+        directory = self.make_directory()
+        assert isinstance(directory, RunDirectory)
+        assert isinstance(directory.artifacts, ArtifactStore)
+
+    def test_stage_files_round_trip(self) -> None:
+        directory = self.make_directory()
+        assert directory.read_stage_file("plan", "prompt.md") is None
+        directory.write_stage_file("plan", "prompt.md", "Plan ✓\nline two")
+        directory.write_stage_file("plan", "status.json", "{}")
+        assert self.reopen(directory).read_stage_file("plan", "prompt.md") == "Plan ✓\nline two"
+        directory.write_stage_file("plan", "prompt.md", "replaced")
+        assert directory.read_stage_file("plan", "prompt.md") == "replaced"
+        directory.remove_stage_file("plan", "status.json")
+        directory.remove_stage_file("plan", "status.json")
+        assert directory.read_stage_file("plan", "status.json") is None
+
+    def test_stage_dirs_are_under_the_root_and_named_by_stage_key(self) -> None:
+        directory = self.make_directory()
+        path = directory.stage_dir("shared@a")
+        assert path.startswith(directory.root) and path.endswith("shared@a")
+
+    def test_no_checkpoint_or_manifest_at_first(self) -> None:
+        directory = self.make_directory()
+        assert directory.load_checkpoint() is None
+        assert directory.read_manifest() is None
+
+    def test_checkpoint_round_trip_keeps_routing_data(self) -> None:
+        directory = self.make_directory()
+        directory.save_checkpoint(checkpoint())
+        loaded = self.reopen(directory).load_checkpoint()
+        assert loaded is not None
+        expected = checkpoint()
+        for name in ("current_node", "completed_nodes", "node_retries", "context", "timestamp", "next_node",
+                     "status", "failure_reason", "logs", "workspace_snapshot", "node_visits", "loop_restarts"):
+            assert getattr(loaded, name) == getattr(expected, name), name
+        gate = loaded.node_outcomes["gate"]
+        assert (gate.status, gate.preferred_label, gate.suggested_next_ids) == (StageStatus.SUCCESS, "[A] Approve", ("ship",))
+        assert loaded.node_outcomes["plan"].notes == "planned"
+        assert list(loaded.node_outcomes) == ["plan", "gate"]
+
+    def test_the_latest_checkpoint_wins(self) -> None:
+        directory = self.make_directory()
+        directory.save_checkpoint(checkpoint())
+        final = checkpoint(next_node=None, status=RunStatus.FAIL, failure_reason="boom", current_node="ship")
+        directory.save_checkpoint(final)
+        loaded = self.reopen(directory).load_checkpoint()
+        assert (loaded.current_node, loaded.status, loaded.failure_reason, loaded.next_node) == ("ship", RunStatus.FAIL, "boom", None)
+
+    def test_manifest_round_trip(self) -> None:
+        directory = self.make_directory()
+        manifest = RunManifest("s-1", "pipe", "goal", "label", "/p/pipe.dot", directory.root, MOMENT, {"k": "v"}, (MOMENT,))
+        directory.write_manifest(manifest)
+        assert self.reopen(directory).read_manifest() == manifest
+
+    def test_archiving_stages_leaves_a_fresh_directory(self) -> None:
+        directory = self.make_directory()
+        directory.write_stage_file("plan", "prompt.md", "old")
+        directory.save_checkpoint(checkpoint())
+        directory.archive_stages("1")
+        assert directory.read_stage_file("plan", "prompt.md") is None
+        assert directory.load_checkpoint() is not None
+        directory.write_stage_file("plan", "prompt.md", "new")
+        assert directory.read_stage_file("plan", "prompt.md") == "new"
+
+    @pytest.mark.parametrize("size", [0, 1, 500])
+    def test_growing_checkpoints_stay_exact(self, size: int) -> None:
+        directory = self.make_directory()
+        outcomes = OutcomeMap()
+        completed: list[str] = []
+        for index in range(size + 1):
+            node = f"n{index % 7}"
+            outcomes = outcomes.with_outcome(node, Outcome(StageStatus.SUCCESS, notes=f"visit {index}"))
+            completed.append(node)
+            directory.save_checkpoint(checkpoint(node_outcomes=outcomes, completed_nodes=tuple(completed), current_node=node))
+        loaded = self.reopen(directory).load_checkpoint()
+        assert loaded.completed_nodes == tuple(completed)
+        assert {k: v.notes for k, v in loaded.node_outcomes.items()} == {k: v.notes for k, v in outcomes.items()}
