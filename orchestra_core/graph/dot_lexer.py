@@ -3,7 +3,7 @@
 Graphviz's own lexer cannot read everything Attractor allows (`agent.role` keys, bare values such as
 `900s` or `claude-3.5`, the `\\n` / `\\t` / `\\\\` string escapes), so every identifier and value is
 re-emitted as a quoted Graphviz string, line for line, and characters Graphviz would reinterpret are
-carried through private-use placeholders that `restore` maps back after parsing. The lexer also rejects
+carried through noncharacter placeholders that `restore` maps back after parsing. The lexer also rejects
 what the subset forbids (undirected and strict graphs, several graphs, HTML labels, ports) with the line,
 and records the order in which edges were declared, which Graphviz does not keep.
 
@@ -21,19 +21,28 @@ from attrs import frozen
 from orchestra_core.errors import PipelineLoadError
 
 KEYWORDS = frozenset({"digraph", "graph", "node", "edge", "subgraph", "strict"})
-_BACKSLASH, _NEWLINE, _RETURN = "\ue000", "\ue001", "\ue002"
-_PLACEHOLDERS = {_BACKSLASH: "\\", _NEWLINE: "\n", _RETURN: "\r"}
-_PLACEHOLDER_RE = re.compile(f"[{_BACKSLASH}{_NEWLINE}{_RETURN}]")
+# Unicode noncharacters are reserved for a program's internal use, so no real text needs them.
+_BACKSLASH, _NEWLINE, _RETURN, _KEY_MARK = "\ufdd0", "\ufdd1", "\ufdd2", "\ufdd3"
+_PLACEHOLDERS = {_BACKSLASH: "\\", _NEWLINE: "\n", _RETURN: "\r", _KEY_MARK: ""}
+_PLACEHOLDER_RE = re.compile(f"[{_BACKSLASH}{_NEWLINE}{_RETURN}{_KEY_MARK}]")
+# Graphviz takes an edge attribute named `key` as the edge's name (and merges edges that share one);
+# a mark in front of the name keeps it an ordinary attribute, and `restore` removes the mark.
+_KEY_ATTRIBUTE_RE = re.compile(r'(?<![\\\w])"key"(?=\s*=)')
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 
 _WORD = r"(?:[A-Za-z0-9_.:+]+(?:-(?![->])[A-Za-z0-9_.:+]*)*|(?<!-)-(?![->])(?:[A-Za-z0-9_.:+]|-(?![->]))*)"
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
+# A quote that opens no complete string becomes a mark, so it cannot pair up with a later quote.
+_STRAY_QUOTE = "\ufdd4"
 _REWRITE_RE = re.compile(
-    rf"(?P<comment>//[^\n]*|\#[^\n]*|/\*.*?\*/)|(?P<string>{_STRING})|(?P<word>{_WORD})", re.DOTALL
+    rf"(?P<comment>//[^\n]*|\#[^\n]*|/\*.*?\*/)|(?P<string>{_STRING})|(?P<word>{_WORD})|(?P<stray>\")",
+    re.DOTALL,
 )
 # In the rewritten text every id and value is a quoted string; the skeleton replaces each with `S`.
 _QUOTED_RE = re.compile(_STRING)
-_PROBLEM_RE = re.compile(r"(?P<undirected>--)|(?P<html><)|(?P<comment>/\*)|(?P<quote>\")|(?P<other>[^\sS{}\[\]=;,+a-z>-]|-(?!>)|(?<!-)>)")
+_PROBLEM_RE = re.compile(
+    rf"(?P<undirected>--)|(?P<html><)|(?P<comment>/\*)|(?P<quote>[\"{_STRAY_QUOTE}])|(?P<other>[^\sS{{}}\[\]=;,+a-z>-]|-(?!>)|(?<!-)>)"
+)
 _HEADER_RE = re.compile(r"\s*(?P<keyword>[a-z]+|S)\s*(?P<name>S\s*)?(?P<brace>\{)?")
 _EDGE_PAIR_RE = re.compile(rf"({_STRING})\s*(?=->\s*({_STRING}))")
 _PROBLEMS = {
@@ -107,7 +116,7 @@ def lex(text: str, path: str | None = None) -> LexedDot:
         if placeholder in text:
             line = text.count("\n", 0, text.index(placeholder)) + 1
             raise PipelineLoadError(f"unsupported character U+{ord(placeholder):04X}", path=path, line=line)
-    rewritten = _REWRITE_RE.sub(_rewrite_token, text)
+    rewritten = _KEY_ATTRIBUTE_RE.sub(f'"{_KEY_MARK}key"', _REWRITE_RE.sub(_rewrite_token, text))
     skeleton = _QUOTED_RE.sub("S", rewritten)
     _check_skeleton(skeleton, path)
     pairs = tuple((unquote_graphviz(a), unquote_graphviz(b)) for a, b in _EDGE_PAIR_RE.findall(rewritten))
@@ -120,6 +129,8 @@ def _rewrite_token(match: re.Match[str]) -> str:
     if kind == "word":
         lowered = raw.lower()
         return lowered if lowered in KEYWORDS else f'"{raw}"'
+    if kind == "stray":
+        return _STRAY_QUOTE
     if kind == "string":
         if "\\" not in raw and "\n" not in raw and "\r" not in raw:
             return raw

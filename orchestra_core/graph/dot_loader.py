@@ -117,7 +117,7 @@ def _declared(gv: Any, root: Any, kind: int) -> list[tuple[str, Any]]:
             return symbols
         if symbol is None:
             return symbols
-        symbols.append((gv.agattrname(symbol).decode("utf-8"), symbol))
+        symbols.append((restore(gv.agattrname(symbol).decode("utf-8")), symbol))
 
 
 def _values(gv: Any, item: Any, symbols: list[tuple[str, Any]]) -> dict[str, str]:
@@ -147,7 +147,7 @@ def _build_graph(root: Any, lexed: LexedDot, path: str | None) -> Graph:
     node_handles = list(_iterate(lambda: gv.agfstnode(root), lambda n: gv.agnxtnode(root, n)))
     nodes: dict[str, dict[str, str]] = {}
     for handle in node_handles:
-        node_id = restore(gv.agnameof(handle).decode("utf-8"))
+        node_id = restore((gv.agnameof(handle) or b"").decode("utf-8"))  # Graphviz names "" as NULL
         if not _IDENTIFIER_RE.fullmatch(node_id):
             raise PipelineLoadError(
                 f"node id {node_id!r} is not an identifier ([A-Za-z_][A-Za-z0-9_]*); put display text in label",

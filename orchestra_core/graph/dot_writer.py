@@ -22,6 +22,11 @@ def _key(key: str) -> str:
     return key if _KEY_RE.fullmatch(key) and key.lower() not in _KEYWORDS else quote(key)
 
 
+def _id(name: str) -> str:
+    """Node ids and graph names such as `node` or `Graph` are DOT keywords unless quoted."""
+    return name if _IDENTIFIER_RE.fullmatch(name) and name.lower() not in _KEYWORDS else quote(name)
+
+
 def _attr_block(attrs: Mapping[str, str]) -> str:
     if not attrs:
         return ""
@@ -31,11 +36,13 @@ def _attr_block(attrs: Mapping[str, str]) -> str:
 def to_dot(graph: Graph) -> str:
     """Render the graph as DOT text that `parse_dot` reads back into an equal Graph."""
     name = graph.name
-    header = "digraph" if not name else f"digraph {name if _IDENTIFIER_RE.fullmatch(name) else quote(name)}"
+    header = "digraph" if not name else f"digraph {_id(name)}"
     lines = [header + " {"]
     if graph.attrs:
         lines.append("  graph" + _attr_block(graph.attrs))
-    lines.extend(f"  {node.id}{_attr_block(node.attrs)}" for node in graph.nodes.values())
-    lines.extend(f"  {edge.source} -> {edge.target}{_attr_block(edge.attrs)}" for edge in graph.edges)
+    lines.extend(f"  {_id(node.id)}{_attr_block(node.attrs)}" for node in graph.nodes.values())
+    lines.extend(
+        f"  {_id(edge.source)} -> {_id(edge.target)}{_attr_block(edge.attrs)}" for edge in graph.edges
+    )
     lines.append("}")
     return "\n".join(lines) + "\n"
