@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 
 from orchestra_adapters.storage.payload import decode_payload, decompress
+from orchestra_adapters.storage.sqlite_errors import store_error
 from orchestra_core.session.cursor import LIFECYCLE_TYPE_ID, STATUS_CODES, SessionCursor, status_from_code
-from orchestra_core.session.errors import StoreCorruptError, StoreVersionError
+from orchestra_core.session.errors import (
+    StoreCorruptError,
+    StoreError,
+    StoreReadOnlyError,
+    StoreUnavailableError,
+    StoreVersionError,
+)
 from orchestra_core.session.identifiers import format_id
 
 _V1 = """
@@ -59,6 +67,37 @@ ALTER TABLE turns ADD COLUMN status INTEGER NOT NULL DEFAULT 0;
 
 LATEST_VERSION = 2
 _OWN_TABLES = {"schema_version", "sessions", "turns", "blobs", "bundles"}
+
+
+def open_database(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
+    """Connect to the store at `path` (creating it and its directory), in WAL mode, migrated to the latest schema.
+
+    Raises:
+        StoreError: A subclass naming the path: the directory or file cannot be created, read or written,
+            the file is damaged or not a store, or it is newer than this Orchestra.
+    """
+    location = str(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        kind = StoreReadOnlyError if isinstance(error, PermissionError) else StoreUnavailableError
+        raise kind(f"session store {location}: cannot create its directory: {error.strerror}") from None
+    connection = None
+    try:
+        connection = sqlite3.connect(
+            path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
+        )
+        connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA synchronous = NORMAL")
+        migrate(connection, location)
+        return connection
+    except (sqlite3.Error, StoreError) as error:
+        if connection is not None:
+            connection.close()
+        if isinstance(error, StoreError):
+            raise
+        raise store_error(error, location, "open the store") from None
 
 
 def migrate(connection: sqlite3.Connection, path: str, *, target: int = LATEST_VERSION) -> int:

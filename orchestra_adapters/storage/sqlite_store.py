@@ -7,7 +7,6 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +14,22 @@ from orchestra_adapters.process.system_clock import SystemClock
 from orchestra_adapters.storage.payload import (
     compress,
     content_hash,
-    decode_payload,
-    decompress,
     encode_payload,
 )
 from orchestra_adapters.storage.sqlite_errors import store_error
-from orchestra_adapters.storage.sqlite_schema import cursor_of, migrate
+from orchestra_adapters.storage.sqlite_rows import (
+    CHAIN,
+    HEAD_SELECT,
+    IN_HISTORY,
+    SESSION_SELECT,
+    TURN_SELECT,
+    decompressed,
+    from_ms,
+    session_info,
+    stored_turn,
+    to_ms,
+)
+from orchestra_adapters.storage.sqlite_schema import cursor_of, open_database
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.session_store import (
     Id,
@@ -33,15 +42,13 @@ from orchestra_core.ports.session_store import (
 )
 from orchestra_core.session.bundle import parse_bundle_id
 from orchestra_core.session.codec import normalize_turn_data
-from orchestra_core.session.cursor import STATUS_CODES, SessionCursor, status_from_code
+from orchestra_core.session.cursor import CHECKPOINT_TYPE_ID, STATUS_CODES, SessionCursor
 from orchestra_core.session.errors import (
     BlobNotFoundError,
     BundleConflictError,
     SessionNotFoundError,
     StoreCorruptError,
     StoreError,
-    StoreReadOnlyError,
-    StoreUnavailableError,
     TurnNotFoundError,
 )
 from orchestra_core.session.identifiers import format_id, normalize_blob_hash, parse_id
@@ -49,30 +56,6 @@ from orchestra_core.session.identifiers import format_id, normalize_blob_hash, p
 DEFAULT_BUSY_TIMEOUT_S = 5.0
 DEFAULT_INLINE_LIMIT = 8 * 1024  # larger payloads go to the blob table, zstd-compressed and deduplicated
 _COMPRESS_FROM = 512
-
-_SESSION_SELECT = (
-    "SELECT s.id, s.created_at_ms, s.updated_at_ms, s.head_turn_id, s.pipeline, s.title, s.labels, "
-    "s.parent_session_id, s.spawn_reason, t.depth, t.status "
-    "FROM sessions s LEFT JOIN turns t ON t.id = s.head_turn_id"
-)
-_HEAD_SELECT = (
-    "SELECT s.head_turn_id, t.depth, t.checkpoint_id, t.status "
-    "FROM sessions s LEFT JOIN turns t ON t.id = s.head_turn_id WHERE s.id = ?"
-)
-_TURN_SELECT = (
-    "SELECT t.id, t.parent_id, t.depth, t.type_id, t.type_version, t.created_at_ms, t.payload, "
-    "b.compression, b.data FROM {source} LEFT JOIN blobs b ON t.payload IS NULL AND b.hash = t.payload_hash"
-)
-_CHAIN = (
-    "WITH RECURSIVE chain(id, n) AS (SELECT ?, 1 UNION ALL "
-    "SELECT t.parent_id, chain.n + 1 FROM turns t JOIN chain ON t.id = chain.id "
-    "WHERE chain.n < ? AND t.parent_id IS NOT NULL) "
-)
-_IN_HISTORY = (
-    "WITH RECURSIVE chain(id) AS (SELECT ? UNION ALL "
-    "SELECT t.parent_id FROM turns t JOIN chain ON t.id = chain.id WHERE t.parent_id >= ?) "
-    "SELECT 1 FROM chain WHERE id = ? LIMIT 1"
-)
 
 
 class SqliteSessionStore:
@@ -98,7 +81,7 @@ class SqliteSessionStore:
         self._busy_timeout_s = busy_timeout_s
         self._inline_limit = inline_limit
         self._lock = threading.RLock()
-        self._connection: sqlite3.Connection | None = self._open()
+        self._connection: sqlite3.Connection | None = open_database(self._path, busy_timeout_s)
 
     def __enter__(self) -> SqliteSessionStore:
         return self
@@ -115,19 +98,19 @@ class SqliteSessionStore:
     def get_session(self, session_id: Id) -> SessionInfo:
         with self._guard(f"read session {session_id}") as connection:
             row = connection.execute(
-                f"{_SESSION_SELECT} WHERE s.id = ?", (self._number(session_id),)
+                f"{SESSION_SELECT} WHERE s.id = ?", (self._number(session_id),)
             ).fetchone()
             if row is None:
                 raise self._no_session(session_id)
-            return _info(row)
+            return session_info(row)
 
     def list_sessions(self, *, limit: int = 50) -> list[SessionInfo]:
         with self._guard("list sessions") as connection:
             rows = connection.execute(
-                f"{_SESSION_SELECT} ORDER BY s.updated_at_ms DESC, s.head_turn_id DESC, s.id DESC LIMIT ?",
+                f"{SESSION_SELECT} ORDER BY s.updated_at_ms DESC, s.head_turn_id DESC, s.id DESC LIMIT ?",
                 (max(limit, 0),),
             )
-            return [_info(row) for row in rows.fetchall()]
+            return [session_info(row) for row in rows.fetchall()]
 
     def head(self, session_id: Id) -> SessionHead:
         with self._guard(f"read session {session_id}") as connection:
@@ -143,53 +126,51 @@ class SqliteSessionStore:
         *,
         parent_turn_id: Id | None = None,
     ) -> StoredTurn:
+        number = self._number(session_id)
         plain = normalize_turn_data(data)
         payload = encode_payload(plain)
         digest = content_hash(payload)
         blob = compress(payload, threshold=_COMPRESS_FROM) if len(payload) > self._inline_limit else None
-        now = self._clock.now()
+        created_ms = to_ms(self._clock.now())
         with self._transaction(f"append to session {session_id}") as connection:
-            head_id, depth, checkpoint_id, status = self._head_row(connection, session_id)
+            parent_id, depth, checkpoint_id, status = self._head_row(connection, number)
             if parent_turn_id is not None:
-                head_id, depth, checkpoint_id, status = self._turn_row(connection, parent_turn_id)
-            parent = cursor_of(checkpoint_id, status) if head_id else SessionCursor()
-            turn_id = connection.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM turns").fetchone()[0]
-            cursor = parent.after(str(turn_id), type_id, plain)
+                parent_id, depth, checkpoint_id, status = self._turn_row(connection, parent_turn_id)
+            own_id = None  # a checkpoint's cursor points at itself, so it needs its id before the insert
+            if type_id == CHECKPOINT_TYPE_ID:
+                own_id = connection.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM turns").fetchone()[0]
+            parent = cursor_of(checkpoint_id, status) if parent_id else SessionCursor()
+            cursor = parent.after(str(own_id), type_id, plain)
             if blob is not None:
                 connection.execute(
                     "INSERT OR IGNORE INTO blobs (hash, size, compression, data) VALUES (?, ?, ?, ?)",
                     (digest, len(payload), *blob),
                 )
-            connection.execute(
+            turn_depth = depth + 1 if parent_id else 0
+            inserted = connection.execute(
                 "INSERT INTO turns (id, parent_id, depth, session_id, type_id, type_version, created_at_ms, "
                 "payload_hash, payload, checkpoint_id, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    turn_id,
-                    head_id,
-                    depth + 1 if head_id else 0,
-                    parse_id(session_id),
+                    own_id,
+                    parent_id,
+                    turn_depth,
+                    number,
                     type_id,
                     type_version,
-                    _ms(now),
+                    created_ms,
                     digest,
                     None if blob is not None else payload,
                     parse_id(cursor.checkpoint_turn_id),
                     STATUS_CODES[cursor.status],
                 ),
             )
+            turn_id = inserted.lastrowid
             connection.execute(
                 "UPDATE sessions SET head_turn_id = ?, updated_at_ms = ? WHERE id = ?",
-                (turn_id, _ms(now), parse_id(session_id)),
+                (turn_id, created_ms, number),
             )
-        created = datetime.fromtimestamp(_ms(now) / 1000, UTC)
         return StoredTurn(
-            str(turn_id),
-            format_id(head_id),
-            depth + 1 if head_id else 0,
-            type_id,
-            type_version,
-            plain,
-            created,
+            str(turn_id), format_id(parent_id), turn_depth, type_id, type_version, plain, from_ms(created_ms)
         )
 
     def get_turn(self, session_id: Id, turn_id: Id) -> StoredTurn:
@@ -205,12 +186,10 @@ class SqliteSessionStore:
             if start is None or limit <= 0:
                 return TurnPage((), None)
             rows = connection.execute(
-                _CHAIN
-                + _TURN_SELECT.format(source="chain JOIN turns t ON t.id = chain.id")
-                + " ORDER BY t.id",
+                CHAIN + TURN_SELECT.format(source="chain JOIN turns t ON t.id = chain.id") + " ORDER BY t.id",
                 (start, limit),
             ).fetchall()
-            page = tuple(self._stored(row) for row in rows)
+            page = tuple(stored_turn(row, self.location) for row in rows)
             more = bool(page) and page[0].parent_turn_id is not None
             return TurnPage(page, page[0].turn_id if more else None)
 
@@ -242,7 +221,7 @@ class SqliteSessionStore:
             found = row.fetchone()
             if found is None:
                 raise BlobNotFoundError(f"session store {self.location}: no blob {key}")
-            return self._decompressed(found[0], found[1], f"blob {key}")
+            return decompressed(found[0], found[1], f"blob {key}", self.location)
 
     def publish_bundle(self, bundle: bytes) -> bool:
         bundle_id = parse_bundle_id(bundle)
@@ -256,7 +235,7 @@ class SqliteSessionStore:
                 return False
             connection.execute(
                 "INSERT INTO bundles (bundle_id, content, published_at_ms) VALUES (?, ?, ?)",
-                (bundle_id, bytes(bundle), _ms(self._clock.now())),
+                (bundle_id, bytes(bundle), to_ms(self._clock.now())),
             )
             return True
 
@@ -272,31 +251,6 @@ class SqliteSessionStore:
             if self._connection is not None:
                 self._connection.close()
                 self._connection = None
-
-    def _open(self) -> sqlite3.Connection:
-        try:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            kind = StoreReadOnlyError if isinstance(error, PermissionError) else StoreUnavailableError
-            raise kind(
-                f"session store {self.location}: cannot create its directory: {error.strerror}"
-            ) from None
-        connection = None
-        try:
-            connection = sqlite3.connect(
-                self._path, timeout=self._busy_timeout_s, isolation_level=None, check_same_thread=False
-            )
-            connection.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_s * 1000)}")
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.execute("PRAGMA synchronous = NORMAL")
-            migrate(connection, self.location)
-            return connection
-        except (sqlite3.Error, StoreError) as error:
-            if connection is not None:
-                connection.close()
-            if isinstance(error, StoreError):
-                raise
-            raise store_error(error, self.location, "open the store") from None
 
     @contextmanager
     def _guard(self, action: str) -> Iterator[sqlite3.Connection]:
@@ -321,7 +275,7 @@ class SqliteSessionStore:
                 raise
 
     def _insert_session(self, metadata: SessionMetadata, base_turn_id: Id | None) -> SessionInfo:
-        now = _ms(self._clock.now())
+        now = to_ms(self._clock.now())
         with self._transaction("create a session") as connection:
             base = self._turn_row(connection, base_turn_id)[0] if base_turn_id is not None else None
             cursor = connection.execute(
@@ -352,7 +306,7 @@ class SqliteSessionStore:
         return SessionNotFoundError(f"no session {str(session_id)!r} in session store {self.location}")
 
     def _head_row(self, connection: sqlite3.Connection, session_id: Id) -> tuple[Any, ...]:
-        row = connection.execute(_HEAD_SELECT, (self._number(session_id),)).fetchone()
+        row = connection.execute(HEAD_SELECT, (self._number(session_id),)).fetchone()
         if row is None:
             raise self._no_session(session_id)
         return tuple(row)
@@ -378,7 +332,7 @@ class SqliteSessionStore:
         if (
             head is None
             or target is None
-            or connection.execute(_IN_HISTORY, (head, target, target)).fetchone() is None
+            or connection.execute(IN_HISTORY, (head, target, target)).fetchone() is None
         ):
             raise TurnNotFoundError(
                 f"turn {str(turn_id)!r} is not in the history of session {session_id} ({self.location})"
@@ -387,50 +341,10 @@ class SqliteSessionStore:
 
     def _load(self, connection: sqlite3.Connection, turn_id: int) -> StoredTurn:
         row = connection.execute(
-            _TURN_SELECT.format(source="turns t") + " WHERE t.id = ?", (turn_id,)
+            TURN_SELECT.format(source="turns t") + " WHERE t.id = ?", (turn_id,)
         ).fetchone()
         if row is None:
             raise StoreCorruptError(
                 f"session store {self.location}: turn {turn_id} is referenced but missing"
             )
-        return self._stored(row)
-
-    def _stored(self, row: tuple[Any, ...]) -> StoredTurn:
-        turn_id, parent_id, depth, type_id, version, created_ms, inline, compression, blob = row
-        payload = inline if inline is not None else self._decompressed(compression, blob, f"turn {turn_id}")
-        try:
-            data = decode_payload(payload)
-        except ValueError as error:
-            raise StoreCorruptError(
-                f"session store {self.location}: turn {turn_id} cannot be read: {error}"
-            ) from None
-        created = datetime.fromtimestamp(created_ms / 1000, UTC)
-        return StoredTurn(str(turn_id), format_id(parent_id), depth, type_id, version, data, created)
-
-    def _decompressed(self, compression: int | None, data: bytes | None, what: str) -> bytes:
-        if compression is None or data is None:
-            raise StoreCorruptError(f"session store {self.location}: the blob of {what} is missing")
-        try:
-            return decompress(compression, data)
-        except ValueError as error:
-            raise StoreCorruptError(
-                f"session store {self.location}: {what} cannot be read: {error}"
-            ) from None
-
-
-def _info(row: tuple[Any, ...]) -> SessionInfo:
-    number, created_ms, updated_ms, head_id, pipeline, title, labels, parent, reason, depth, status = row
-    metadata = SessionMetadata(pipeline, title, tuple(json.loads(labels)), parent, reason)
-    return SessionInfo(
-        session_id=str(number),
-        metadata=metadata,
-        status=status_from_code(status or 0),
-        created_at=datetime.fromtimestamp(created_ms / 1000, UTC),
-        updated_at=datetime.fromtimestamp(updated_ms / 1000, UTC),
-        head_turn_id=format_id(head_id),
-        head_depth=depth or 0,
-    )
-
-
-def _ms(moment: datetime) -> int:
-    return int(moment.timestamp() * 1000)
+        return stored_turn(row, self.location)

@@ -15,7 +15,7 @@ import msgpack
 from tests.support.cxdb_registry import MissingDescriptor, Registry, RegistryError, project
 
 if TYPE_CHECKING:
-    from tests.support.cxdb_server import FakeCxdbState, Turn
+    from tests.support.cxdb_state import FakeCxdbState, Turn
 
 
 class HttpError(Exception):

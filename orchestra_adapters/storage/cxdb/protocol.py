@@ -100,14 +100,17 @@ def hello(tag: str = "", meta_json: bytes = b"") -> Request:
 
 
 def ctx_create(base_turn_id: int = 0) -> Request:
+    """CTX_CREATE: a new context whose head is `base_turn_id` (0: empty)."""
     return Request(MsgType.CTX_CREATE, _U64.pack(base_turn_id))
 
 
 def ctx_fork(base_turn_id: int) -> Request:
+    """CTX_FORK: the same operation as CTX_CREATE, for an existing turn."""
     return Request(MsgType.CTX_FORK, _U64.pack(base_turn_id))
 
 
 def get_head(context_id: int) -> Request:
+    """GET_HEAD of a context."""
     return Request(MsgType.GET_HEAD, _U64.pack(context_id))
 
 
@@ -147,18 +150,22 @@ def append_turn(
 
 
 def get_last(context_id: int, limit: int, include_payload: bool) -> Request:
+    """GET_LAST: up to `limit` turns walking back from the head, answered oldest first."""
     return Request(MsgType.GET_LAST, struct.pack("<QII", context_id, limit, int(include_payload)))
 
 
 def get_blob(blob_hash: bytes) -> Request:
+    """GET_BLOB by the 32-byte BLAKE3 hash."""
     return Request(MsgType.GET_BLOB, _check_hash(blob_hash))
 
 
 def put_blob(data: bytes) -> Request:
+    """PUT_BLOB: hash, length, bytes (the server checks the hash)."""
     return Request(MsgType.PUT_BLOB, content_hash(data) + struct.pack("<I", len(data)) + data)
 
 
 def attach_fs(turn_id: int, fs_root_hash: bytes) -> Request:
+    """ATTACH_FS: attach a filesystem-tree root blob to a turn."""
     return Request(MsgType.ATTACH_FS, _U64.pack(turn_id) + _check_hash(fs_root_hash))
 
 
@@ -169,11 +176,13 @@ def decode_hello(payload: bytes) -> tuple[int, int]:
 
 
 def decode_head(payload: bytes) -> Head:
+    """The 20-byte head record of CTX_CREATE, CTX_FORK and GET_HEAD."""
     _expect(payload, _HEAD.size, "head")
     return Head(*_HEAD.unpack(payload))
 
 
 def decode_appended(payload: bytes) -> Appended:
+    """APPEND_TURN's 52-byte answer."""
     _expect(payload, _APPEND_RESULT.size, "APPEND_TURN")
     return Appended(*_APPEND_RESULT.unpack(payload))
 
@@ -207,6 +216,7 @@ def decode_turns(payload: bytes, include_payload: bool) -> list[TurnRecord]:
 
 
 def decode_blob(payload: bytes) -> bytes:
+    """GET_BLOB's answer: length and bytes."""
     reader = _Reader(payload, "GET_BLOB")
     data = reader.take(reader.u32())
     reader.finish()

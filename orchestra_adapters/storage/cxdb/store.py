@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -18,18 +17,14 @@ from orchestra_adapters.storage.cxdb.envelope import (
     Lineage,
     TurnFacts,
     metadata_map,
-    read_metadata,
-    split_payload,
 )
-from orchestra_adapters.storage.cxdb.http import CxdbHttp, HttpStatusError
+from orchestra_adapters.storage.cxdb.http import CxdbHttp
+from orchestra_adapters.storage.cxdb.reader import CxdbReader
 from orchestra_adapters.storage.cxdb.turns import (
-    FactsCache,
-    facts_from_http,
     facts_from_payload,
-    facts_from_record,
     stored_turn,
 )
-from orchestra_adapters.storage.payload import content_hash, decode_payload, encode_payload, tag_keys
+from orchestra_adapters.storage.payload import content_hash, encode_payload
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.session_store import (
     Id,
@@ -44,7 +39,6 @@ from orchestra_core.session.bundle import parse_bundle_id
 from orchestra_core.session.codec import normalize_turn_data
 from orchestra_core.session.cursor import CHECKPOINT_TYPE_ID
 from orchestra_core.session.errors import (
-    BlobNotFoundError,
     SessionNotFoundError,
     StoreError,
     TurnNotFoundError,
@@ -53,7 +47,6 @@ from orchestra_core.session.identifiers import format_id, normalize_blob_hash, p
 from orchestra_core.session.schema import CONTEXT_METADATA_TAG, SESSION_CURSOR_TAG
 
 COMPRESS_FROM = 4096  # payloads from this size are sent zstd-compressed
-SCAN_PAGE = 256
 _LANDED_WINDOW = 16
 
 
@@ -81,8 +74,7 @@ class CxdbSessionStore:
         self._http = CxdbHttp(url, connect_timeout_s=connect_timeout_s, io_timeout_s=io_timeout_s)
         self._clock = clock or SystemClock()
         self._lock = threading.RLock()
-        self._facts = FactsCache()
-        self._metadata_blobs: dict[bytes, tuple[SessionMetadata, datetime | None]] = {}
+        self._reader = CxdbReader(self._connection, self._http, self.location)
         self._pending: dict[int, tuple[SessionMetadata, datetime]] = {}
         self._closed = False
 
@@ -94,7 +86,7 @@ class CxdbSessionStore:
 
     def create_session(self, metadata: SessionMetadata) -> SessionInfo:
         with self._guard():
-            head = protocol.decode_head(self._request(protocol.ctx_create(0), retry=False))
+            head = protocol.decode_head(self._reader.call(protocol.ctx_create(0), retry=False))
             return self._remember_new(head, metadata)
 
     def fork_session(self, base_turn_id: Id, metadata: SessionMetadata) -> SessionInfo:
@@ -103,7 +95,7 @@ class CxdbSessionStore:
             if base is None:
                 raise TurnNotFoundError(f"no turn {str(base_turn_id)!r} in {self.location}")
             missing = lambda: TurnNotFoundError(f"no turn {base} in {self.location}")  # noqa: E731
-            answer = self._request(protocol.ctx_fork(base), missing=missing)
+            answer = self._reader.call(protocol.ctx_fork(base), missing=missing)
             return self._remember_new(protocol.decode_head(answer), metadata)
 
     def get_session(self, session_id: Id) -> SessionInfo:
@@ -141,10 +133,10 @@ class CxdbSessionStore:
         with self._guard():
             head = self._head(session_id)
             context = head.context_id
-            head_facts = self._facts_at_head(context, head.head_turn_id)
+            head_facts = self._reader.facts_at_head(context, head.head_turn_id)
             parent = head_facts
             if parent_turn_id is not None:
-                parent = self._facts_in_history(context, head.head_turn_id, parent_turn_id)
+                parent = self._reader.facts_in_history(context, head.head_turn_id, parent_turn_id)
             payload, envelope = self._payload(context, plain, parent, head_facts)
             request = protocol.append_turn(
                 context, envelope.parent_turn_id, type_id, type_version, payload, compress_from=COMPRESS_FROM
@@ -160,12 +152,12 @@ class CxdbSessionStore:
                 appended.content_hash,
                 payload,
             )
-            return stored_turn(self._facts.put(facts))
+            return stored_turn(self._reader.remember(facts))
 
     def get_turn(self, session_id: Id, turn_id: Id) -> StoredTurn:
         with self._guard():
             head = self._head(session_id)
-            return stored_turn(self._facts_in_history(head.context_id, head.head_turn_id, turn_id))
+            return stored_turn(self._reader.facts_in_history(head.context_id, head.head_turn_id, turn_id))
 
     def turns(self, session_id: Id, *, limit: int = 64, before_turn_id: Id | None = None) -> TurnPage:
         with self._guard():
@@ -175,7 +167,7 @@ class CxdbSessionStore:
                 before = parse_id(before_turn_id)
                 if before is None:
                     raise TurnNotFoundError(f"no turn {str(before_turn_id)!r} in {self.location}")
-            page = [self._facts.put(f) for f in self._page(context, max(limit, 0), before)]
+            page = [self._reader.remember(f) for f in self._reader.page(context, max(limit, 0), before)]
             more = bool(page) and page[0].parent_turn_id != 0
             return TurnPage(tuple(stored_turn(f) for f in page), str(page[0].turn_id) if more else None)
 
@@ -183,9 +175,9 @@ class CxdbSessionStore:
         with self._guard():
             head = self._head(session_id)
             start = (
-                self._facts_at_head(head.context_id, head.head_turn_id)
+                self._reader.facts_at_head(head.context_id, head.head_turn_id)
                 if at_turn_id is None
-                else self._facts_in_history(head.context_id, head.head_turn_id, at_turn_id)
+                else self._reader.facts_in_history(head.context_id, head.head_turn_id, at_turn_id)
             )
             if start is None:
                 return None
@@ -194,20 +186,20 @@ class CxdbSessionStore:
             lineage = start.envelope.inherited if start.envelope else Lineage()
             if not lineage.checkpoint_turn_id or lineage.checkpoint_hash is None:
                 return None
-            return stored_turn(self._checkpoint(lineage))
+            return stored_turn(self._reader.checkpoint(lineage))
 
     def put_blob(self, data: bytes) -> str:
         content = bytes(data)
         with self._guard():
             blob_hash, _was_new = protocol.decode_put_blob(
-                self._request(protocol.put_blob(content), retry=True)
+                self._reader.call(protocol.put_blob(content), retry=True)
             )
             return blob_hash.hex()
 
     def get_blob(self, blob_hash: str) -> bytes:
         key = normalize_blob_hash(blob_hash)
         with self._guard():
-            return self._blob(bytes.fromhex(key))
+            return self._reader.blob(bytes.fromhex(key))
 
     def publish_bundle(self, bundle: bytes) -> bool:
         bundle_id = parse_bundle_id(bundle)
@@ -229,31 +221,9 @@ class CxdbSessionStore:
             raise StoreError(f"session store {self.location} is closed")
         return self._lock
 
-    def _request(
-        self,
-        request: protocol.Request,
-        *,
-        retry: bool = True,
-        missing: Callable[[], StoreError] | None = None,
-    ) -> bytes:
-        """Send a request; after a drop, reconnect and (for retry-safe requests) try once more.
-
-        A second drop means the server rejected the request: `missing()` says what that means.
-        """
-        attempts = 2 if retry or missing else 1
-        for attempt in range(attempts):
-            try:
-                return self._connection.request(request)
-            except ConnectionDropped as dropped:
-                if attempt == attempts - 1:
-                    if missing is not None:
-                        raise missing() from None
-                    raise StoreError(f"{self.location}: {dropped}") from None
-        raise AssertionError("unreachable")
-
     def _head(self, session_id: Id) -> protocol.Head:
         context = self._context_number(session_id)
-        answer = self._request(protocol.get_head(context), missing=lambda: self._no_session(session_id))
+        answer = self._reader.call(protocol.get_head(context), missing=lambda: self._no_session(session_id))
         return protocol.decode_head(answer)
 
     def _append_once(
@@ -274,7 +244,7 @@ class CxdbSessionStore:
         raise AssertionError("unreachable")
 
     def _landed(self, context: int, digest: bytes, parent: int) -> protocol.Appended | None:
-        answer = self._request(protocol.get_last(context, _LANDED_WINDOW, include_payload=False))
+        answer = self._reader.call(protocol.get_last(context, _LANDED_WINDOW, include_payload=False))
         for record in reversed(protocol.decode_turns(answer, include_payload=False)):
             if record.content_hash == digest and record.parent_turn_id == parent:
                 return protocol.Appended(context, record.turn_id, record.depth, record.content_hash)
@@ -303,93 +273,9 @@ class CxdbSessionStore:
         fields[SESSION_CURSOR_TAG] = envelope.to_map()
         return encode_payload(fields), envelope
 
-    def _facts_at_head(self, context: int, head_turn_id: int) -> TurnFacts | None:
-        if not head_turn_id:
-            return None
-        cached = self._facts.get(head_turn_id)
-        if cached is not None:
-            return cached
-        answer = self._request(protocol.get_last(context, 1, include_payload=True))
-        records = protocol.decode_turns(answer, include_payload=True)
-        if not records:
-            raise StoreError(f"{self.location}: session {context} has head {head_turn_id} but no turns")
-        return self._facts.put(facts_from_record(records[-1]))
-
-    def _facts_in_history(self, context: int, head_turn_id: int, turn_id: Id) -> TurnFacts:
-        """A turn of the context's history: the cache, or pages walked back from the head (ids only decrease)."""
-        target = parse_id(turn_id)
-        missing = TurnNotFoundError(
-            f"turn {str(turn_id)!r} is not in the history of session {context} ({self.location})"
-        )
-        if target is None or not head_turn_id or target > head_turn_id:
-            raise missing
-        if target == head_turn_id:
-            return self._facts_at_head(context, head_turn_id)  # type: ignore[return-value]
-        before: int | None = None
-        while True:
-            page = [self._facts.put(f) for f in self._page(context, SCAN_PAGE, before)]
-            for facts in page:
-                if facts.turn_id == target:
-                    return facts
-            if not page or page[0].turn_id < target or page[0].parent_turn_id == 0:
-                raise missing
-            before = page[0].turn_id
-
-    def _page(self, context: int, limit: int, before: int | None) -> list[TurnFacts]:
-        where = f"{self.location}: session {context}"
-        try:
-            document = self._http.turns(context, limit=limit, before_turn_id=before)
-        except HttpStatusError as error:
-            if error.status == 404 and error.message == "context":
-                raise self._no_session(context) from None
-            if error.status == 404:
-                raise TurnNotFoundError(f"no turn {before} in {self.location}") from None
-            raise
-        return [facts_from_http(item, where) for item in document.get("turns", [])]
-
-    def _checkpoint(self, lineage: Lineage) -> TurnFacts:
-        cached = self._facts.get(lineage.checkpoint_turn_id)
-        if cached is not None:
-            return cached
-        assert lineage.checkpoint_hash is not None
-        payload = self._blob(lineage.checkpoint_hash)
-        facts = facts_from_payload(
-            lineage.checkpoint_turn_id,
-            0,
-            0,
-            CHECKPOINT_TYPE_ID,
-            lineage.checkpoint_version,
-            lineage.checkpoint_hash,
-            payload,
-        )
-        if facts.envelope is None:
-            raise StoreError(
-                f"{self.location}: checkpoint {lineage.checkpoint_turn_id} has no Orchestra envelope"
-            )
-        return self._facts.put(
-            evolve(facts, parent_turn_id=facts.envelope.parent_turn_id, depth=facts.envelope.depth)
-        )
-
-    def _blob(self, blob_hash: bytes) -> bytes:
-        missing = lambda: BlobNotFoundError(f"no blob {blob_hash.hex()} in {self.location}")  # noqa: E731
-        return protocol.decode_blob(self._request(protocol.get_blob(blob_hash), missing=missing))
-
-    def _session_metadata(self, facts: TurnFacts | None) -> tuple[SessionMetadata, datetime | None]:
-        if facts is None:
-            return SessionMetadata(), None
-        if facts.metadata is not None:
-            return read_metadata(facts.metadata)
-        metadata_hash = facts.lineage_after().metadata_hash
-        if metadata_hash is None:
-            return SessionMetadata(), None
-        if metadata_hash not in self._metadata_blobs:
-            _data, _envelope, fields = split_payload(tag_keys(decode_payload(self._blob(metadata_hash))))
-            self._metadata_blobs[metadata_hash] = read_metadata(fields or {})
-        return self._metadata_blobs[metadata_hash]
-
     def _info(self, context: int, head_turn_id: int) -> SessionInfo:
-        facts = self._facts_at_head(context, head_turn_id)
-        metadata, created = self._pending.get(context) or self._session_metadata(facts)
+        facts = self._reader.facts_at_head(context, head_turn_id)
+        metadata, created = self._pending.get(context) or self._reader.session_metadata(facts)
         updated = facts.created_at if facts and facts.created_at else created
         return SessionInfo(
             session_id=str(context),
