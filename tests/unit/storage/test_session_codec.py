@@ -8,11 +8,19 @@ from hypothesis import strategies as st
 
 from orchestra_adapters.storage.payload import decode_payload, encode_payload
 from orchestra_core.agents.turn import TurnCommit
+from orchestra_core.engine.outcome import Outcome, StageStatus
 from orchestra_core.ports.session_store import StoredTurn
 from orchestra_core.session.catalog import AGENT_TURN, spec_for_record
 from orchestra_core.session.codec import decode_record, encode_record, normalize_turn_data
 from orchestra_core.session.errors import TurnDataError
-from orchestra_core.session.records import AgentTurnRecord, NodeEvent, NodeExecution
+from orchestra_core.session.records import (
+    AgentTurnRecord,
+    Checkpoint,
+    NodeEvent,
+    NodeExecution,
+    RepoSnapshot,
+    WorkspaceSnapshot,
+)
 from orchestra_core.session.schema import STRING, TypeSpec, field_spec
 from tests.contracts.session_store.samples import CORE_AGENT_TURN, RECORDS
 
@@ -113,3 +121,50 @@ def test_plain_data_survives_normalizing_and_msgpack(data: dict) -> None:
 def test_values_msgpack_cannot_hold_are_refused(value: object) -> None:
     with pytest.raises(TurnDataError):
         normalize_turn_data({1: value})
+
+
+_names = st.text(min_size=1, max_size=12)
+_json = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
+    max_leaves=8,
+)
+_outcomes = st.builds(
+    Outcome,
+    status=st.sampled_from(list(StageStatus)),
+    preferred_label=st.text(max_size=8),
+    suggested_next_ids=st.lists(_names, max_size=3).map(tuple),
+    context_updates=st.dictionaries(_names, _json, max_size=3),
+    notes=st.text(max_size=20),
+    failure_reason=st.text(max_size=20),
+)
+_checkpoints = st.builds(
+    Checkpoint,
+    current_node=_names,
+    completed_nodes=st.lists(_names, max_size=5).map(tuple),
+    context_snapshot=st.dictionaries(_names, _json, max_size=4),
+    retry_counters=st.dictionaries(_names, st.integers(0, 50), max_size=3),
+    agent_turn_number=st.none() | st.integers(0, 1000),
+    node_outcomes=st.dictionaries(_names, _outcomes, max_size=3),
+    logs=st.lists(st.text(max_size=20), max_size=3).map(tuple),
+    next_node=st.none() | _names,
+    run_status=st.sampled_from(["running", "success", "fail"]),
+    node_visits=st.integers(0, 10_000),
+    workspace_snapshot=st.none()
+    | st.builds(
+        WorkspaceSnapshot, st.lists(st.builds(RepoSnapshot, _names, _names, _names), max_size=2).map(tuple)
+    ),
+)
+
+
+@given(_checkpoints)
+def test_any_checkpoint_round_trips(checkpoint: Checkpoint) -> None:
+    encoded = encode_record(checkpoint)
+    wire = decode_payload(encode_payload(encoded.data))
+    assert decode_record(_stored(encoded.type_id, encoded.type_version, wire)) == checkpoint
