@@ -92,20 +92,23 @@ class RichProgress:
 
     def on_event(self, event: EngineEvent) -> None:
         with self._lock:
-            if isinstance(event, ParallelStarted) and self._live is None:
-                self._start_live(event)
-            elif event.branch and self._live is not None and self._track(event):
+            if event.branch and self._live is not None and self._track(event):
                 self._live.update(self._table(), refresh=True)
                 return
-            elif isinstance(event, ParallelCompleted) and event.branch is None:
+            ends_block = isinstance(event, ParallelCompleted) and event.branch is None
+            if ends_block or isinstance(event, InterviewStarted):
                 self._stop_live()
-            if isinstance(event, InterviewStarted):
-                self._stop_live()
-            line = describe(event)
-            if line is not None:
-                marker = line.split(" ", 1)[0] if not event.branch else ""
-                style = _STYLES.get(marker, "bold" if "pipeline" in line else "")
-                self._console.print(line, style=style or None, highlight=False, markup=False)
+            self._print(event)
+            if isinstance(event, ParallelStarted) and event.branch is None and self._live is None:
+                self._start_live(event)
+
+    def _print(self, event: EngineEvent) -> None:
+        line = describe(event)
+        if line is None:
+            return
+        marker = line.split(" ", 1)[0] if not event.branch else ""
+        style = _STYLES.get(marker, "bold" if line.startswith("pipeline") else "")
+        self._console.print(line, style=style or None, highlight=False, markup=False)
 
     def _start_live(self, event: ParallelStarted) -> None:
         from rich.live import Live
