@@ -3,6 +3,7 @@ checkpoint equals an uninterrupted run's (timestamps, session ids and paths asid
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -74,10 +75,8 @@ def test_sigkill_then_resume_ends_like_an_uninterrupted_run(tmp_path: Path) -> N
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(30)
         if Path(f"{mark}.pid").exists():  # the sleeping tool runs in its own process group
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(int(Path(f"{mark}.pid").read_text(encoding="utf-8")), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
     interrupted = json.loads((killed_logs / "checkpoint.json").read_text(encoding="utf-8"))
     assert (interrupted["status"], interrupted["current_node"], interrupted["next_node"]) == ("running", "two", "slow")
 
