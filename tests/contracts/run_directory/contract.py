@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -11,7 +11,7 @@ from orchestra_core.engine.outcome import Outcome, StageStatus
 from orchestra_core.ports.artifact_store import ArtifactStore
 from orchestra_core.ports.run_directory import RunDirectory
 
-MOMENT = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+MOMENT = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def checkpoint(**changes: object) -> Checkpoint:

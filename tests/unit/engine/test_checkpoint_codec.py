@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
@@ -14,7 +14,7 @@ from orchestra_core.engine.checkpoint import Checkpoint, OutcomeMap, RunStatus
 from orchestra_core.engine.outcome import Outcome, StageStatus
 from orchestra_core.ports.run_directory import RunDirectoryError
 
-MOMENT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+MOMENT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 NODE_IDS = st.sampled_from(["a", "b", "c", "δ", 'q"uote', "n_1"])
 TEXT = st.text(max_size=12)
 JSON_SCALARS = st.none() | st.booleans() | st.integers(-(10**9), 10**9) | TEXT
@@ -98,6 +98,6 @@ def test_document_shape_matches_design_md() -> None:
     ],
 )
 def test_malformed_checkpoints_name_the_file_and_the_problem(text: str, problem: str) -> None:
-    with pytest.raises(RunDirectoryError, match="run/checkpoint.json") as caught:
+    with pytest.raises(RunDirectoryError, match=r"run/checkpoint\.json") as caught:
         decode_checkpoint(text, "run/checkpoint.json")
     assert problem in str(caught.value)
