@@ -150,10 +150,22 @@ class _Index:
                 self.universal.append((order, rule))
             else:
                 self.keyed[rule.selector.kind].setdefault(rule.selector.value, []).append((order, rule))
+        self._cache: dict[tuple[str, tuple[str, ...]], dict[str, str]] = {}
 
     def properties_for(self, node: Node) -> dict[str, str]:
+        classes = tuple(dict.fromkeys(node.classes))
+        # Nodes sharing a shape and classes (and no #id rule) resolve alike; big pipelines have many such.
+        signature = (node.shape, classes) if node.id not in self.keyed["id"] else None
+        cached = self._cache.get(signature) if signature else None
+        if cached is None:
+            cached = self._resolve(node, classes)
+            if signature:
+                self._cache[signature] = cached
+        return dict(cached)
+
+    def _resolve(self, node: Node, classes: tuple[str, ...]) -> dict[str, str]:
         by_class = sorted(
-            (entry for name in dict.fromkeys(node.classes) for entry in self.keyed["class"].get(name, ())),
+            (entry for name in classes for entry in self.keyed["class"].get(name, ())),
             key=lambda entry: entry[0],
         )
         resolved: dict[str, str] = {}
@@ -210,7 +222,9 @@ class _Parser:
                 self.pos += 1
                 continue
             if char == "":
-                raise StylesheetSyntaxError(self.text, opened, f"'{{' of rule {selector.render()!r} is never closed")
+                raise StylesheetSyntaxError(
+                    self.text, opened, f"'{{' of rule {selector.render()!r} is never closed"
+                )
             declarations.append(self._declaration())
             self._skip()
             if self._peek() not in (";", "}"):
