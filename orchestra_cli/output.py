@@ -15,6 +15,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from orchestra_core.validation import Diagnostic
+
+SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
 
 def is_terminal(stream: TextIO | None = None) -> bool:
     """Whether `stream` (default stdout) is an interactive terminal."""
@@ -90,6 +94,42 @@ def print_table(
         lead_style = first_cell_styles[index] if first_cell_styles else None
         table.add_row(Text(row[0], style=lead_style or ""), *(Text(cell) for cell in row[1:]))
     make_console().print(table)
+
+
+def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
+    """A validation diagnostic as JSON: rule, severity, message, node_id, edge ([from, to] or null), fix."""
+    return {
+        "rule": diagnostic.rule,
+        "severity": diagnostic.severity.value,
+        "message": diagnostic.message,
+        "node_id": diagnostic.node_id,
+        "edge": list(diagnostic.edge) if diagnostic.edge is not None else None,
+        "fix": diagnostic.fix,
+    }
+
+
+def print_diagnostics(diagnostics: Sequence[Diagnostic]) -> None:
+    """Print diagnostics as a table, errors first (nothing when there are none)."""
+    if not diagnostics:
+        return
+    order = list(SEVERITY_STYLES)
+    ranked = sorted(diagnostics, key=lambda d: order.index(d.severity.value))
+    print_table(
+        ["severity", "rule", "where", "message", "fix"],
+        [[d.severity.value, d.rule, d.location, d.message, d.fix or ""] for d in ranked],
+        first_cell_styles=[SEVERITY_STYLES[d.severity.value] for d in ranked],
+    )
+
+
+def diagnostics_summary(diagnostics: Sequence[Diagnostic]) -> str:
+    """`2 errors, 1 warning`, or an empty string when there are no diagnostics."""
+    counts = {name: sum(d.severity.value == name for d in diagnostics) for name in SEVERITY_STYLES}
+    return ", ".join(count_noun(count, name) for name, count in counts.items() if count)
+
+
+def count_noun(count: int, noun: str) -> str:
+    """`1 node`, `2 nodes` (regular plurals only)."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _one_line(cell: str) -> str:

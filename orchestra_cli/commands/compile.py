@@ -11,7 +11,7 @@ from orchestra_cli.options import ConfigOption, JsonOption
 
 if TYPE_CHECKING:
     from orchestra_core.pipeline import PreparedPipeline
-    from orchestra_core.validation import Diagnostic, LintRule
+    from orchestra_core.validation import LintRule
 
 RenderOption = Annotated[
     Path | None,
@@ -19,7 +19,6 @@ RenderOption = Annotated[
         "--render", help="Also draw the graph to this .svg or .png file (nodes styled by handler type)."
     ),
 ]
-SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def compile_pipeline(
@@ -70,20 +69,10 @@ def _compile_rules(pipeline: Path, config: Path | None) -> list[LintRule]:
     return list(container.compile_rules())
 
 
-def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
-    """One diagnostic in the `compile --json` shape."""
-    return {
-        "rule": diagnostic.rule,
-        "severity": diagnostic.severity.value,
-        "message": diagnostic.message,
-        "node_id": diagnostic.node_id,
-        "edge": list(diagnostic.edge) if diagnostic.edge is not None else None,
-        "fix": diagnostic.fix,
-    }
-
-
 def compile_json(prepared: PreparedPipeline) -> dict[str, Any]:
     """The `compile --json` document (DESIGN.md): the graph after transforms and every diagnostic."""
+    from orchestra_cli.output import diagnostic_json
+
     graph = prepared.graph
     return {
         "valid": prepared.valid,
@@ -97,25 +86,13 @@ def compile_json(prepared: PreparedPipeline) -> dict[str, Any]:
 
 
 def _print_report(pipeline: Path, prepared: PreparedPipeline, render: Path | None) -> None:
-    from orchestra_cli.output import print_table
+    from orchestra_cli.output import count_noun, diagnostics_summary, print_diagnostics
 
     graph = prepared.graph
-    diagnostics = sorted(prepared.diagnostics, key=lambda d: list(SEVERITY_STYLES).index(d.severity.value))
-    if diagnostics:
-        rows = [[d.severity.value, d.rule, d.location, d.message, d.fix or ""] for d in diagnostics]
-        print_table(
-            ["severity", "rule", "where", "message", "fix"],
-            rows,
-            first_cell_styles=[SEVERITY_STYLES[d.severity.value] for d in diagnostics],
-        )
-    counts = {name: sum(d.severity.value == name for d in diagnostics) for name in SEVERITY_STYLES}
-    found = ", ".join(_count(count, name) for name, count in counts.items() if count)
+    print_diagnostics(prepared.diagnostics)
+    found = diagnostics_summary(prepared.diagnostics)
     verdict = "valid" if prepared.valid else "NOT valid"
-    size = f"{_count(len(graph.nodes), 'node')}, {_count(len(graph.edges), 'edge')}"
+    size = f"{count_noun(len(graph.nodes), 'node')}, {count_noun(len(graph.edges), 'edge')}"
     print(f"{pipeline}: {verdict} ({size}{'; ' + found if found else ''})")
     if render is not None:
         print(f"rendered to {render}")
-
-
-def _count(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
