@@ -10,7 +10,16 @@ import pytest
 
 from orchestra_adapters.render import RenderError, render_format, render_graph
 from orchestra_adapters.render.graph_renderer import build_drawing
-from orchestra_cli.output import color_disabled, format_columns, make_console, print_json, print_table
+from orchestra_cli.output import (
+    color_disabled,
+    diagnostic_json,
+    diagnostics_summary,
+    format_columns,
+    make_console,
+    print_diagnostics,
+    print_json,
+    print_table,
+)
 from orchestra_core.graph import parse_dot
 from orchestra_core.validation import Diagnostic
 
@@ -105,3 +114,24 @@ def test_render_png_is_a_real_png(tmp_path: Path) -> None:
 def test_render_to_an_unwritable_place_is_a_render_error(tmp_path: Path) -> None:
     with pytest.raises(RenderError, match="cannot write"):
         render_graph(GRAPH, tmp_path / "missing-dir" / "x.svg")
+
+
+def test_print_diagnostics_puts_errors_first_and_summarises(capsys: pytest.CaptureFixture[str]) -> None:
+    diagnostics = [
+        Diagnostic("orphan_node", "warning", "node x has no edges", node_id="x", fix="connect x"),
+        Diagnostic("start_node", "error", "no start node"),
+        Diagnostic("condition_syntax", "error", "bad", edge=("a", "b")),
+    ]
+    print_diagnostics(diagnostics)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[:3] for line in lines[1:]] == [
+        ["error", "start_node", "graph"],
+        ["error", "condition_syntax", "edge"],
+        ["warning", "orphan_node", "node"],
+    ]
+    assert lines[3].endswith("node x has no edges  connect x")
+    assert diagnostics_summary(diagnostics) == "2 errors, 1 warning"
+    assert diagnostics_summary([]) == ""
+    assert diagnostic_json(diagnostics[2])["edge"] == ["a", "b"]
+    print_diagnostics([])
+    assert capsys.readouterr().out == ""
