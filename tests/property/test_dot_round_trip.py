@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 
 from orchestra_core.graph import Graph, parse_dot, to_dot
 from tests.property.strategies import graphs
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(graphs())
 def test_graph_to_dot_and_back_is_unchanged(graph: Graph) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -70,6 +71,7 @@ def test_dot_loader_on_dot_like_text_raises_only_pipeline_load_error(text: str) 
     parse_dot_or_load_error(text)
 
 
+@pytest.mark.slow
 @settings(max_examples=120)
 @given(graphs(), st.data())
 def test_dot_loader_on_mutated_valid_dot_raises_only_pipeline_load_error(
