@@ -109,7 +109,7 @@ class CxdbSessionStore:
                 return []
             infos = []
             for item in self._http.contexts(max(limit * 2, 20)):
-                if item.get("client_tag", CLIENT_TAG) != CLIENT_TAG:
+                if item.get("client_tag") != CLIENT_TAG:  # contexts of other clients
                     continue
                 infos.append(self._info(int(item["context_id"]), int(item["head_turn_id"])))
             infos.sort(key=_activity, reverse=True)
