@@ -10,7 +10,7 @@ from tests.property.strategies import graphs
 
 
 @pytest.mark.slow
-@settings(max_examples=200)
+@settings(max_examples=150)
 @given(graphs())
 def test_graph_to_dot_and_back_is_unchanged(graph: Graph) -> None:
     text = to_dot(graph)

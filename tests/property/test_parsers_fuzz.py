@@ -72,7 +72,7 @@ def test_dot_loader_on_dot_like_text_raises_only_pipeline_load_error(text: str) 
 
 
 @pytest.mark.slow
-@settings(max_examples=120)
+@settings(max_examples=100)
 @given(graphs(), st.data())
 def test_dot_loader_on_mutated_valid_dot_raises_only_pipeline_load_error(
     graph: object, data: st.DataObject
