@@ -28,6 +28,7 @@ _FIXED_VARIABLES = {
     "GIT_PAGER": "cat",
     "PAGER": "cat",
     "GIT_EDITOR": "true",
+    "GIT_LITERAL_PATHSPECS": "1",  # paths come from agents' tools: `:(glob)` or `*` must mean themselves
     "LC_ALL": "C",
     "LANG": "C",
     "LANGUAGE": "",

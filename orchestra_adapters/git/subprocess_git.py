@@ -29,6 +29,9 @@ from orchestra_core.ports.git import (
 )
 
 _MUST_NOT_EXIST = ""  # update-ref: the ref must not exist yet
+# A user index this large (about 12,000 paths) gets managed worktrees a split index: per-turn index updates
+# then rewrite a small file instead of the whole index.
+SPLIT_INDEX_THRESHOLD = 1 << 20
 _DIFF_OPTIONS = ("-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false")
 
 
@@ -41,7 +44,7 @@ class SubprocessGit:
 
     def __init__(self, command: GitCommand | None = None) -> None:
         self._git = command or GitCommand()
-        self._common_dirs: dict[Path, RepositoryInfo] = {}
+        self._infos: dict[Path, RepositoryInfo] = {}
         self._modes: dict[Path, FileModes] = {}
         self._cache_lock = threading.Lock()
 
@@ -83,6 +86,9 @@ class SubprocessGit:
         return decode(process.stdout).strip() or None
 
     def current_branch(self, worktree: Path) -> str | None:
+        head = _head_file_ref(Path(worktree))
+        if head is not None:
+            return head.removeprefix("refs/heads/") if head.startswith("refs/heads/") else None
         process = self._git.run(worktree, ["symbolic-ref", "--quiet", "--short", "HEAD"], ok_codes=(0, 1))
         return decode(process.stdout).strip() or None
 
@@ -125,8 +131,11 @@ class SubprocessGit:
     # --- worktrees ---------------------------------------------------------------------------------
 
     def worktree_add(self, repo: Path, path: Path, branch: str) -> None:
+        options = _parallel_checkout()
+        if _index_size(self._info(repo).common_dir) >= SPLIT_INDEX_THRESHOLD:
+            options += ["-c", "core.splitIndex=true"]
         with self.lock(repo):
-            self._git.run(repo, [*_parallel_checkout(), "worktree", "add", "--quiet", str(path), branch])
+            self._git.run(repo, [*options, "worktree", "add", "--quiet", str(path), branch])
 
     def worktrees(self, repo: Path) -> tuple[WorktreeInfo, ...]:
         return parse_worktree_list(self._git.run(repo, ["worktree", "list", "--porcelain", "-z"]).stdout)
@@ -223,10 +232,23 @@ class SubprocessGit:
     def ignored_paths(self, worktree: Path, paths: Sequence[str]) -> tuple[str, ...]:
         if not paths:
             return ()
+        # --no-index skips reading a possibly huge index; tracked files are then dropped using HEAD's tree.
+        # check-ignore rejects literal pathspecs, so `./` keeps names like `:(glob)x` from reading as magic.
         process = self._git.run(
-            worktree, ["check-ignore", "-z", "--stdin"], stdin=_nul_list(paths), ok_codes=(0, 1)
+            worktree,
+            ["check-ignore", "--no-index", "-z", "--stdin"],
+            stdin=_nul_list([f"./{path}" for path in paths]),
+            env={"GIT_LITERAL_PATHSPECS": "0"},
+            ok_codes=(0, 1),
         )
-        return tuple(decode(item) for item in process.stdout.split(b"\0") if item)
+        ignored = [decode(item).removeprefix("./") for item in process.stdout.split(b"\0") if item]
+        if not ignored:
+            return ()
+        listed = self._git.run(
+            worktree, ["ls-tree", "-z", "--name-only", "HEAD", "--", *ignored], ok_codes=(0, 128)
+        )
+        tracked = {decode(item) for item in listed.stdout.split(b"\0") if item}
+        return tuple(path for path in ignored if path not in tracked)
 
     # --- history ---------------------------------------------------------------------------------
 
@@ -260,11 +282,11 @@ class SubprocessGit:
     def _info(self, path: Path) -> RepositoryInfo:
         key = Path(path).resolve()
         with self._cache_lock:
-            cached = self._common_dirs.get(key)
+            cached = self._infos.get(key)
         if cached is None:
             cached = self.repository(key)
             with self._cache_lock:
-                self._common_dirs[key] = cached
+                self._infos[key] = cached
         return cached
 
     def _file_modes(self, worktree: Path) -> FileModes:
@@ -286,6 +308,31 @@ class SubprocessGit:
 
 def _nul_list(paths: Sequence[str]) -> bytes:
     return b"".join(encode(path) + b"\0" for path in paths)
+
+
+def _head_file_ref(worktree: Path) -> str | None:
+    """The ref HEAD points to, read from the files (no process), or None when that is not possible."""
+    dot_git = worktree / ".git"
+    try:
+        if dot_git.is_file():
+            pointer = dot_git.read_text(encoding="utf-8").strip()
+            if not pointer.startswith("gitdir: "):
+                return None
+            git_dir = Path(pointer.removeprefix("gitdir: "))
+            dot_git = git_dir if git_dir.is_absolute() else worktree / git_dir
+        head = (dot_git / "HEAD").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if head.startswith("ref: ") and head != "ref: refs/heads/.invalid":  # .invalid: the reftable backend
+        return head.removeprefix("ref: ")
+    return "" if len(head) in (40, 64) else None  # a detached HEAD holds the commit id itself
+
+
+def _index_size(common_dir: Path) -> int:
+    try:
+        return (common_dir / "index").stat().st_size
+    except OSError:
+        return 0
 
 
 def _parallel_checkout() -> list[str]:

@@ -296,11 +296,12 @@ def _parse_batch(raw: bytes, count: int) -> list[tuple[str, str, bytes] | None]:
     position = 0
     for _ in range(count):
         newline = raw.index(b"\n", position)
-        header = decode(raw[position:newline]).split(" ")
+        line = decode(raw[position:newline])
         position = newline + 1
-        if len(header) != 3 or header[1] in ("missing", "ambiguous"):
+        if line.endswith((" missing", " ambiguous")):  # the request (which may hold spaces) + the verdict
             found.append(None)
             continue
+        header = line.split(" ")
         size = int(header[2])
         found.append((header[0], header[1], raw[position : position + size]))
         position += size + 1

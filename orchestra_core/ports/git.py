@@ -267,7 +267,7 @@ class Git(Protocol):
         ...
 
     def ignored_paths(self, worktree: Path, paths: Sequence[str]) -> tuple[str, ...]:
-        """Those of `paths` that are untracked and matched by an ignore rule."""
+        """Those of `paths` that match an ignore rule and are not in the tree of `worktree`'s HEAD."""
         ...
 
     def tree_with_files(self, worktree: Path, base: str, paths: Sequence[str]) -> TreeChange:

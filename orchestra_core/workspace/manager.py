@@ -87,9 +87,28 @@ class WorkspaceManager:
         plans = checker.plans(self._settings.repos, self.worktrees_dir(session_id), pipeline_name, session_id)
         if plans and check_cheap_model is not None:
             self._check_cheap_model(check_cheap_model)
-        creator = BranchCreator(self._git, self._clock, self.state_dir, self._emit)
-        contexts = creator.create_all(plans, session_id, pipeline_name)
-        return self._session(contexts)
+        self.exclude_state_dir([plan.repo_root for plan in plans])
+        contexts = BranchCreator(self._git, self._clock, self._emit).create_all(
+            plans, session_id, pipeline_name
+        )
+        return self._session(session_id, contexts)
+
+    def exclude_state_dir(self, repo_roots: Sequence[Path] = ()) -> None:
+        """Add `.orchestra/` to `info/exclude` of every repository it lies in (the project's own included).
+
+        Keeps worktrees, run logs and the store out of `git status`; idempotent.
+        """
+        roots = list(repo_roots)
+        try:
+            project_repo = self._git.repository(self._project_root)
+        except GitError:
+            project_repo = None
+        if project_repo is not None and project_repo.toplevel is not None:
+            roots.append(project_repo.toplevel.resolve())
+        state = self.state_dir
+        for root in dict.fromkeys(roots):
+            if state.is_relative_to(root):
+                self._git.add_exclude(root, f"/{state.relative_to(root).as_posix()}/")
 
     def reopen_session(self, contexts: Sequence[WorkspaceContext]) -> WorkspaceSession:
         """Continue a recorded session (resume): its branches must exist; missing worktrees are recreated.
@@ -115,7 +134,7 @@ class WorkspaceManager:
                     f"{context.repo_name}: cannot reopen {context.worktree_path}: {error}"
                 ) from error
             current.append(context.with_head(head))
-        return self._session(current)
+        return self._session(contexts[0].session_id if contexts else "", current)
 
     def _reattach(self, context: WorkspaceContext) -> None:
         root, path = context.repo_root, context.worktree_path
@@ -156,8 +175,9 @@ class WorkspaceManager:
                 ]
             ) from error
 
-    def _session(self, contexts: list[WorkspaceContext]) -> WorkspaceSession:
+    def _session(self, session_id: str, contexts: list[WorkspaceContext]) -> WorkspaceSession:
         return WorkspaceSession(
+            session_id,
             contexts,
             {context.repo_name: self._settings.repos[context.repo_name] for context in contexts},
             self._git,

@@ -28,6 +28,7 @@ class WorkspaceSession:
 
     def __init__(
         self,
+        session_id: str,
         contexts: list[WorkspaceContext],
         settings: Mapping[str, RepoSettings],
         git: Git,
@@ -35,6 +36,7 @@ class WorkspaceSession:
         commit_messages: CommitMessageGenerator | None,
         emit: Callable[[WorkspaceEvent], None],
     ) -> None:
+        self.session_id = session_id
         self._contexts = {context.repo_name: context for context in contexts}
         self._settings = dict(settings)
         self._git = git
@@ -181,7 +183,7 @@ class WorkspaceSession:
     def _report_unknown(self, turn: AgentTurn, repo: str, paths: list[str]) -> None:
         self._emit(
             WritesNotCommitted(
-                session_id=next(iter(self._contexts.values())).session_id,
+                session_id=self.session_id,
                 repo=repo,
                 node_id=turn.node_id,
                 turn_number=turn.turn_number,

@@ -147,12 +147,9 @@ def _fail(key: str, detail: str) -> NoReturn:
 class BranchCreator:
     """Creates session branches and worktrees from plans; undoes its own work when a step fails."""
 
-    def __init__(
-        self, git: Git, clock: Clock, state_dir: Path, emit: Callable[[WorkspaceEvent], None]
-    ) -> None:
+    def __init__(self, git: Git, clock: Clock, emit: Callable[[WorkspaceEvent], None]) -> None:
         self._git = git
         self._clock = clock
-        self._state_dir = state_dir
         self._emit = emit
 
     def create_all(
@@ -181,7 +178,6 @@ class BranchCreator:
         self, plan: RepoPlan, session_id: str, pipeline_name: str, undo: list[Callable[[], None]]
     ) -> WorkspaceContext:
         root = plan.repo_root
-        self._exclude_state_dir(root)
         branch = self._create_branch(plan)
         undo.append(lambda: self._git.delete_branch(root, branch))
         if plan.settings.isolation == IN_PLACE:
@@ -215,11 +211,6 @@ class BranchCreator:
             except RefConflictError:
                 continue  # someone took the name between listing and creating
         raise WorkspaceError(f"{plan.name}: could not create a session branch near {plan.wanted_branch!r}")
-
-    def _exclude_state_dir(self, root: Path) -> None:
-        state = self._state_dir.resolve()
-        if state.is_relative_to(root):
-            self._git.add_exclude(root, f"/{state.relative_to(root).as_posix()}/")
 
     def _emit_created(self, context: WorkspaceContext, plans: list[RepoPlan]) -> None:
         wanted = next(plan.wanted_branch for plan in plans if plan.name == context.repo_name)

@@ -68,10 +68,15 @@ class GitContract:
         empty = make_repo(tmp_path / "empty", {})
         assert git.resolve_commit(empty.path, "HEAD") is None
 
-    def test_current_branch(self, git: Git, repo: GitRepo) -> None:
+    def test_current_branch(self, git: Git, repo: GitRepo, tmp_path: Path) -> None:
         assert git.current_branch(repo.path) == "main"
+        repo.git("worktree", "add", "--quiet", "-b", "side/work", str(tmp_path / "wt"))
+        assert git.current_branch(tmp_path / "wt") == "side/work"
+        assert git.current_branch(repo.path / "src") == "main"
         repo.git("checkout", "--quiet", "--detach")
         assert git.current_branch(repo.path) is None
+        repo.git("-C", str(tmp_path / "wt"), "checkout", "--quiet", "--detach")
+        assert git.current_branch(tmp_path / "wt") is None
 
     def test_status_reports_staged_unstaged_untracked_and_renames(self, git: Git, repo: GitRepo) -> None:
         repo.write("README.md", "changed\n")
@@ -239,11 +244,14 @@ class GitContract:
     def test_ignored_paths_are_untracked_ignored_only(self, git: Git, repo: GitRepo) -> None:
         repo.write(".gitignore", "*.log\nbuild/\n")
         repo.write("tracked.log", "t")
-        repo.git("add", "-f", "tracked.log")
+        repo.write("logs/kept.log", "k")
+        repo.git("add", "-f", "tracked.log", "logs/kept.log")
+        repo.git("commit", "--quiet", "-m", "track logs")
         repo.write("debug.log", "d")
         repo.write("build/out.o", "o")
-        got = git.ignored_paths(repo.path, ["debug.log", "tracked.log", "build/out.o", "src/app.py"])
-        assert sorted(got) == ["build/out.o", "debug.log"]
+        repo.write(":(glob)*.log", "odd name")
+        paths = ["debug.log", "tracked.log", "logs/kept.log", "build/out.o", "src/app.py", ":(glob)*.log"]
+        assert sorted(git.ignored_paths(repo.path, paths)) == [":(glob)*.log", "build/out.o", "debug.log"]
         assert git.ignored_paths(repo.path, []) == ()
 
     # --- history ---------------------------------------------------------------------------------

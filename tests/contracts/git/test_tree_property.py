@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from orchestra_adapters.git import SubprocessGit
 from tests.support.git_repos import GitRepo, make_repo
 
-NAMES = ["a", "b", "a-b", "a.b", "a0", "ü"]
-BASE_FILES = {"a/a": "1", "a/b/a": "2", "a-b": "3", "b/ü/a0": "4", "a.b": "5", "a0/a/a": "6"}
+NAMES = ["a", "b", "a-b", "a.b", "a0", "ü", "x y"]
+BASE_FILES = {"a/a": "1", "a/b/a": "2", "a-b": "3", "b/ü/a0": "4", "a.b": "5", "a0/a/a": "6", "x y/a": "7"}
 
 paths = st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map("/".join)
 operations = st.lists(

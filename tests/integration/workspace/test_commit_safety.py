@@ -52,7 +52,13 @@ def test_nothing_is_ever_committed_to_a_protected_branch(
         created_at=ManualClock().now(),
     )
     session = WorkspaceSession(
-        [context], {"project": RepoSettings(path=str(repo.path))}, SubprocessGit(), ManualClock(), None, print
+        SESSION_ID,
+        [context],
+        {"project": RepoSettings(path=str(repo.path))},
+        SubprocessGit(),
+        ManualClock(),
+        None,
+        print,
     )
     repo.write("a.py", "a")
     with pytest.raises(WorkspaceCommitError, match=f"protected branch '{branch}'"):

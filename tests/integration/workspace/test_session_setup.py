@@ -235,3 +235,12 @@ def test_no_repos_configured_gives_an_empty_session(harness: Harness) -> None:
     assert session.contexts == {} and session.snapshot() == {}
     turn = make_turn(["project:a.py"])
     assert session.commit_turn(turn) is turn
+
+
+def test_state_dir_is_excluded_in_the_project_repo_even_when_not_a_workspace_repo(harness: Harness) -> None:
+    project_repo = make_repo(harness.root)
+    harness.repo("backend")
+    before = project_repo.status()
+    harness.manager().setup_session(SESSION_ID, "p")
+    assert project_repo.status() == before == ""
+    assert (project_repo.path / ".git" / "info" / "exclude").read_text().count("/.orchestra/") == 1

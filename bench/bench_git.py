@@ -1,0 +1,141 @@
+"""Benchmark the git workspace on a generated 20,000-file repository; prints one JSON object.
+
+Measures, in the same run:
+- session setup (branch + managed worktree) through WorkspaceManager.setup_session;
+- one per-turn commit of 2 files (1 modified, 1 new) through the workspace's fast path, message
+  generation excluded (an instant scripted generator; the diff it is given is included);
+- the porcelain baseline: `git add` + `git commit` of the same kind of change in another worktree.
+Targets (issue 6): commit <= half the porcelain time and < 150 ms; setup < 1.5 s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from orchestra_adapters.git import SubprocessGit
+from orchestra_adapters.process.system_clock import SystemClock
+from orchestra_core.agents.turn import AgentTurn
+from orchestra_core.settings import RepoSettings, WorkspaceSettings
+from orchestra_core.testing.commit_messages import ScriptedCommitMessages
+from orchestra_core.workspace import WorkspaceManager
+
+FILES = 20_000
+COMMITS = 15
+SETUPS = 3
+ENV = {
+    **os.environ,
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "Bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "Bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+}
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, env=ENV, check=True, capture_output=True, text=True).stdout
+
+
+def generate_repo(root: Path) -> Path:
+    repo = root / "repo"
+    repo.mkdir()
+    git(repo, "init", "--quiet", "-b", "main")
+    for number in range(FILES):
+        directory = repo / f"pkg{number % 100:02d}" / f"mod{number // 100 % 20:02d}"
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / f"file{number}.py").write_text(f"VALUE = {number}\n" * 5)
+    git(repo, "add", "-A")
+    git(repo, "commit", "--quiet", "-m", "generated")
+    return repo
+
+
+def timed(action: object) -> float:
+    started = time.perf_counter()
+    action()  # type: ignore[operator]
+    return time.perf_counter() - started
+
+
+def bench_setup(repo: Path, project: Path) -> tuple[list[float], object]:
+    settings = WorkspaceSettings(repos={"big": RepoSettings(path=str(repo))})
+    generator = ScriptedCommitMessages(["Update values\n\nBench change."], repeat_last=True)
+    manager = WorkspaceManager(settings, SubprocessGit(), SystemClock(), project, commit_messages=generator)
+    sessions = []
+    times = [
+        timed(lambda n=n: sessions.append(manager.setup_session(f"bench{n:04d}", "bench")))
+        for n in range(SETUPS)
+    ]
+    return times, sessions[-1]
+
+
+def bench_fast_commits(session: object) -> list[float]:
+    worktree = session.contexts["big"].worktree_path  # type: ignore[attr-defined]
+    times = []
+    for number in range(COMMITS + 1):
+        (worktree / "pkg00" / "mod00" / "file0.py").write_text(f"VALUE = {number}\n")
+        (worktree / "pkg01" / "mod00" / f"new{number}.py").write_text("NEW = True\n")
+        turn = AgentTurn(
+            "code", number, "model", "provider",
+            files_written=["big:pkg00/mod00/file0.py", f"big:pkg01/mod00/new{number}.py"],
+        )  # fmt: skip
+        times.append(timed(lambda turn=turn: session.commit_turn(turn)))  # type: ignore[attr-defined]
+    return times
+
+
+def bench_porcelain_commits(repo: Path, root: Path) -> list[float]:
+    worktree = root / "porcelain"
+    git(repo, "worktree", "add", "--quiet", "-b", "porcelain", str(worktree))
+    times = []
+    for number in range(COMMITS + 1):
+        (worktree / "pkg00" / "mod00" / "file0.py").write_text(f"VALUE = {number}\n")
+        (worktree / "pkg01" / "mod00" / f"new{number}.py").write_text("NEW = True\n")
+        paths = ["pkg00/mod00/file0.py", f"pkg01/mod00/new{number}.py"]
+
+        def commit(paths: list[str] = paths) -> None:
+            git(worktree, "add", "--", *paths)
+            git(worktree, "commit", "--quiet", "-m", "Update values\n\nBench change.")
+
+        times.append(timed(commit))
+    return times
+
+
+def ms(seconds: float) -> float:
+    return round(seconds * 1000, 1)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-git-") as scratch:
+        root = Path(scratch)
+        repo = generate_repo(root)
+        project = root / "project"
+        project.mkdir()
+        setup_times, session = bench_setup(repo, project)
+        fast = bench_fast_commits(session)
+        porcelain = bench_porcelain_commits(repo, root)
+    fast_ms, porcelain_ms = statistics.median(fast[1:]), statistics.median(porcelain[1:])
+    result = {
+        "files": FILES,
+        "setup_s": round(statistics.median(setup_times), 3),
+        "setup_runs_s": [round(t, 3) for t in setup_times],
+        "commit_fast_path_ms": ms(fast_ms),
+        "commit_porcelain_ms": ms(porcelain_ms),
+        "commit_ratio": round(fast_ms / porcelain_ms, 2),
+        "first_commit_fast_path_ms": ms(fast[0]),
+        "first_commit_porcelain_ms": ms(porcelain[0]),
+        "commits_measured": COMMITS,
+        "targets": {"commit_ratio_max": 0.5, "commit_ms_max": 150, "setup_s_max": 1.5},
+    }
+    result["meets_targets"] = (
+        result["commit_ratio"] <= 0.5 and result["commit_fast_path_ms"] < 150 and result["setup_s"] < 1.5
+    )
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
