@@ -110,7 +110,7 @@ class TreeBuilder:
             parent = str(pure.parent) if str(pure.parent) != "." else ""
             existing = trees.get(parent, {}).get(pure.name)
             try:
-                info = (self._worktree / path).lstat()
+                info = self._lstat_inside(pure)
             except (FileNotFoundError, NotADirectoryError):
                 changes[path] = None
                 continue
@@ -125,6 +125,15 @@ class TreeBuilder:
             else:
                 blobs.files.append(path)
         return changes, blobs
+
+    def _lstat_inside(self, path: PurePosixPath) -> os.stat_result:
+        """lstat of `path`, which git does not see (FileNotFoundError) when a parent is a symlink."""
+        parent = self._worktree
+        for part in path.parts[:-1]:
+            parent = parent / part
+            if parent.is_symlink():
+                raise FileNotFoundError(f"{path} is beyond a symbolic link")
+        return (self._worktree / path).lstat()
 
     def _mode(self, path: str, info: os.stat_result, existing: Entry | None) -> str:
         if stat.S_ISLNK(info.st_mode):

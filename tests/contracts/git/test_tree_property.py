@@ -21,7 +21,7 @@ operations = st.lists(
     st.one_of(
         st.tuples(st.just("write"), paths, st.text("xyz\n", max_size=5), st.booleans()),
         st.tuples(st.just("delete"), paths),
-        st.tuples(st.just("symlink"), paths, st.sampled_from(["target", "../elsewhere"])),
+        st.tuples(st.just("symlink"), paths, st.sampled_from(["target", "../elsewhere", "b", "a/b"])),
     ),
     min_size=1,
     max_size=6,
@@ -65,10 +65,17 @@ def _apply(root: Path, operation: tuple) -> str:
     return relative
 
 
+def _beyond_symlink(root: Path, relative: str) -> bool:
+    parents = Path(relative).parents
+    return any((root / parent).is_symlink() for parent in parents if str(parent) != ".")
+
+
 def _reference_tree(repo: GitRepo, touched: list[str]) -> str:
     for relative in touched:
         target = repo.path / relative
-        if target.is_dir() and not target.is_symlink():
+        if _beyond_symlink(repo.path, relative):
+            repo.git("rm", "--cached", "-r", "--quiet", "--ignore-unmatch", "--", relative)
+        elif target.is_dir() and not target.is_symlink():
             repo.git("add", "-u", "--", relative)
         elif os.path.lexists(target) or repo.git("ls-files", "--", relative):
             repo.git("add", "-A", "--", relative)
