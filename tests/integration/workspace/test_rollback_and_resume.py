@@ -95,11 +95,22 @@ def test_full_workspace_lifecycle(harness: Harness, turn: TurnFactory) -> None:
         contexts["backend"].branch_name,
         backend.path.resolve(),
     )
+    recorded = []
     for number, (repo, path) in enumerate(
         [("backend", "api.py"), ("frontend", "ui.ts"), ("backend", "db.py")], 1
     ):
         tools[repo].resolve_path(path).write_text(f"turn {number}\n")
-        session.commit_turn(turn([f"{repo}:{path}"], number=number))
+        recorded.append(session.commit_turn(turn([f"{repo}:{path}"], number=number)))
+    repos = {"backend": backend, "frontend": frontend}
+    for agent_turn in recorded:  # from a recorded turn to its code, and from the commit back to the turn
+        [commit] = agent_turn.commits
+        path = agent_turn.writes_by_repo()[commit.repo][0]
+        assert repos[commit.repo].show(commit.sha, path) == f"turn {agent_turn.turn_number}\n"
+        trailers = repos[commit.repo].git("log", "-1", "--format=%(trailers:only,unfold)", commit.sha)
+        assert (
+            f"Orchestra-Node: code\nOrchestra-Pipeline: feature\nOrchestra-Session: {SESSION_ID}" in trailers
+        )
+        assert trailers.rstrip().endswith(f"Orchestra-Turn: {agent_turn.turn_number}")
     snapshot = session.snapshot()
     assert session.repo_contexts()["backend"].head_sha == snapshot["backend"]
     assert len(backend.log(f"main..{contexts['backend'].branch_name}")) == 2
