@@ -47,11 +47,21 @@ class FileRunDirectory:
     def _ensure(self, directory: str) -> str:
         if directory not in self._made:
             try:
-                os.makedirs(directory, exist_ok=True)
+                os.mkdir(directory)  # usually a stage directory right under an existing root
+            except FileExistsError:
+                pass
+            except FileNotFoundError:
+                self._make_parents(directory)
             except OSError as error:
                 raise RunDirectoryError(f"{directory}: cannot create the directory: {error.strerror or error}") from None
             self._made.add(directory)
         return directory
+
+    def _make_parents(self, directory: str) -> None:
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as error:
+            raise RunDirectoryError(f"{directory}: cannot create the directory: {error.strerror or error}") from None
 
     def stage_dir(self, stage_key: str) -> str:
         return self._ensure(os.path.join(self.root, stage_key))

@@ -47,6 +47,12 @@ class OutcomeMap(Mapping[str, Outcome]):
     def __getitem__(self, key: str) -> Outcome:
         return self._data[key]
 
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._data)
 

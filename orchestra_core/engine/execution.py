@@ -243,6 +243,7 @@ def _call(handler: Handler, node: Node, context: Context, graph: Graph, stage: S
     grace = TIMEOUT_GRACE_S if getattr(handler, "enforces_timeout", False) else 0.0
     worker.join(stage.timeout + grace)
     if worker.is_alive():
+        stage.cancel.set()
         return _TimedOut(stage.timeout)
     if "error" in box:
         raise box["error"]

@@ -104,6 +104,8 @@ class StageRun:
         completed_nodes: The nodes finished before this one (read-only).
         node_outcomes: Their latest outcomes (read-only).
         emit_event: Emits an event (use `emit`).
+        cancel: Set by the engine when the stage ran out of time; handlers that run nodes themselves
+            (parallel, manager loop) stop them at their next node boundary.
     """
 
     session_id: str
@@ -123,6 +125,7 @@ class StageRun:
     completed_nodes: Sequence[str]
     node_outcomes: Mapping[str, Outcome]
     emit_event: Callable[[type[EngineEvent], dict[str, Any]], None]
+    cancel: threading.Event = field(factory=threading.Event)
 
     @property
     def artifacts(self) -> ArtifactStore:

@@ -151,6 +151,8 @@ class _Supervision:
         observed: dict[str, Any] = {}
         try:
             for cycle in range(1, max_cycles + 1):
+                if self.stage.cancel.is_set():
+                    return Outcome.fail("the manager was cancelled (its node timed out)", context_updates=observed)
                 version = self.monitor.version
                 if "steer" in self.actions:
                     self._steer()

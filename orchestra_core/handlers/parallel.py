@@ -7,7 +7,6 @@ dead end. The results go to `parallel.results`; afterwards the engine continues 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
@@ -120,7 +119,7 @@ class _FanOut:
         self.join = join
         self.stage_keys = stage_keys
         self.policy = policy
-        self.cancel = threading.Event()
+        self.cancel = stage.cancel  # set by first_success, or by the engine when the node times out
 
     def all(self, edges: tuple[Edge, ...], paths: list[str], max_parallel: int) -> list[BranchResult]:
         results: dict[int, BranchResult] = {}

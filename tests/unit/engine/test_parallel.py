@@ -281,3 +281,35 @@ def test_fan_in_falls_back_to_the_heuristic_when_the_llm_names_no_candidate() ->
 def test_parallel_node_without_branches_fails() -> None:
     pipeline = graph('digraph p { start [shape=Mdiamond]; fan [shape=component]; start -> fan }')
     assert "no unconditional outgoing edges" in Harness().run(pipeline).node_outcomes["fan"].failure_reason
+
+
+class Gate:
+    """Blocks a branch stage until released."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
+        self.release.wait(5)
+        return Outcome.success()
+
+
+def test_a_timed_out_fan_out_stops_its_branches_at_their_next_node() -> None:
+    gate = Gate()
+    backend = ScriptedCodergenBackend()
+    pipeline = graph(
+        """
+        digraph p {
+            start [shape=Mdiamond]; done [shape=Msquare]
+            fan [shape=component, timeout="50ms"]
+            a [type="gate"]; a2; merge [shape=tripleoctagon]
+            start -> fan -> a -> a2 -> merge -> done
+        }
+        """
+    )
+    result = Harness(backend=backend, handlers={"gate": gate}).run(pipeline)
+    assert result.node_outcomes["fan"].failure_reason == "timed out after 50ms"
+    gate.release.set()
+    for worker in [t for t in threading.enumerate() if t.name == "orchestra-stage-fan"]:
+        worker.join(5)
+    assert backend.visits("a2") == 0
