@@ -42,15 +42,41 @@ def _details(outcome: Outcome) -> dict[str, Any]:
     return found
 
 
+class _Fragments:
+    """Keyed JSON fragments in insertion order, with their comma-joined text kept up to date: adding a key
+    appends to the text, changing one marks it for a re-join."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, str] = {}
+        self._text = ""
+        self._stale = False
+
+    def put(self, key: str, fragment: str) -> None:
+        if key not in self._items:
+            self._items[key] = fragment
+            if fragment and not self._stale:
+                self._text = f"{self._text},{fragment}" if self._text else fragment
+        elif self._items[key] != fragment:
+            self._items[key] = fragment
+            self._stale = True
+
+    @property
+    def text(self) -> str:
+        if self._stale:
+            self._text = ",".join(filter(None, self._items.values()))
+            self._stale = False
+        return self._text
+
+
 class CheckpointEncoder:
     """Encodes successive checkpoints of one run, reusing the fragments of the previous one."""
 
     def __init__(self) -> None:
         self._outcomes: OutcomeMap | None = None
-        self._status: dict[str, str] = {}
-        self._details: dict[str, str] = {}
+        self._status = _Fragments()
+        self._details = _Fragments()
         self._completed_source: tuple[str, ...] = ()
-        self._completed: list[str] = []
+        self._completed_text = ""
 
     def encode(self, checkpoint: Checkpoint) -> str:
         """The checkpoint.json text."""
@@ -72,11 +98,11 @@ class CheckpointEncoder:
             (
                 _dumps(head)[:-1],
                 ',"completed_nodes":[',
-                ",".join(self._completed),
+                self._completed_text,
                 '],"node_outcomes":{',
-                ",".join(self._status.values()),
+                self._status.text,
                 '},"outcome_details":{',
-                ",".join(filter(None, self._details.values())),
+                self._details.text,
                 '},"context":',
                 _dumps(dict(checkpoint.context)),
                 ',"logs":',
@@ -99,23 +125,25 @@ class CheckpointEncoder:
         self._outcomes = outcomes
 
     def _rebuild_outcomes(self, outcomes: OutcomeMap) -> None:
-        self._status, self._details = {}, {}
+        self._status, self._details = _Fragments(), _Fragments()
         for node_id, outcome in outcomes.items():
             self._put(node_id, outcome)
         self._outcomes = outcomes
 
     def _put(self, node_id: str, outcome: Outcome) -> None:
         key = _dumps(node_id)
-        self._status[node_id] = f'{key}:"{outcome.status.value}"'
+        self._status.put(node_id, f'{key}:"{outcome.status.value}"')
         details = _details(outcome)
-        self._details[node_id] = f"{key}:{_dumps(details)}" if details else ""
+        self._details.put(node_id, f"{key}:{_dumps(details)}" if details else "")
 
     def _sync_completed(self, completed: tuple[str, ...]) -> None:
         known = len(self._completed_source)
         if len(completed) >= known and completed[:known] == self._completed_source:
-            self._completed.extend(_dumps(node_id) for node_id in completed[known:])
+            added = ",".join(_dumps(node_id) for node_id in completed[known:])
+            if added:
+                self._completed_text = f"{self._completed_text},{added}" if self._completed_text else added
         else:
-            self._completed = [_dumps(node_id) for node_id in completed]
+            self._completed_text = ",".join(_dumps(node_id) for node_id in completed)
         self._completed_source = completed
 
 
