@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 ORCHESTRA = Path(sys.executable).with_name("orchestra")
@@ -104,18 +104,12 @@ def checkpoint_write_us(count: int) -> float:
             completed.append(node)
             checkpoints.append(
                 Checkpoint(node, tuple(completed), outcomes, {}, {"last_stage": node, "graph.goal": "benchmark"},
-                           _now(), next_node=f"n{index + 1}")
+                           datetime.now(UTC), next_node=f"n{index + 1}")
             )
         started = time.perf_counter()
         for checkpoint in checkpoints:
             directory.save_checkpoint(checkpoint)
         return (time.perf_counter() - started) / count * 1e6
-
-
-def _now():  # type: ignore[no-untyped-def]
-    from datetime import datetime
-
-    return datetime.now(UTC)
 
 
 def main() -> None:
