@@ -66,15 +66,21 @@ class PlainProgress:
     """One plain line per interesting event, for logs and pipes (imports nothing heavy)."""
 
     def __init__(self, stream: IO[str]) -> None:
-        self._stream = stream
+        self._stream: IO[str] | None = stream
         self._lock = threading.Lock()
 
     def on_event(self, event: EngineEvent) -> None:
         line = describe(event)
-        if line is not None:
-            with self._lock:
+        if line is None:
+            return
+        with self._lock:
+            if self._stream is None:
+                return
+            try:
                 self._stream.write(line + "\n")
                 self._stream.flush()
+            except (BrokenPipeError, ValueError):  # the reader went away (`| head`): stop writing
+                self._stream = None
 
 
 _STYLES = {"ok": "green", "x": "bold red", "~": "yellow", ">": "cyan", "||": "magenta", "?": "blue"}

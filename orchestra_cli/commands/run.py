@@ -178,12 +178,13 @@ class _Setup:
         return StageAnswersInterviewer(answers, source=str(self.options.answers), fallback=fallback)
 
     def _load_child(self, path: str) -> Any:
+        from orchestra_core.errors import OrchestraError
         from orchestra_core.pipeline import prepare_pipeline
         from orchestra_core.validation import ValidationError
 
         prepared = prepare_pipeline(path, known_types=self.registry.types)
         if prepared.errors:
-            raise ValidationError(list(prepared.diagnostics))
+            raise OrchestraError(f"child pipeline {path}: {ValidationError(list(prepared.diagnostics))}")
         return prepared.graph
 
     def prepare(self) -> Any:

@@ -27,6 +27,7 @@ class Emitter:
         self._session_id = session_id
         self._clock = clock
         self._observers = tuple(observers)
+        self._failed: set[int] = set()
         self._lock = threading.Lock()
 
     def emit(self, event_type: type[EngineEvent], branch: str | None, fields: dict[str, Any]) -> None:
@@ -40,8 +41,16 @@ class Emitter:
             for observer in self._observers:
                 try:
                     observer.on_event(event)
-                except Exception:  # observers are best effort by contract
-                    log.warning("event observer %r failed on %s", observer, event.kind, exc_info=True)
+                except Exception as error:  # observers are best effort by contract
+                    self._report(observer, event, error)
+
+    def _report(self, observer: EventObserver, event: EngineEvent, error: Exception) -> None:
+        """Warn once per observer; later failures of the same observer only at debug level."""
+        first = id(observer) not in self._failed
+        self._failed.add(id(observer))
+        level = logging.WARNING if first else logging.DEBUG
+        log.log(level, "event observer %r failed on %s: %s: %s", observer, event.kind, type(error).__name__, error)
+        log.debug("observer failure", exc_info=error)
 
 
 class BranchForwarder:

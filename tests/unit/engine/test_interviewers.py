@@ -121,3 +121,4 @@ def test_console_timeout_gives_the_default_or_timeout() -> None:
             assert interviewer.ask(with_default) == Answer.no()
     finally:
         os.close(write_fd)
+
