@@ -1,0 +1,288 @@
+"""One run of a pipeline (Attractor 3.2): start or resume, the traversal loop, checkpoints, the end."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from attrs import evolve
+
+from orchestra_core.engine.branches import BranchWalker
+from orchestra_core.engine.checkpoint import Checkpoint, RunResult, RunStatus
+from orchestra_core.engine.context import Context
+from orchestra_core.engine.emitter import BranchForwarder, Emitter
+from orchestra_core.engine.events import (
+    CheckpointSaved,
+    EdgeSelected,
+    EventObserver,
+    GoalGateUnsatisfied,
+    PipelineCompleted,
+    PipelineFailed,
+    PipelineRestarted,
+    PipelineStarted,
+)
+from orchestra_core.engine.execution import StageExecutor, StageVisit
+from orchestra_core.engine.outcome import Outcome
+from orchestra_core.engine.routing import (
+    Advance,
+    Finish,
+    Restart,
+    Transition,
+    exit_transition,
+    next_transition,
+)
+from orchestra_core.engine.run_state import Position, RunState, fresh_context, manifest_for, resumed_edge
+from orchestra_core.engine.stage import BranchResult
+from orchestra_core.errors import OrchestraError
+from orchestra_core.graph.model import Edge, Graph, Node
+
+if TYPE_CHECKING:
+    from orchestra_core.engine.runner import PipelineEngine
+
+DEFAULT_MAX_NODE_VISITS = 10_000
+
+
+class CheckpointSaveError(OrchestraError):
+    """A checkpoint could not be written to the run directory or a checkpoint sink."""
+
+
+class RunLoop:
+    """One run: the main loop plus the engine services handlers use (branches, child runs)."""
+
+    def __init__(
+        self,
+        engine: PipelineEngine,
+        graph: Graph,
+        session_id: str,
+        logs_root: str,
+        observers: Sequence[EventObserver],
+        stop: threading.Event | None,
+        on_context: Callable[[Context], None] | None,
+    ) -> None:
+        self.engine = engine
+        self.graph = graph
+        self.session_id = session_id
+        self.clock = engine.clock
+        self.directory = engine.run_directory.open(logs_root)
+        self.emitter = Emitter(session_id, engine.clock, (*engine.observers, *observers))
+        self.stop = stop or threading.Event()
+        self.on_context = on_context
+        self.max_visits = engine.max_node_visits or graph.get_int("max_node_visits", DEFAULT_MAX_NODE_VISITS)
+        self.executor = StageExecutor(
+            registry=engine.registry,
+            graph=graph,
+            directory=self.directory,
+            clock=engine.clock,
+            rng=engine.rng,
+            session_id=session_id,
+            services=self,
+            emit=self.emitter.emit,
+        )
+        self.branches = BranchWalker(graph, self.executor, self.clock, self.max_visits)
+        self.state: RunState
+        self.last_checkpoint: Checkpoint | None = None
+
+    # engine services for handlers
+
+    def run_branch(self, start: Edge, context: Context, **kwargs: Any) -> BranchResult:
+        return self.branches.walk(start, context, **kwargs)
+
+    def run_child(
+        self,
+        graph: Graph,
+        *,
+        logs_root: str,
+        initial_context: Mapping[str, Any],
+        observers: Sequence[EventObserver],
+        stop: threading.Event,
+        context_ready: Callable[[Context], None] | None = None,
+        branch: str = "child",
+    ) -> RunResult:
+        child = self.engine.child((*observers, BranchForwarder(self.emitter, branch)))
+        return child.run(
+            graph,
+            session_id=self.session_id,
+            logs_root=logs_root,
+            initial_context=initial_context,
+            stop=stop,
+            on_context=context_ready,
+        )
+
+    # start, resume, end
+
+    def execute(self, initial: Mapping[str, Any] | None, resume_from: Checkpoint | None) -> RunResult:
+        started = self.clock.monotonic()
+        try:
+            begin = self._resume(resume_from, initial) if resume_from is not None else self._start(initial or {})
+            finish = begin if isinstance(begin, Finish) else self._loop(begin)
+        except CheckpointSaveError as error:
+            finish = Finish(RunStatus.FAIL, str(error))
+        return self._result(finish, started)
+
+    def _context(self, context: Context) -> Context:
+        if self.on_context is not None:
+            self.on_context(context)
+        return context
+
+    def _start(self, initial: Mapping[str, Any]) -> Position | Finish:
+        self.state = RunState(self._context(fresh_context(self.graph, initial)), dict(initial))
+        start = self.graph.start_node()
+        self.directory.write_manifest(manifest_for(self.graph, self.session_id, self.directory.root, self.clock.now(), initial))
+        self._emit_started(start.id if start else "", resumed=False)
+        if start is None:
+            return Finish(RunStatus.FAIL, "the pipeline needs exactly one start node (shape=Mdiamond)")
+        self._save("", start.id)
+        return Position(start.id)
+
+    def _resume(self, checkpoint: Checkpoint, initial: Mapping[str, Any] | None) -> Position | Finish:
+        manifest = self.directory.read_manifest()
+        if initial is None:
+            initial = manifest.initial_context if manifest is not None else {}
+        self.state = RunState.restored(checkpoint, initial)
+        self._context(self.state.context)
+        self.last_checkpoint = checkpoint
+        if manifest is not None:
+            self.directory.write_manifest(evolve(manifest, resumed_at=(*manifest.resumed_at, self.clock.now())))
+        self._emit_started(checkpoint.next_node or checkpoint.current_node, resumed=True)
+        if checkpoint.finished or checkpoint.next_node is None:
+            status = RunStatus.FAIL if checkpoint.status is RunStatus.FAIL else RunStatus.SUCCESS
+            return Finish(status, checkpoint.failure_reason)
+        edge = resumed_edge(self.graph, checkpoint, self.state.context)
+        return Position(checkpoint.next_node, edge, checkpoint.current_node or None, resumed=True)
+
+    def _emit_started(self, start_node: str, *, resumed: bool) -> None:
+        fields = {
+            "name": self.graph.name,
+            "goal": self.graph.goal,
+            "logs_root": self.directory.root,
+            "start_node": start_node,
+            "resumed": resumed,
+        }
+        self.emitter.emit(PipelineStarted, None, fields)
+
+    def _result(self, finish: Finish, started: float) -> RunResult:
+        duration = self.clock.monotonic() - started
+        state = self.state
+        if finish.status is RunStatus.SUCCESS:
+            fields = {
+                "duration_s": duration,
+                "artifact_count": len(self.directory.artifacts.list()),
+                "completed_nodes": tuple(state.completed_nodes),
+            }
+            self.emitter.emit(PipelineCompleted, None, fields)
+        else:
+            last = state.completed_nodes[-1] if state.completed_nodes else None
+            self.emitter.emit(PipelineFailed, None, {"error": finish.reason, "duration_s": duration, "node_id": last})
+        return RunResult(
+            session_id=self.session_id,
+            status=finish.status,
+            completed_nodes=tuple(state.completed_nodes),
+            node_outcomes=state.node_outcomes,
+            context=state.context.snapshot(),
+            logs_root=self.directory.root,
+            failure_reason=finish.reason,
+            checkpoint=self.last_checkpoint,
+        )
+
+    # the loop
+
+    def _loop(self, position: Position) -> Finish:
+        while True:
+            if self.stop.is_set():
+                return Finish(RunStatus.FAIL, f"stopped before node {position.node_id}")
+            node = self.graph.nodes.get(position.node_id)
+            if node is None:
+                return Finish(RunStatus.FAIL, f"node {position.node_id!r} is not in the pipeline")
+            if self.graph.is_exit(node):
+                gate = exit_transition(self.graph, self.state.node_outcomes)
+                if isinstance(gate, Finish):
+                    self._save(self.state.completed_nodes[-1] if self.state.completed_nodes else "", None, gate)
+                    return gate
+                if isinstance(gate, Advance):
+                    position = self._jump_for_gate(gate, position)
+                    continue
+            if self.state.node_visits >= self.max_visits:
+                return Finish(RunStatus.FAIL, self.state.looping_message(self.max_visits))
+            transition = self._step(node, position)
+            if isinstance(transition, Finish):
+                return transition
+            position = self._restart(node, transition) if isinstance(transition, Restart) else self._advance(node, transition)
+
+    def _step(self, node: Node, position: Position) -> Transition:
+        """Execute one node, record it, decide what follows and save the checkpoint."""
+        state = self.state
+        state.node_visits += 1
+        visit = StageVisit(
+            index=state.node_visits,
+            branch=None,
+            incoming_edge=position.edge,
+            previous_node=position.previous,
+            resumed=position.resumed,
+            stage_key=node.id,
+            completed_nodes=state.completed_nodes,
+            node_outcomes=state.node_outcomes,
+        )
+        run = self.executor.execute(node, state.context, visit)
+        if node.handler_type == "parallel":
+            state.merge_branches(self.branches.take_results(None, node))
+        state.record(node, run.outcome, run.attempts)
+        transition = self._transition(node, run.outcome)
+        if isinstance(transition, Finish):
+            self._save(node.id, None, transition)
+        elif isinstance(transition, Advance):
+            self._save(node.id, transition.target)
+        return transition
+
+    def _transition(self, node: Node, outcome: Outcome) -> Transition:
+        try:
+            transition = next_transition(self.graph, node, outcome, self.state.context)
+        except OrchestraError as error:
+            return Finish(RunStatus.FAIL, f"cannot route from {node.id}: {error}")
+        if isinstance(transition, Finish) and transition.status is RunStatus.SUCCESS and not self.graph.is_exit(node):
+            return exit_transition(self.graph, self.state.node_outcomes) or transition
+        return transition
+
+    def _advance(self, node: Node, transition: Advance) -> Position:
+        label = transition.edge.label if transition.edge else ""
+        fields = {"source": node.id, "target": transition.target, "label": label, "reason": transition.reason}
+        self.emitter.emit(EdgeSelected, None, fields)
+        return Position(transition.target, transition.edge, node.id)
+
+    def _jump_for_gate(self, gate: Advance, position: Position) -> Position:
+        failed = next(
+            node_id
+            for node_id, outcome in self.state.node_outcomes.items()
+            if node_id in self.graph.nodes and self.graph.nodes[node_id].goal_gate and not outcome.status.is_success
+        )
+        status = self.state.node_outcomes[failed].status.value
+        self.emitter.emit(GoalGateUnsatisfied, None, {"node_id": failed, "status": status, "retry_target": gate.target})
+        fields = {"source": position.node_id, "target": gate.target, "label": "", "reason": gate.reason}
+        self.emitter.emit(EdgeSelected, None, fields)
+        return Position(gate.target, None, position.previous)
+
+    def _restart(self, node: Node, restart: Restart) -> Position:
+        state = self.state
+        state.start_over(self._context(fresh_context(self.graph, state.initial_context)))
+        self.directory.archive_stages(str(state.loop_restarts))
+        fields = {"node_id": restart.target, "from_node": node.id, "restart_count": state.loop_restarts}
+        self.emitter.emit(PipelineRestarted, None, fields)
+        self._save("", restart.target)
+        return Position(restart.target, restart.edge, None)
+
+    def _save(self, current: str, next_node: str | None, finish: Finish | None = None) -> None:
+        """Save a checkpoint to the run directory, then to every sink; any failure aborts the run."""
+        snapshot = self.engine.workspace_snapshot() if self.engine.workspace_snapshot else {}
+        checkpoint = self.state.checkpoint(current, next_node, finish, self.clock.now(), snapshot)
+        targets: list[tuple[str, Callable[[Checkpoint], None]]] = [
+            (f"the run directory {self.directory.root}", self.directory.save_checkpoint),
+            *((f"checkpoint sink {sink!r}", sink.save) for sink in self.engine.checkpoint_sinks),
+        ]
+        for name, save in targets:
+            try:
+                save(checkpoint)
+            except Exception as error:
+                where = current or "start"
+                raise CheckpointSaveError(f"could not save the checkpoint after {where} to {name}: {error}") from error
+        self.emitter.emit(CheckpointSaved, None, {"node_id": current, "checkpoint": checkpoint})
+        self.last_checkpoint = checkpoint
