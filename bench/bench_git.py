@@ -4,7 +4,8 @@ Measures, in the same run:
 - session setup (branch + managed worktree) through WorkspaceManager.setup_session;
 - one per-turn commit of 2 files (1 modified, 1 new) through the workspace's fast path, message
   generation excluded (an instant scripted generator; the diff it is given is included);
-- the porcelain baseline: `git add` + `git commit` of the same kind of change in another worktree.
+- the porcelain baseline: `git add` + `git commit` of the same kind of change in another worktree;
+- plain `git worktree add` of the same repository, the floor for setup on this machine's disk.
 Targets (issue 6): commit <= half the porcelain time and < 150 ms; setup < 1.5 s.
 """
 
@@ -74,6 +75,14 @@ def bench_setup(repo: Path, project: Path) -> tuple[list[float], object]:
     return times, sessions[-1]
 
 
+def bench_plain_worktree_add(repo: Path, root: Path) -> list[float]:
+    """The cost to beat: git's own `worktree add` of a new branch, default settings."""
+    return [
+        timed(lambda n=n: git(repo, "worktree", "add", "--quiet", "-b", f"plain{n}", str(root / f"plain{n}")))
+        for n in range(SETUPS)
+    ]
+
+
 def bench_fast_commits(session: object) -> list[float]:
     worktree = session.contexts["big"].worktree_path  # type: ignore[attr-defined]
     times = []
@@ -116,6 +125,7 @@ def main() -> None:
         project = root / "project"
         project.mkdir()
         setup_times, session = bench_setup(repo, project)
+        plain_times = bench_plain_worktree_add(repo, root)
         fast = bench_fast_commits(session)
         porcelain = bench_porcelain_commits(repo, root)
     fast_ms, porcelain_ms = statistics.median(fast[1:]), statistics.median(porcelain[1:])
@@ -123,6 +133,7 @@ def main() -> None:
         "files": FILES,
         "setup_s": round(statistics.median(setup_times), 3),
         "setup_runs_s": [round(t, 3) for t in setup_times],
+        "plain_git_worktree_add_s": round(statistics.median(plain_times), 3),
         "commit_fast_path_ms": ms(fast_ms),
         "commit_porcelain_ms": ms(porcelain_ms),
         "commit_ratio": round(fast_ms / porcelain_ms, 2),
