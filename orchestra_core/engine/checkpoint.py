@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from enum import StrEnum
@@ -26,21 +27,27 @@ class OutcomeMap(Mapping[str, Outcome]):
 
     `with_outcome` copies the underlying dict (a C-level copy) and records `base` and `changed`, so a
     writer that encoded `base` can encode the new map by re-encoding one entry instead of all of them.
+    `base` is a weak reference: a chain of derived maps never keeps old maps alive.
     """
 
-    __slots__ = ("_data", "base", "changed")
+    __slots__ = ("__weakref__", "_base", "_data", "changed")
 
     def __init__(self, data: Mapping[str, Outcome] | None = None) -> None:
         self._data: dict[str, Outcome] = dict(data or {})
-        self.base: OutcomeMap | None = None
+        self._base: weakref.ref[OutcomeMap] | None = None
         self.changed: str | None = None
+
+    @property
+    def base(self) -> OutcomeMap | None:
+        """The map this one was derived from, while something else keeps it alive."""
+        return self._base() if self._base is not None else None
 
     def with_outcome(self, node_id: str, outcome: Outcome) -> OutcomeMap:
         """A new map with one entry set; insertion order is kept for existing keys."""
         derived = OutcomeMap.__new__(OutcomeMap)
         derived._data = self._data.copy()
         derived._data[node_id] = outcome
-        derived.base = self
+        derived._base = weakref.ref(self)
         derived.changed = node_id
         return derived
 
