@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from orchestra_core.conditions import Condition, parse_condition
-from orchestra_core.engine.checkpoint import RunResult
 from orchestra_core.engine.context import Context
 from orchestra_core.engine.events import (
     EngineEvent,
@@ -171,7 +170,7 @@ class _Supervision:
 
     def _run_child(self) -> None:
         try:
-            self.result: RunResult = self.stage.engine.run_child(
+            self.stage.engine.run_child(
                 self.child,
                 logs_root=os.path.join(self.stage.stage_dir, "child"),
                 initial_context=self._steering_values() if "steer" in self.actions else {},
