@@ -48,9 +48,15 @@ class BranchResult:
 
 
 class EngineServices(Protocol):
-    """What the running engine offers handlers that run nodes themselves (parallel, manager loop)."""
+    """What the running engine offers handlers that run nodes themselves (parallel, manager loop).
+
+    Attributes:
+        clock: The engine's clock.
+        stop: Set when the run is asked to stop; a long-running handler may check it to end early.
+    """
 
     clock: Clock
+    stop: threading.Event
 
     def run_branch(
         self,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 from orchestra_core.engine.checkpoint import RunStatus
@@ -179,7 +180,7 @@ def test_manager_fails_when_the_child_fails() -> None:
 
 
 class Hold:
-    """A child stage that blocks until released."""
+    """A child stage that blocks until released or until its run is being stopped."""
 
     def __init__(self) -> None:
         self.release = threading.Event()
@@ -187,7 +188,9 @@ class Hold:
 
     def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
         self.entered.set()
-        self.release.wait(5)
+        deadline = time.monotonic() + 5
+        while not (self.release.is_set() or stage.engine.stop.is_set()) and time.monotonic() < deadline:
+            time.sleep(0.002)
         return Outcome.success(context_updates={"held_value": context.get("stack.steer.hint", "")})
 
 
@@ -203,12 +206,9 @@ HELD_CHILD = graph(
 
 
 def test_stop_condition_ends_supervision_and_stops_the_child() -> None:
-    hold = Hold()
+    hold = Hold()  # released only by the manager stopping the child
     harness = Harness(handlers={"hold": hold}, pipeline_loader=Loader(HELD_CHILD))
-    releaser = threading.Thread(target=lambda: (hold.entered.wait(5), hold.release.set()))
-    releaser.start()
     result = harness.run(manager_graph('manager.stop_condition="stack.child.last_stage=step1"'))
-    releaser.join()
     assert result.status is RunStatus.SUCCESS
     assert result.node_outcomes["boss"].notes == "Stop condition satisfied"
     child = harness.directory("/runs/test/boss/child").checkpoints[-1]
@@ -218,10 +218,7 @@ def test_stop_condition_ends_supervision_and_stops_the_child() -> None:
 def test_max_cycles_fails_and_stops_the_child() -> None:
     hold = Hold()
     harness = Harness(handlers={"hold": hold}, pipeline_loader=Loader(HELD_CHILD))
-    releaser = threading.Thread(target=lambda: (hold.entered.wait(5), hold.release.set()))
-    releaser.start()
     result = harness.run(manager_graph('manager.max_cycles=2, manager.actions="observe"'))
-    releaser.join()
     assert result.status is RunStatus.FAIL
     assert result.node_outcomes["boss"].failure_reason == "child still running after manager.max_cycles=2 cycles"
 
