@@ -397,3 +397,16 @@ def test_bad_attribute_values_fail_the_node_with_the_attribute_named() -> None:
     result = Harness().run(pipeline)
     assert result.status is RunStatus.FAIL
     assert "timeout='soon'" in result.node_outcomes["a"].failure_reason
+
+
+def test_handlers_store_artifacts_and_the_completion_event_counts_them() -> None:
+    class Stores:
+        def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
+            stage.artifacts.store(f"{node.id}.report", "report", {"lines": 3})
+            return Outcome.success()
+
+    pipeline = graph('digraph p { start [shape=Mdiamond]; r [type="report"]; done [shape=Msquare]; start -> r -> done }')
+    harness = Harness(handlers={"report": Stores()})
+    harness.run(pipeline)
+    assert harness.log.of(PipelineCompleted)[0].artifact_count == 1
+    assert harness.directory().artifacts.retrieve("r.report") == {"lines": 3}
