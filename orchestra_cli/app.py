@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from orchestra_cli.commands import compile as compile_command
+from orchestra_cli.commands import replay as replay_command
 from orchestra_cli.commands import resume as resume_command
 from orchestra_cli.commands import run as run_command
 
@@ -30,3 +31,4 @@ def _root() -> None:
 app.command("compile")(compile_command.compile_pipeline)
 app.command("run")(run_command.run_pipeline)
 app.command("resume")(resume_command.resume_pipeline)
+app.command("replay")(replay_command.replay_session)

@@ -71,8 +71,11 @@ class PlainProgress:
 
     def on_event(self, event: EngineEvent) -> None:
         line = describe(event)
-        if line is None:
-            return
+        if line is not None:
+            self.note(line)
+
+    def note(self, line: str) -> None:
+        """Write a line that is not an engine event (agent turns, workspace set-up)."""
         with self._lock:
             if self._stream is None:
                 return
@@ -107,6 +110,12 @@ class RichProgress:
             self._print(event)
             if isinstance(event, ParallelStarted) and event.branch is None and self._live is None:
                 self._start_live(event)
+
+    def note(self, line: str) -> None:
+        """Print a line that is not an engine event (agent turns, workspace set-up), dimmed."""
+        with self._lock:
+            if self._live is None:
+                self._console.print(line, style="dim", highlight=False, markup=False)
 
     def _print(self, event: EngineEvent) -> None:
         line = describe(event)

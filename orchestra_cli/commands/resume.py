@@ -1,4 +1,4 @@
-"""`orchestra resume --logs-root DIR [PIPELINE.dot]`: continue a run from its checkpoint.json."""
+"""`orchestra resume SESSION` (from the store) or `orchestra resume --logs-root DIR [PIPELINE.dot]`."""
 
 from __future__ import annotations
 
@@ -7,28 +7,29 @@ from typing import Annotated
 
 import typer
 
-from orchestra_cli.commands.run import (
+from orchestra_cli.options import ConfigOption, JsonOption
+from orchestra_cli.runtime.options import (
     AnswersOption,
     AutoApproveOption,
     BackendOption,
     LogsRootOption,
     MaxVisitsOption,
+    PipelineOption,
     QuietOption,
     RunOptions,
     SetOption,
-    execute,
 )
-from orchestra_cli.options import ConfigOption, JsonOption
 
 
 def resume_pipeline(
     target: Annotated[
         str | None,
         typer.Argument(
-            help="With --logs-root: the pipeline file (default: the one the run started from).",
+            help="The session id; with --logs-root, the pipeline file instead (default: the recorded one).",
             show_default=False,
         ),
     ] = None,
+    pipeline: PipelineOption = None,
     backend: BackendOption = None,
     auto_approve: AutoApproveOption = False,
     answers: AnswersOption = None,
@@ -39,31 +40,40 @@ def resume_pipeline(
     quiet: QuietOption = False,
     config: ConfigOption = None,
 ) -> None:
-    """Continue a run from the checkpoint in its run directory; it ends as an uninterrupted run would.
+    """Continue a session from its latest checkpoint; it ends as an uninterrupted run would.
 
-    Finished nodes are not run again. `--set` values override the restored context. Exit status as for
-    `orchestra run`.
+    Finished nodes are not run again; workspace repos go back to the checkpoint's commits first. `--set`
+    values override the restored context. With --logs-root, the checkpoint.json of that run directory is
+    the starting point instead. Exit status as for `orchestra run`.
     """
-    from orchestra_cli.errors import fail, user_errors
-    from orchestra_core.ports.run_directory import CHECKPOINT_FILE
+    from orchestra_cli.errors import fail
 
-    if logs_root is None:
-        raise fail("give the run directory with --logs-root DIR (resuming by session id needs the session store)")
-    with user_errors():
-        from orchestra_adapters.filesystem.run_directory import FileRunDirectory
+    if logs_root is not None:
+        from orchestra_cli.runtime.logs_root_resume import resume_from_logs_root
 
-        directory = FileRunDirectory(str(logs_root))
-        checkpoint = directory.load_checkpoint()
-        if checkpoint is None:
-            raise fail(f"{logs_root / CHECKPOINT_FILE}: no checkpoint to resume from")
-        manifest = directory.read_manifest()
-        if manifest is None:
-            raise fail(f"{logs_root}: no manifest.json; is this a run directory?")
-        pipeline = Path(target) if target else Path(manifest.source_path) if manifest.source_path else None
-        if pipeline is None:
-            raise fail("the run directory does not say which pipeline it ran; give the pipeline file")
-    options = RunOptions(
+        file = Path(target) if target else pipeline
+        options = _options(file, backend, auto_approve, answers, set_values, logs_root, max_visits,
+                           json_output, quiet, config)
+        raise typer.Exit(resume_from_logs_root(options))
+    if not target:
+        raise fail("give the session id to resume (see `orchestra status`), or --logs-root DIR")
+    if target.endswith(".dot") or Path(target).is_file():
+        raise fail(
+            f"{target!r} is a pipeline file: `orchestra resume` takes a session id (see `orchestra status`); "
+            "to resume from a run directory add --logs-root DIR"
+        )
+    from orchestra_cli.runtime.execute import run_recorded
+    from orchestra_cli.runtime.session_start import start_resume
+
+    options = _options(pipeline, backend, auto_approve, answers, set_values, None, max_visits,
+                       json_output, quiet, config)
+    raise typer.Exit(run_recorded(options, lambda store: start_resume(store, target, pipeline), pipeline))
+
+
+def _options(pipeline: Path | None, backend: str | None, auto_approve: bool, answers: Path | None,
+             set_values: list[str] | None, logs_root: Path | None, max_visits: int | None,
+             json_output: bool, quiet: bool, config: Path | None) -> RunOptions:
+    return RunOptions(
         pipeline, backend, auto_approve, answers, tuple(set_values or ()), logs_root, max_visits,
         json_output, quiet, config,
     )
-    raise typer.Exit(execute(options, resume=checkpoint, session_id=manifest.session_id))

@@ -39,6 +39,11 @@ def agent_lint_rules(settings: OrchestraSettings, library: PromptLibrary, regist
     return [FunctionRule(name, _per_codergen_node(resolver, check)) for name, check in checks.items()]
 
 
+def _simulation_only(resolver: AgentResolver) -> bool:
+    """No provider configured at all: LLM stages can only be simulated, so models need no resolving."""
+    return not resolver.settings.providers.entries
+
+
 def _per_codergen_node(resolver: AgentResolver, check: Check) -> Callable[[Graph], Iterator[Diagnostic]]:
     def run(graph: Graph) -> Iterator[Diagnostic]:
         for node in graph.nodes.values():
@@ -73,7 +78,7 @@ def _prompt_layers(resolver: AgentResolver, node: Node, graph: Graph) -> Iterato
 
 
 def _model_resolution(resolver: AgentResolver, node: Node, graph: Graph) -> Iterator[Diagnostic]:
-    if not _agent_known(resolver, node):
+    if not _agent_known(resolver, node) or _simulation_only(resolver):
         return
     try:
         resolver.model_for(node, graph)

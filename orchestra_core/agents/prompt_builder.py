@@ -23,10 +23,10 @@ class AgentPromptBuilder:
         """The composed prompt.
 
         Raises:
-            OrchestraError: The node's agent cannot be resolved (unknown agent, missing layer, undefined
-                template variable, unresolvable model, unknown tool); the message names the node.
+            OrchestraError: The node's prompt cannot be composed (unknown agent, missing layer, undefined
+                template variable); the message names the node. Models and tools are the backend's concern.
         """
-        return self.resolver.resolve(node, context, graph, preamble=stage_preamble(context, graph, stage)).prompt
+        return self.resolver.compose_prompt(node, context, graph, preamble=stage_preamble(context, graph, stage))
 
 
 def stage_preamble(context: Context, graph: Graph, stage: StageRun) -> str:

@@ -92,10 +92,7 @@ class AgentResolver:
         """
         values = context.snapshot()
         agent_name, _ = self.agent_for(node)
-        layers = _wrap(node, lambda: self.layers_for(node))
-        variables = template_variables(values, goal=_graph_value(graph, values, "goal"), node=_node_info(node))
-        node_prompt = node.prompt or ("" if layers.used() else node.label)
-        composed = _wrap(node, lambda: compose(layers, variables, node_prompt, preamble))
+        layers, composed = self._compose(node, values, graph, preamble)
         choice = self.model_for(node, graph, values)
         return ResolvedAgent(
             node_id=node.id,
@@ -110,6 +107,22 @@ class AgentResolver:
             model_choice=choice,
             layers=[layer.label for layer in layers.used()],
         )
+
+    def compose_prompt(self, node: Node, context: Context, graph: Graph | None = None, preamble: str = "") -> str:
+        """Only the composed prompt (no model or tool resolution: the simulation backend needs no provider).
+
+        Raises:
+            OrchestraError: Unknown agent, missing prompt layer or unrenderable template; names the node.
+        """
+        return self._compose(node, context.snapshot(), graph, preamble)[1].prompt
+
+    def _compose(
+        self, node: Node, values: Mapping[str, Any], graph: Graph | None, preamble: str
+    ) -> tuple[PromptLayers, Any]:
+        layers = _wrap(node, lambda: self.layers_for(node))
+        variables = template_variables(values, goal=_graph_value(graph, values, "goal"), node=_node_info(node))
+        node_prompt = node.prompt or ("" if layers.used() else node.label)
+        return layers, _wrap(node, lambda: compose(layers, variables, node_prompt, preamble))
 
     def tools(self, agent: ResolvedAgent, repos: Mapping[str, RepoContext], tracker: WriteTracker) -> list[AgentTool]:
         """The agent's tools bound to the run's repos and the turn's WriteTracker."""

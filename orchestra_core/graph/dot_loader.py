@@ -35,9 +35,18 @@ def load_pipeline(path: str | os.PathLike[str]) -> Graph:
     Raises:
         PipelineLoadError: The file cannot be read or is not valid DOT of the supported subset.
     """
+    return parse_dot(read_pipeline_text(path), path=str(path))
+
+
+def read_pipeline_text(path: str | os.PathLike[str]) -> str:
+    """A pipeline file's text.
+
+    Raises:
+        PipelineLoadError: The file is missing, a directory, not UTF-8 or unreadable.
+    """
     name = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise PipelineLoadError("file not found", path=name) from None
     except IsADirectoryError:
@@ -46,7 +55,6 @@ def load_pipeline(path: str | os.PathLike[str]) -> Graph:
         raise PipelineLoadError(f"not UTF-8 text ({error.reason})", path=name) from None
     except OSError as error:
         raise PipelineLoadError(f"cannot read: {error.strerror or error}", path=name) from None
-    return parse_dot(text, path=name)
 
 
 def parse_dot(text: str, path: str | None = None) -> Graph:

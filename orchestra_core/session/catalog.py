@@ -189,6 +189,8 @@ CHECKPOINT = TypeSpec(
         f(11, "node_visits", U32, since=2),
         f(12, "loop_restarts", U32, since=2),
         f(13, "workspace_snapshot", REF, ref=WORKSPACE_SNAPSHOT, since=3),
+        f(14, "pipeline_path", STRING, since=3),
+        f(15, "pipeline_blob", STRING, since=3),
     ],
 )
 HUMAN_INTERACTION = TypeSpec(

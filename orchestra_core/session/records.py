@@ -174,8 +174,9 @@ class Checkpoint:
 
     It holds everything the engine's checkpoint holds, so a resume needs nothing but the store: v1 had
     the first five fields; v2 added full node outcomes (for exact routing after a resume), logs, the next
-    node, the run status and loop counters; v3 added `workspace_snapshot` (None when no repo changed
-    since the previous checkpoint). The checkpoint's time is its turn's `created_at`.
+    node, the run status and loop counters; v3 added `workspace_snapshot` (every workspace repo's head;
+    None without a workspace) and the pipeline's path and DOT source blob, so a resume or replay needs
+    nothing but the store. The checkpoint's time is its turn's `created_at`.
     """
 
     current_node: str
@@ -191,6 +192,8 @@ class Checkpoint:
     node_visits: int = 0
     loop_restarts: int = 0
     workspace_snapshot: WorkspaceSnapshot | None = None
+    pipeline_path: str | None = None
+    pipeline_blob: str | None = None
 
 
 @frozen

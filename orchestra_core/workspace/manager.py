@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from orchestra_core.errors import OrchestraError
@@ -135,6 +135,46 @@ class WorkspaceManager:
                 ) from error
             current.append(context.with_head(head))
         return self._session(contexts[0].session_id if contexts else "", current)
+
+    def recorded_contexts(
+        self, session_id: str, pipeline_name: str, heads: Mapping[str, tuple[str, str, str]]
+    ) -> list[WorkspaceContext]:
+        """The contexts of a recorded session, rebuilt from a checkpoint's snapshot (for `reopen_session`).
+
+        Args:
+            session_id: The recorded session.
+            pipeline_name: Its pipeline.
+            heads: Repo name -> (session branch, head SHA, base SHA) as the checkpoint recorded them.
+
+        Raises:
+            WorkspaceConfigError: A recorded repo is no longer configured or no longer a usable repository.
+        """
+        checker = RepoChecker(self._git, self._config_dir, self.state_dir)
+        contexts = []
+        for name, (branch, head, base) in heads.items():
+            settings = self._settings.repos.get(name)
+            if settings is None:
+                raise WorkspaceConfigError(
+                    [(f"workspace.repos.{name}", "the session uses this repo but it is no longer configured")]
+                )
+            root = checker.repo_root(f"workspace.repos.{name}", settings)
+            in_place = settings.isolation == IN_PLACE
+            contexts.append(
+                WorkspaceContext(
+                    repo_name=name,
+                    repo_root=root,
+                    worktree_path=root if in_place else self.worktrees_dir(session_id) / name,
+                    branch_name=branch,
+                    base_ref=settings.base_ref,
+                    base_sha=base or head,
+                    head_sha=head,
+                    session_id=session_id,
+                    pipeline_name=pipeline_name,
+                    isolation=settings.isolation,
+                    created_at=self._clock.now(),
+                )
+            )
+        return contexts
 
     def _reattach(self, context: WorkspaceContext) -> None:
         root, path = context.repo_root, context.worktree_path

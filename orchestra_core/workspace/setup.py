@@ -77,7 +77,7 @@ class RepoChecker:
             _fail(key, "a repo name must be a plain word (it names tools and a directory)")
         if settings.isolation not in ISOLATION_MODES:
             _fail(f"{key}.isolation", f"{settings.isolation!r} is not one of {', '.join(ISOLATION_MODES)}")
-        root = self._repo_root(key, settings)
+        root = self.repo_root(key, settings)
         base_sha = self._base_sha(key, root, settings.base_ref)
         wanted = session_branch_name(settings.branch_prefix, pipeline_name, session_id)
         if not self._git.is_valid_branch_name(root, wanted):
@@ -98,7 +98,8 @@ class RepoChecker:
             _fail(key, f"the session worktree {worktree} already exists")
         return RepoPlan(name, settings, root, base_sha, worktree, wanted)
 
-    def _repo_root(self, key: str, settings: RepoSettings) -> Path:
+    def repo_root(self, key: str, settings: RepoSettings) -> Path:
+        """The repo's top-level directory, checked to be a non-bare git repository."""
         path = Path(settings.path).expanduser()
         path = (path if path.is_absolute() else self._config_dir / path).resolve()
         if not path.is_dir():

@@ -38,10 +38,20 @@ def orchestra(*args: str | Path, env: dict[str, str], cwd: Path) -> subprocess.C
 
 
 def normalized(logs: Path) -> dict[str, Any]:
+    """The final checkpoint with the run's own paths and session id (a short store counter) masked."""
     manifest = json.loads((logs / "manifest.json").read_text(encoding="utf-8"))
-    text = (logs / "checkpoint.json").read_text(encoding="utf-8")
-    text = text.replace(str(logs), "<logs>").replace(manifest["session_id"], "<session>")
-    document = json.loads(text)
+    session = manifest["session_id"]
+
+    def mask(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: mask(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [mask(item) for item in value]
+        if isinstance(value, str):
+            return "<session>" if value == session else value.replace(str(logs), "<logs>")
+        return value
+
+    document = mask(json.loads((logs / "checkpoint.json").read_text(encoding="utf-8")))
     document.pop("timestamp")
     return document
 

@@ -74,11 +74,21 @@ def test_only_codergen_nodes_are_checked(rules: list[LintRule]) -> None:
     assert diagnose(rules, *nodes) == []
 
 
-def test_no_provider_configured(rules: list[LintRule]) -> None:
+def test_without_any_provider_models_are_not_checked() -> None:
+    # Nothing configured: LLM stages can only be simulated, so a missing provider is no error.
     bare = OrchestraSettings()
-    (diagnostic,) = agent_lint_rules(bare, InMemoryPromptLibrary(), create_registry(bare))[2].apply(
-        Graph("g", {}, {"a": Node("a", {"prompt": "x"})})
+    rule = agent_lint_rules(bare, InMemoryPromptLibrary(), create_registry(bare))[2]
+    assert list(rule.apply(Graph("g", {}, {"a": Node("a", {"prompt": "x"})}))) == []
+
+
+def test_no_provider_chosen_among_several() -> None:
+    providers = ProvidersSettings(
+        entries={"a": ProviderSettings(models={"worker": "m1"}), "b": ProviderSettings(models={"worker": "m2"})}
     )
+    settings = OrchestraSettings(providers=providers)
+    rule = agent_lint_rules(settings, InMemoryPromptLibrary(), create_registry(settings))[2]
+    (diagnostic,) = rule.apply(Graph("g", {}, {"a": Node("a", {"prompt": "x"})}))
+    assert diagnostic.rule == "model_resolution"
     assert "set providers.default" in diagnostic.message
 
 

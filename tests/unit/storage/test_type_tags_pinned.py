@@ -119,6 +119,8 @@ PINNED_TYPES = {
             11: ("node_visits", "u32", 2, None),
             12: ("loop_restarts", "u32", 2, None),
             13: ("workspace_snapshot", "ref", 3, "dev.orchestra.WorkspaceSnapshot"),
+            14: ("pipeline_path", "string", 3, None),
+            15: ("pipeline_blob", "string", 3, None),
         },
     ),
     "dev.orchestra.HumanInteraction": (

@@ -1,0 +1,124 @@
+"""How a run begins: a new session, the resume of a recorded one, or a replay forked from one of its turns."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from attrs import field, frozen
+
+from orchestra_core.engine.checkpoint import Checkpoint as EngineCheckpoint
+from orchestra_core.errors import OrchestraError
+from orchestra_core.graph.model import Graph
+from orchestra_core.ports.session_store import SessionMetadata, SessionStore
+from orchestra_core.session.api import fork_session, latest_checkpoint
+from orchestra_core.session.checkpoints import PipelineSource, RepoHead, from_record, repo_heads
+
+NEW, RESUME, REPLAY = "new", "resume", "replay"
+
+
+class NothingToResumeError(OrchestraError):
+    """The session has no checkpoint to continue from."""
+
+
+@frozen
+class SessionStart:
+    """Where a run starts.
+
+    Attributes:
+        kind: `new`, `resume` (same session, same branches) or `replay` (a forked session, new branches).
+        session_id: The session the run records into.
+        pipeline_text: The DOT source to run (for resume and replay: as it was recorded).
+        source: Where the pipeline came from (file and blob), recorded with every checkpoint.
+        checkpoint: The point to continue from (None for a new run).
+        repo_heads: Each workspace repo's branch and head at that point.
+        origin: For a replay, the session and turn it was forked from.
+    """
+
+    kind: str
+    session_id: str
+    pipeline_text: str
+    source: PipelineSource
+    checkpoint: EngineCheckpoint | None = None
+    repo_heads: Mapping[str, RepoHead] = field(factory=dict)
+    origin: tuple[str, str] | None = None
+
+
+def start_new(store: SessionStore, graph: Graph, pipeline_path: Path, text: str) -> SessionStart:
+    """Create the session of a new run; the DOT source is kept as a blob so resume and replay can reload it."""
+    blob = store.put_blob(text.encode("utf-8"))
+    info = store.create_session(session_metadata(graph, pipeline_path))
+    return SessionStart(NEW, info.session_id, text, PipelineSource(str(pipeline_path), blob))
+
+
+def start_resume(store: SessionStore, session_id: str, pipeline: Path | None) -> SessionStart:
+    """Continue a session from its latest checkpoint.
+
+    Raises:
+        SessionNotFoundError: No such session.
+        NothingToResumeError: The session has no checkpoint yet.
+    """
+    info = store.get_session(session_id)
+    found = latest_checkpoint(store, info.session_id)
+    if found is None:
+        raise NothingToResumeError(
+            f"session {info.session_id} has no checkpoint yet; start it again with `orchestra run`"
+        )
+    return _from_checkpoint(store, RESUME, info.session_id, found, pipeline)
+
+
+def start_replay(store: SessionStore, session_id: str, turn_id: str, pipeline: Path | None) -> SessionStart:
+    """Fork a session at one of its turns (O(1)) and continue the fork from the checkpoint at that turn.
+
+    Raises:
+        SessionNotFoundError / TurnNotFoundError: The session or turn does not exist.
+        NothingToResumeError: There is no checkpoint at or before the turn.
+    """
+    source = store.get_session(session_id)
+    found = latest_checkpoint(store, source.session_id, at_turn_id=turn_id)
+    if found is None:
+        raise NothingToResumeError(
+            f"session {source.session_id} has no checkpoint at or before turn {turn_id}; nothing to replay from"
+        )
+    fork = fork_session(store, source.session_id, turn_id, spawn_reason="replay")
+    start = _from_checkpoint(store, REPLAY, fork.session_id, found, pipeline)
+    return SessionStart(
+        REPLAY, fork.session_id, start.pipeline_text, start.source, start.checkpoint, start.repo_heads,
+        origin=(source.session_id, found.turn.turn_id),
+    )
+
+
+def session_metadata(graph: Graph, pipeline_path: Path) -> SessionMetadata:
+    """What the store lists for a run: the pipeline's name and a one-line title."""
+    name = graph.name or pipeline_path.stem
+    title = graph.label or graph.goal or name
+    return SessionMetadata(pipeline=name, title=title.splitlines()[0][:200] if title else "")
+
+
+def _from_checkpoint(
+    store: SessionStore, kind: str, session_id: str, found: Any, pipeline: Path | None
+) -> SessionStart:
+    record = found.checkpoint
+    source = PipelineSource(record.pipeline_path, record.pipeline_blob)
+    return SessionStart(
+        kind,
+        session_id,
+        _pipeline_text(store, source, pipeline),
+        PipelineSource(str(pipeline), source.blob) if pipeline else source,
+        from_record(record, found.turn.created_at),
+        repo_heads(record),
+    )
+
+
+def _pipeline_text(store: SessionStore, source: PipelineSource, override: Path | None) -> str:
+    """The pipeline to continue with: the file given, else the recorded source, else the recorded file."""
+    from orchestra_core.graph.dot_loader import read_pipeline_text
+
+    if override is not None:
+        return read_pipeline_text(override)
+    if source.blob:
+        return store.get_blob(source.blob).decode("utf-8")
+    if source.path:
+        return read_pipeline_text(Path(source.path))
+    raise NothingToResumeError("the session does not record its pipeline; give the pipeline file with --pipeline")

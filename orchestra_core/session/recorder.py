@@ -1,0 +1,224 @@
+"""SessionRecorder: writes a run into the session store as it happens (seed 003, "Execution Trace as Turn DAG").
+
+It is three things to the engine: an event observer (lifecycle, node, parallel and human turns), a
+checkpoint sink (Checkpoint turns; a failure there stops the run, since a resume depends on them) and the
+end of every codergen stage's `on_turn` chain (AgentTurn turns, after the workspace committed them). The
+workspace's events land here too. Parallel branches and child runs get their own sessions, forked from
+their parent line where they start, so the store shows them as forks.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+
+from orchestra_core.agents.turn import AgentTurn, TokenUsage
+from orchestra_core.engine import events as ev
+from orchestra_core.engine.checkpoint import Checkpoint as EngineCheckpoint
+from orchestra_core.engine.outcome import StageStatus
+from orchestra_core.ports.session_store import SessionStore, StoredTurn
+from orchestra_core.session import records as r
+from orchestra_core.session import workspace_events as w
+from orchestra_core.session.api import append_record, fork_session
+from orchestra_core.session.checkpoints import PipelineSource, RepoHead, to_record
+from orchestra_core.workspace import events as ws
+
+RepoHeads = Callable[[], Mapping[str, RepoHead]]
+
+
+class SessionRecorder:
+    """Records one run (and its branches) into a session of the store."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        session_id: str,
+        *,
+        pipeline_name: str,
+        source: PipelineSource | None = None,
+        repo_heads: RepoHeads | None = None,
+    ) -> None:
+        self._store = store
+        self._pipeline_name = pipeline_name
+        self._source = source or PipelineSource()
+        self._repo_heads = repo_heads
+        self._lines: dict[str | None, str] = {None: session_id}
+        self._usage: dict[tuple[str | None, str], tuple[int, TokenUsage]] = {}
+        self._lock = threading.RLock()
+
+    @property
+    def session_id(self) -> str:
+        return self._lines[None]
+
+    def branch_sessions(self) -> dict[str, str]:
+        """Branch path -> the forked session that holds its turns."""
+        with self._lock:
+            return {branch: sid for branch, sid in self._lines.items() if branch is not None}
+
+    # Checkpoint sink -------------------------------------------------------------------------------
+    def save(self, checkpoint: EngineCheckpoint) -> None:
+        """Append the checkpoint (with every workspace repo's head) to the main line."""
+        heads = self._repo_heads() if self._repo_heads else None
+        self._append(None, to_record(checkpoint, repos=heads, source=self._source))
+
+    # Agent turns and workspace events -----------------------------------------------------------------
+    def record_agent_turn(self, turn: AgentTurn, branch: str | None = None) -> StoredTurn:
+        """Append an AgentTurn (v2, with its commits) to the line of the stage that made it."""
+        with self._lock:
+            key = (branch, turn.node_id)
+            count, usage = self._usage.get(key, (0, TokenUsage()))
+            self._usage[key] = (count + 1, usage + turn.token_usage)
+        return self._append(branch, r.AgentTurnRecord.from_agent_turn(turn))
+
+    def on_workspace_event(self, event: object) -> None:
+        """Record a workspace event (branch created, commit made, warnings) on the main line."""
+        for record in _workspace_records(event):
+            self._append(None, record)
+
+    # Engine events ------------------------------------------------------------------------------------
+    def on_event(self, event: ev.EngineEvent) -> None:
+        """Record an engine event; events without a turn type (edges, checkpoints) are skipped."""
+        if isinstance(event, ev.ParallelBranchStarted):
+            self._open_branch(event)
+        record = self._record_for(event)
+        if record is not None:
+            branch_turn = isinstance(event, ev.ParallelBranchStarted | ev.ParallelBranchCompleted)
+            self._append(self._branch_path(event) if branch_turn else event.branch, record)  # type: ignore[arg-type]
+
+    def _record_for(self, event: ev.EngineEvent) -> object | None:
+        handler = _EVENT_RECORDS.get(type(event))
+        return handler(self, event) if handler is not None else None
+
+    def _lifecycle(self, event: ev.EngineEvent) -> r.PipelineLifecycle | None:
+        if event.branch is not None:
+            return None  # a child run's own lifecycle is summed up by its branch's turns
+        if isinstance(event, ev.PipelineStarted):
+            kind = r.LifecycleEvent.RESUMED if event.resumed else r.LifecycleEvent.STARTED
+            return r.PipelineLifecycle(
+                kind, self._pipeline_name, goal=event.goal, dot_path=self._source.path,
+                dot_blob=self._source.blob, logs_root=event.logs_root,
+            )
+        if isinstance(event, ev.PipelineCompleted):
+            return r.PipelineLifecycle(
+                r.LifecycleEvent.COMPLETED, self._pipeline_name, status=StageStatus.SUCCESS,
+                duration_s=event.duration_s,
+            )
+        assert isinstance(event, ev.PipelineFailed)
+        return r.PipelineLifecycle(
+            r.LifecycleEvent.FAILED, self._pipeline_name, status=StageStatus.FAIL,
+            duration_s=event.duration_s, error=event.error,
+        )
+
+    def _node(self, event: ev.EngineEvent) -> r.NodeExecution:
+        if isinstance(event, ev.StageStarted):
+            with self._lock:
+                self._usage.pop((event.branch, event.node_id), None)
+            return r.NodeExecution(event.node_id, r.NodeEvent.STARTED, event.handler_type, attempt=event.attempt)
+        if isinstance(event, ev.StageRetrying):
+            return r.NodeExecution(event.node_id, r.NodeEvent.RETRYING, event.handler_type, attempt=event.attempt)
+        assert isinstance(event, ev.StageCompleted | ev.StageFailed)
+        kind = r.NodeEvent.COMPLETED if isinstance(event, ev.StageCompleted) else r.NodeEvent.FAILED
+        with self._lock:
+            turns, usage = self._usage.get((event.branch, event.node_id), (0, TokenUsage()))
+        return r.NodeExecution(
+            event.node_id, kind, event.handler_type, attempt=event.attempts, outcome=event.outcome,
+            duration_s=event.duration_s, total_token_usage=usage if turns else None,
+            agent_turn_count=turns or None,
+        )
+
+    def _parallel(self, event: ev.EngineEvent) -> r.ParallelExecution:
+        if isinstance(event, ev.ParallelStarted):
+            return r.ParallelExecution(
+                event.node_id, r.ParallelEvent.FAN_OUT, branch_count=event.branch_count,
+                join_policy=event.join_policy,
+            )
+        if isinstance(event, ev.ParallelBranchStarted | ev.ParallelBranchCompleted):
+            completed = isinstance(event, ev.ParallelBranchCompleted)
+            return r.ParallelExecution(
+                event.node_id,
+                r.ParallelEvent.BRANCH_COMPLETED if completed else r.ParallelEvent.BRANCH_STARTED,
+                branch_id=event.branch_id,
+                branch_session_id=self._lines.get(self._branch_path(event)),
+                status=StageStatus(event.status) if completed else None,  # type: ignore[union-attr]
+            )
+        assert isinstance(event, ev.ParallelCompleted)
+        prefix = f"{event.branch}/{event.node_id}:" if event.branch else f"{event.node_id}:"
+        with self._lock:
+            forks = tuple(sid for path, sid in self._lines.items() if path and path.startswith(prefix))
+        return r.ParallelExecution(
+            event.node_id, r.ParallelEvent.FAN_IN, success_count=event.success_count,
+            failure_count=event.failure_count, branch_session_ids=forks,
+        )
+
+    def _interview(self, event: ev.EngineEvent) -> r.HumanInteraction:
+        assert isinstance(event, ev.InterviewCompleted | ev.InterviewTimeout)
+        question = event.question
+        options = tuple(option.label for option in question.options)
+        if isinstance(event, ev.InterviewTimeout):
+            return r.HumanInteraction(question.stage, r.InteractionMode.GATE, question.text, options, answer="timeout")
+        answer = event.answer
+        selected = answer.selected_option.label if answer.selected_option else None
+        return r.HumanInteraction(
+            question.stage, r.InteractionMode.GATE, question.text, options,
+            answer=answer.text or answer.value, selected_option=selected,
+        )
+
+    # Lines (the main session and one forked session per branch) --------------------------------------
+    def _branch_path(self, event: ev.ParallelBranchStarted | ev.ParallelBranchCompleted) -> str:
+        prefix = f"{event.branch}/" if event.branch else ""
+        return f"{prefix}{event.node_id}:{event.branch_id}"
+
+    def _open_branch(self, event: ev.ParallelBranchStarted) -> None:
+        self._line(self._branch_path(event))
+
+    def _line(self, branch: str | None) -> str:
+        with self._lock:
+            known = self._lines.get(branch)
+            if known is not None:
+                return known
+            assert branch is not None
+            parent = self._line(branch.rsplit("/", 1)[0] if "/" in branch else None)
+            head = self._store.head(parent).turn_id
+            if head is None:
+                self._lines[branch] = parent
+                return parent
+            fork = fork_session(self._store, parent, head, spawn_reason="parallel", title=f"branch {branch}")
+            self._lines[branch] = fork.session_id
+            return fork.session_id
+
+    def _append(self, branch: str | None, record: object) -> StoredTurn:
+        line = self._line(branch)
+        with self._lock:
+            return append_record(self._store, line, record)
+
+
+def _workspace_records(event: object) -> tuple[object, ...]:
+    if isinstance(event, ws.SessionBranchCreated):
+        branch = w.SessionBranchCreated(event.repo, event.branch, event.base_sha, event.base_ref)
+        if event.isolation == "in_place":
+            return (branch,)
+        return branch, w.WorktreeCreated(event.repo, str(event.worktree_path), event.branch, event.base_sha)
+    if isinstance(event, ws.AgentCommitCreated):
+        return (
+            w.AgentCommitCreated(
+                event.repo, event.sha, event.branch, event.node_id, event.turn_number, event.message, event.files
+            ),
+        )
+    return ()
+
+
+_EVENT_RECORDS: dict[type, Callable[[SessionRecorder, ev.EngineEvent], object | None]] = {
+    ev.PipelineStarted: SessionRecorder._lifecycle,
+    ev.PipelineCompleted: SessionRecorder._lifecycle,
+    ev.PipelineFailed: SessionRecorder._lifecycle,
+    ev.StageStarted: SessionRecorder._node,
+    ev.StageRetrying: SessionRecorder._node,
+    ev.StageCompleted: SessionRecorder._node,
+    ev.StageFailed: SessionRecorder._node,
+    ev.ParallelStarted: SessionRecorder._parallel,
+    ev.ParallelBranchStarted: SessionRecorder._parallel,
+    ev.ParallelBranchCompleted: SessionRecorder._parallel,
+    ev.ParallelCompleted: SessionRecorder._parallel,
+    ev.InterviewCompleted: SessionRecorder._interview,
+    ev.InterviewTimeout: SessionRecorder._interview,
+}
