@@ -18,6 +18,7 @@ from orchestra_adapters.git.parsing import (
 )
 from orchestra_adapters.git.trees import FileModes, TreeBuilder
 from orchestra_core.ports.git import (
+    FileChange,
     GitError,
     Identity,
     LogEntry,
@@ -271,6 +272,25 @@ class SubprocessGit:
     def trailers(self, repo: Path, rev: str) -> Mapping[str, str]:
         output = self._git.text(repo, ["log", "-1", "--format=%(trailers:only,unfold)", rev, "--"])
         return parse_trailers(output)
+
+    def changed_files(self, repo: Path, rev: str) -> tuple[FileChange, ...]:
+        args = ["-c", "log.showRoot=true", "log", "-1", "-z", "--format=", "--name-status", "--no-renames"]
+        output = self._git.run(repo, [*args, "-m", "--first-parent", rev, "--"]).stdout
+        fields = [decode(item) for item in output.split(b"\0")]
+        return tuple(FileChange(path, status[:1]) for status, path in zip(fields[0:-1:2], fields[1::2]))
+
+    # --- configuration ---------------------------------------------------------------------------
+
+    def config_values(self, repo: Path, key: str) -> tuple[str, ...]:
+        process = self._git.run(repo, ["config", "--local", "--null", "--get-all", key], ok_codes=(0, 1))
+        return tuple(decode(item) for item in process.stdout.split(b"\0")[:-1])
+
+    def add_config_value(self, repo: Path, key: str, value: str) -> bool:
+        with self.lock(repo):
+            if value in self.config_values(repo, key):
+                return False
+            self._git.run(repo, ["config", "--local", "--add", key, value])
+            return True
 
     # --- locking and cached facts ----------------------------------------------------------------
 

@@ -120,6 +120,19 @@ class LogEntry:
 
 
 @frozen
+class FileChange:
+    """A file a commit changed, against its first parent.
+
+    Attributes:
+        path: Repo-relative path.
+        status: `A` added, `M` modified, `D` deleted, `T` type changed (a file became a symlink, say).
+    """
+
+    path: str
+    status: str
+
+
+@frozen
 class TreeChange:
     """A tree built from a commit plus some files (see `Git.tree_with_files`).
 
@@ -264,6 +277,24 @@ class Git(Protocol):
 
     def trailers(self, repo: Path, rev: str) -> Mapping[str, str]:
         """The trailers of commit `rev` (last value wins for repeated keys)."""
+        ...
+
+    def changed_files(self, repo: Path, rev: str) -> tuple[FileChange, ...]:
+        """The files commit `rev` changed against its first parent (every file of a root commit).
+
+        Renames show as a deletion and an addition.
+        """
+        ...
+
+    def config_values(self, repo: Path, key: str) -> tuple[str, ...]:
+        """Every value of `key` in the repository's own config (not global or system), in file order."""
+        ...
+
+    def add_config_value(self, repo: Path, key: str, value: str) -> bool:
+        """Add `value` to multi-valued `key` in the repository's own config unless present.
+
+        Shared by all worktrees of the repository. Returns True when it was added.
+        """
         ...
 
     def ignored_paths(self, worktree: Path, paths: Sequence[str]) -> tuple[str, ...]:

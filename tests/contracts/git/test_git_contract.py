@@ -270,6 +270,46 @@ class GitContract:
         assert git.trailers(repo.path, "HEAD~1") == {}
         assert len(git.log(repo.path, "HEAD", max_count=1)) == 1
 
+    def test_changed_files_against_first_parent_and_of_a_root_commit(self, git: Git, repo: GitRepo) -> None:
+        root = repo.head()
+        repo.write("src/app.py", "print('bye')\n")
+        repo.write("new dir/ünï.txt", "x")
+        (repo.path / "README.md").unlink()
+        later = repo.commit_all("later")
+        assert {(c.path, c.status) for c in git.changed_files(repo.path, later)} == {
+            ("src/app.py", "M"), ("new dir/ünï.txt", "A"), ("README.md", "D")
+        }
+        assert {c.path for c in git.changed_files(repo.path, root)} == {"README.md", "src/app.py"}
+        assert {c.status for c in git.changed_files(repo.path, root)} == {"A"}
+        repo.git("checkout", "--quiet", "-b", "side", root)
+        repo.write("side.txt", "s")
+        side = repo.commit_all("side")
+        repo.git("checkout", "--quiet", "main")
+        repo.git("merge", "--quiet", "--no-ff", "-m", "merge", side)
+        assert [c.path for c in git.changed_files(repo.path, "HEAD")] == ["side.txt"]
+
+    def test_config_values_are_added_once_and_shared_by_worktrees(
+        self, git: Git, repo: GitRepo, tmp_path: Path
+    ) -> None:
+        assert git.config_values(repo.path, "orchestra.project") == ()
+        assert git.add_config_value(repo.path, "orchestra.project", "/p/one")
+        assert git.add_config_value(repo.path, "orchestra.project", "/p/two words")
+        assert not git.add_config_value(repo.path, "orchestra.project", "/p/one")
+        repo.git("branch", "side")
+        repo.git("worktree", "add", "--quiet", str(tmp_path / "wt"), "side")
+        assert git.config_values(tmp_path / "wt", "orchestra.project") == ("/p/one", "/p/two words")
+        assert repo.git("config", "--local", "--get-all", "orchestra.project").split("\n")[:2] == [
+            "/p/one", "/p/two words"
+        ]
+
+    def test_config_values_ignore_the_global_config(
+        self, git: Git, repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        global_config = tmp_path / "global.gitconfig"
+        global_config.write_text("[orchestra]\n\tproject = /elsewhere\n", encoding="utf-8")
+        monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(global_config))
+        assert SubprocessGit().config_values(repo.path, "orchestra.project") == ()
+
     def test_diff_between_commits_against_worktree_and_staged(self, git: Git, repo: GitRepo) -> None:
         base = repo.head()
         repo.write("src/app.py", "print('bye')\n")
