@@ -276,8 +276,10 @@ class SubprocessGit:
     def changed_files(self, repo: Path, rev: str) -> tuple[FileChange, ...]:
         args = ["-c", "log.showRoot=true", "log", "-1", "-z", "--format=", "--name-status", "--no-renames"]
         output = self._git.run(repo, [*args, "-m", "--first-parent", rev, "--"]).stdout
-        fields = [decode(item) for item in output.split(b"\0")]
-        return tuple(FileChange(path, status[:1]) for status, path in zip(fields[0:-1:2], fields[1::2]))
+        fields = [decode(item) for item in output.split(b"\0")[:-1]]  # status, path, status, path, ...
+        return tuple(
+            FileChange(path, status[:1]) for status, path in zip(fields[::2], fields[1::2], strict=True)
+        )
 
     # --- configuration ---------------------------------------------------------------------------
 

@@ -277,7 +277,9 @@ class GitContract:
         (repo.path / "README.md").unlink()
         later = repo.commit_all("later")
         assert {(c.path, c.status) for c in git.changed_files(repo.path, later)} == {
-            ("src/app.py", "M"), ("new dir/ünï.txt", "A"), ("README.md", "D")
+            ("src/app.py", "M"),
+            ("new dir/ünï.txt", "A"),
+            ("README.md", "D"),
         }
         assert {c.path for c in git.changed_files(repo.path, root)} == {"README.md", "src/app.py"}
         assert {c.status for c in git.changed_files(repo.path, root)} == {"A"}
@@ -299,7 +301,8 @@ class GitContract:
         repo.git("worktree", "add", "--quiet", str(tmp_path / "wt"), "side")
         assert git.config_values(tmp_path / "wt", "orchestra.project") == ("/p/one", "/p/two words")
         assert repo.git("config", "--local", "--get-all", "orchestra.project").split("\n")[:2] == [
-            "/p/one", "/p/two words"
+            "/p/one",
+            "/p/two words",
         ]
 
     def test_config_values_ignore_the_global_config(
