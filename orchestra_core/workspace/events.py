@@ -78,6 +78,22 @@ class WorkspaceRestored:
     level: str = "info"
 
 
+@frozen
+class ProjectLinkFailed:
+    """The project could not be recorded in a repo's git config, so `orchestra show` run from that repo
+    alone will not find the session (it still does from the project, or with `--config`)."""
+
+    session_id: str
+    repo: str
+    reason: str
+    level: str = "warning"
+
+
 WorkspaceEvent = (
-    SessionBranchCreated | AgentCommitCreated | CommitMessageFallback | WritesNotCommitted | WorkspaceRestored
+    SessionBranchCreated
+    | AgentCommitCreated
+    | CommitMessageFallback
+    | WritesNotCommitted
+    | WorkspaceRestored
+    | ProjectLinkFailed
 )

@@ -12,8 +12,9 @@ from orchestra_core.ports.git import Git, GitError
 from orchestra_core.settings import WorkspaceSettings
 from orchestra_core.workspace.context import IN_PLACE, WorkspaceContext
 from orchestra_core.workspace.errors import WorkspaceConfigError, WorkspaceError
-from orchestra_core.workspace.events import WorkspaceEvent, WorkspaceRestored
+from orchestra_core.workspace.events import ProjectLinkFailed, WorkspaceEvent, WorkspaceRestored
 from orchestra_core.workspace.naming import ref_component
+from orchestra_core.workspace.projects import link_project
 from orchestra_core.workspace.session import WorkspaceSession
 from orchestra_core.workspace.setup import BranchCreator, RepoChecker
 
@@ -91,6 +92,7 @@ class WorkspaceManager:
         contexts = BranchCreator(self._git, self._clock, self._emit).create_all(
             plans, session_id, pipeline_name
         )
+        self._link_project(contexts)
         return self._session(session_id, contexts)
 
     def exclude_state_dir(self, repo_roots: Sequence[Path] = ()) -> None:
@@ -134,6 +136,7 @@ class WorkspaceManager:
                     f"{context.repo_name}: cannot reopen {context.worktree_path}: {error}"
                 ) from error
             current.append(context.with_head(head))
+        self._link_project(current)
         return self._session(contexts[0].session_id if contexts else "", current)
 
     def recorded_contexts(
@@ -199,6 +202,14 @@ class WorkspaceManager:
         self._emit(
             WorkspaceRestored(context.session_id, context.repo_name, context.branch_name, head, "reopen")
         )
+
+    def _link_project(self, contexts: Sequence[WorkspaceContext]) -> None:
+        """Record the project in every repo (see `projects`); a failure only costs `orchestra show` a hint."""
+        for context in contexts:
+            try:
+                link_project(self._git, context.repo_root, self._project_root)
+            except GitError as error:
+                self._emit(ProjectLinkFailed(context.session_id, context.repo_name, str(error)))
 
     def _check_cheap_model(self, check: Callable[[], None]) -> None:
         try:
