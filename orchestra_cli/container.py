@@ -10,11 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dependency_injector import containers, providers
-
 from orchestra_adapters.filesystem.run_directory import FileRunDirectories
 from orchestra_adapters.process.command_runner import SubprocessCommandRunner
 from orchestra_adapters.process.system_clock import SystemClock
+from orchestra_cli.dependency_injection import containers, providers
 from orchestra_core.engine.session_ids import new_session_id
 
 

@@ -7,11 +7,10 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from attrs import evolve
 
-from orchestra_adapters.config.structuring import structure_yaml
-from orchestra_adapters.config.yaml_source import KeyPath, YamlSource, read_yaml, render_key_path
 from orchestra_core.settings import ConfigError, ConfigProblem, OrchestraSettings, ToolCommandSettings
 
 CONFIG_NAME = "orchestra.yaml"
@@ -19,6 +18,9 @@ STATE_DIR = ".orchestra"
 CONFIG_ENV = "ORCHESTRA_CONFIG"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _PARAMETER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+if TYPE_CHECKING:
+    from orchestra_adapters.config.yaml_source import KeyPath, YamlSource
 
 
 def load_settings(path: Path, *, project_root: Path | None = None) -> OrchestraSettings:
@@ -32,6 +34,10 @@ def load_settings(path: Path, *, project_root: Path | None = None) -> OrchestraS
         ConfigError: The file is unreadable, is not YAML, has an unknown key, a value of the wrong type or
             an inconsistent setting; every problem names the file, line and key path.
     """
+    # ruamel and cattrs are imported only when there is a file to read (start-up of zero-config runs).
+    from orchestra_adapters.config.structuring import structure_yaml
+    from orchestra_adapters.config.yaml_source import read_yaml
+
     source = read_yaml(path, str(path))
     if source.data is not None and not isinstance(source.data, dict):
         raise ConfigError.at("expected a mapping of settings at the top level", file=source.file, line=1)
@@ -97,6 +103,8 @@ def _candidates(pipeline_path: Path | None, project_root: Path) -> list[Path]:
 
 
 def _consistency_problems(source: YamlSource, settings: OrchestraSettings) -> Iterator[ConfigProblem]:
+    from orchestra_adapters.config.yaml_source import render_key_path
+
     def problem(path: KeyPath, detail: str) -> ConfigProblem:
         return ConfigProblem(detail, source.file, source.line_of(path), render_key_path(path))
 

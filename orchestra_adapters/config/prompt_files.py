@@ -6,12 +6,11 @@ import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from attrs import frozen
 
 from orchestra_adapters.config.orchestra_yaml import global_config_dir
-from orchestra_adapters.config.structuring import structure_yaml
-from orchestra_adapters.config.yaml_source import YamlSource, read_yaml
 from orchestra_core.agents.prompt_layers import LayerKind, PromptLayer
 from orchestra_core.settings import ConfigError, OrchestraSettings
 
@@ -121,6 +120,9 @@ def load_layer_file(kind: LayerKind, name: str, path: Path) -> PromptLayer:
     Raises:
         ConfigError: The file is not valid YAML or not shaped like a `kind` layer (file, line, key).
     """
+    from orchestra_adapters.config.structuring import structure_yaml
+    from orchestra_adapters.config.yaml_source import read_yaml
+
     source = read_yaml(path)
     if not isinstance(source.data, dict):
         raise ConfigError.at(f"expected a mapping with a {kind.value}: key", file=source.file, line=1)
@@ -153,5 +155,5 @@ def prompt_library_for(settings: OrchestraSettings, pipeline_path: Path | None) 
     return YamlPromptLibrary(prompt_roots(settings, pipeline_path))
 
 
-def _text_line(source: YamlSource, kind: LayerKind) -> int:
+def _text_line(source: Any, kind: LayerKind) -> int:
     return source.value_line((kind.value, kind.text_key)) or 0

@@ -143,15 +143,16 @@ def check_run_providers(container: Any, options: RunOptions, graph: Graph) -> No
     Raises:
         OrchestraError: Unknown backend, unresolvable model, missing API key or provider package.
     """
-    from orchestra_adapters.backends.registry import BACKEND_NAMES, UnknownBackendError
-    from orchestra_adapters.llm.providers import check_providers
     from orchestra_cli.runtime.assembly import SIMULATE, backend_name
 
     name = backend_name(options, container.settings(), graph)
-    if name not in BACKEND_NAMES:
-        raise UnknownBackendError(f"unknown backend {name!r}; available: {', '.join(BACKEND_NAMES)}")
     if name == SIMULATE:
         return
+    from orchestra_adapters.backends.registry import BACKEND_NAMES, UnknownBackendError
+    from orchestra_adapters.llm.providers import check_providers
+
+    if name not in BACKEND_NAMES:
+        raise UnknownBackendError(f"unknown backend {name!r}; available: {', '.join(BACKEND_NAMES)}")
     resolver = container.agent_resolver()
     used = {
         resolver.model_for(node, graph).provider

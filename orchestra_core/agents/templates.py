@@ -5,25 +5,32 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from typing import Any
-
-import jinja2
-import jinja2.meta
-from jinja2.sandbox import SandboxedEnvironment
+from typing import TYPE_CHECKING, Any
 
 from orchestra_core.agents.prompt_layers import PromptLayer
 from orchestra_core.errors import OrchestraError
 from orchestra_core.settings import ConfigError
 
+if TYPE_CHECKING:
+    import jinja2
+
 _UNDEFINED_NAME_RE = re.compile(r"^'([^']+)' is undefined$")
-# trim_blocks/lstrip_blocks: a line holding only a {% block tag %} leaves no blank line in the prompt.
-_ENVIRONMENT = SandboxedEnvironment(
-    undefined=jinja2.StrictUndefined,
-    autoescape=False,
-    keep_trailing_newline=True,
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
+
+
+@functools.cache
+def _environment() -> Any:
+    """The sandboxed Jinja2 environment, made on first use (most runs render no task template)."""
+    import jinja2
+    from jinja2.sandbox import SandboxedEnvironment
+
+    # trim_blocks/lstrip_blocks: a line holding only a {% block tag %} leaves no blank line in the prompt.
+    return SandboxedEnvironment(
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
 class PromptTemplateError(OrchestraError):
@@ -55,6 +62,8 @@ def render_task(layer: PromptLayer, variables: Mapping[str, Any]) -> str:
         ConfigError: The template has a syntax error (with the file and line when known).
         PromptTemplateError: Rendering failed, e.g. a variable is undefined; names the task and variable.
     """
+    import jinja2
+
     template = _compile(layer)
     try:
         return template.render(variables)
@@ -80,6 +89,8 @@ def check_template(layer: PromptLayer) -> frozenset[str]:
 
 
 def _compile(layer: PromptLayer) -> jinja2.Template:
+    import jinja2
+
     try:
         return _template(layer.text)
     except jinja2.TemplateSyntaxError as error:
@@ -94,12 +105,14 @@ def _compile(layer: PromptLayer) -> jinja2.Template:
 
 @functools.lru_cache(maxsize=256)
 def _template(text: str) -> jinja2.Template:
-    return _ENVIRONMENT.from_string(text)
+    return _environment().from_string(text)
 
 
 @functools.lru_cache(maxsize=256)
 def _variables_of(text: str) -> frozenset[str]:
-    return frozenset(jinja2.meta.find_undeclared_variables(_ENVIRONMENT.parse(text)))
+    import jinja2.meta
+
+    return frozenset(jinja2.meta.find_undeclared_variables(_environment().parse(text)))
 
 
 def _nest(values: Mapping[str, Any]) -> dict[str, Any]:

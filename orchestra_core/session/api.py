@@ -8,6 +8,7 @@ from attrs import evolve, frozen
 
 from orchestra_core.ports.session_store import Id, SessionInfo, SessionStore, StoredTurn
 from orchestra_core.session.bundle import bundle_bytes
+from orchestra_core.session.checkpoints import expand_checkpoint
 from orchestra_core.session.codec import decode_record, encode_record
 from orchestra_core.session.errors import TurnDataError
 from orchestra_core.session.identifiers import format_id, parse_id
@@ -47,7 +48,8 @@ def append_record(
 def latest_checkpoint(
     store: SessionStore, session_id: Id, *, at_turn_id: Id | None = None
 ) -> CheckpointAt | None:
-    """The newest Checkpoint at or before `at_turn_id` (default: the head), found by index, not by scan.
+    """The newest Checkpoint at or before `at_turn_id` (default: the head), found by index, not by scan,
+    and expanded to the full state when it was stored as a delta (at most a few dozen turns read).
 
     For `resume SESSION` leave `at_turn_id` out; for `resume SESSION --turn T` pass T to get the
     checkpoint enclosing that agent turn.
@@ -60,10 +62,17 @@ def latest_checkpoint(
     turn = store.latest_checkpoint(session_id, at_turn_id=at_turn_id)
     if turn is None:
         return None
-    record = decode_record(turn)
-    if not isinstance(record, Checkpoint):
-        raise TurnDataError(f"turn {turn.turn_id} of session {session_id} is not a Checkpoint")
-    return CheckpointAt(turn, record)
+
+    def checkpoint_in(stored: StoredTurn) -> Checkpoint:
+        record = decode_record(stored)
+        if not isinstance(record, Checkpoint):
+            raise TurnDataError(f"turn {stored.turn_id} of session {session_id} is not a Checkpoint")
+        return record
+
+    def base_of(turn_id: str) -> Checkpoint:
+        return checkpoint_in(store.get_turn(session_id, turn_id))
+
+    return CheckpointAt(turn, expand_checkpoint(checkpoint_in(turn), base_of))
 
 
 def fork_session(

@@ -173,7 +173,7 @@ AGENT_TURN = TypeSpec(
 )
 CHECKPOINT = TypeSpec(
     "dev.orchestra.Checkpoint",
-    3,
+    4,
     r.Checkpoint,
     [
         f(1, "current_node", STRING),
@@ -191,6 +191,9 @@ CHECKPOINT = TypeSpec(
         f(13, "workspace_snapshot", REF, ref=WORKSPACE_SNAPSHOT, since=3),
         f(14, "pipeline_path", STRING, since=3),
         f(15, "pipeline_blob", STRING, since=3),
+        f(16, "base_turn_id", STRING, since=4),
+        f(17, "context_removed", ARRAY, items=STRING, since=4),
+        f(18, "chain_length", U32, since=4),
     ],
 )
 HUMAN_INTERACTION = TypeSpec(

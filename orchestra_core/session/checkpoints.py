@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from datetime import datetime, timezone
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from orchestra_core.engine.checkpoint import Checkpoint as EngineCheckpoint
 from orchestra_core.engine.checkpoint import RunStatus
@@ -66,7 +66,7 @@ def from_record(record: Checkpoint, created_at: datetime | None) -> EngineCheckp
         node_outcomes=record.node_outcomes,
         node_retries=record.retry_counters,
         context=record.context_snapshot,
-        timestamp=created_at or datetime.now(timezone.utc),
+        timestamp=created_at or datetime.now(UTC),
         next_node=record.next_node,
         status=RunStatus(record.run_status),
         failure_reason=record.failure_reason,
@@ -103,4 +103,108 @@ def _snapshot(checkpoint: EngineCheckpoint, repos: Mapping[str, RepoHead]) -> Wo
             for name, head in sorted(repos.items())
         ),
         node_id=checkpoint.current_node or None,
+    )
+
+
+FULL_EVERY = 32  # a full checkpoint after this many deltas bounds the work of reading one back
+
+
+class CheckpointDeltas:
+    """Turns each engine checkpoint of a run into a stored record that holds only what changed.
+
+    Completed nodes, node outcomes, the context and the run log grow with every node, so writing them
+    whole after each node stores O(n^2) data over a long run. A delta records the appended nodes and log
+    lines, the changed outcomes and the changed or removed context keys against the checkpoint in
+    `base_turn_id`; every FULL_EVERY-th checkpoint, and any that is not a simple continuation (a loop
+    restart), is written whole. `expand_checkpoint` rebuilds the full record.
+    """
+
+    def __init__(self) -> None:
+        self._previous: EngineCheckpoint | None = None
+        self._previous_turn: str | None = None
+        self._chain = 0
+
+    def record(
+        self,
+        checkpoint: EngineCheckpoint,
+        *,
+        repos: Mapping[str, RepoHead] | None = None,
+        source: PipelineSource | None = None,
+    ) -> Checkpoint:
+        """The record to append for this checkpoint (a delta when possible)."""
+        previous = self._previous
+        if previous is None or self._previous_turn is None or self._chain + 1 >= FULL_EVERY:
+            return to_record(checkpoint, repos=repos, source=source)
+        if not _extends(checkpoint.completed_nodes, previous.completed_nodes) or not _extends(
+            checkpoint.logs, previous.logs
+        ):
+            return to_record(checkpoint, repos=repos, source=source)
+        added, removed = _context_changes(checkpoint.context, previous.context)
+        full = to_record(
+            _delta_view(checkpoint, previous, added), repos=repos, source=source
+        )
+        return evolve(
+            full, base_turn_id=self._previous_turn, context_removed=removed, chain_length=self._chain + 1
+        )
+
+    def remember(self, checkpoint: EngineCheckpoint, record: Checkpoint, turn_id: str) -> None:
+        """Note the checkpoint just stored, as the base of the next delta."""
+        self._previous, self._previous_turn, self._chain = checkpoint, turn_id, record.chain_length
+
+
+def expand_checkpoint(record: Checkpoint, base_of: Callable[[str], Checkpoint]) -> Checkpoint:
+    """The full checkpoint a (possibly delta) record stands for.
+
+    Args:
+        record: A stored checkpoint record.
+        base_of: Reads the checkpoint record stored in a turn (by turn id).
+    """
+    chain = [record]
+    while chain[-1].base_turn_id is not None:
+        chain.append(base_of(chain[-1].base_turn_id))
+    full = chain.pop()
+    for delta in reversed(chain):
+        full = _apply(full, delta)
+    return full
+
+
+def _apply(base: Checkpoint, delta: Checkpoint) -> Checkpoint:
+    context = {k: v for k, v in base.context_snapshot.items() if k not in set(delta.context_removed)}
+    context.update(delta.context_snapshot)
+    return evolve(
+        delta,
+        completed_nodes=base.completed_nodes + delta.completed_nodes,
+        node_outcomes={**base.node_outcomes, **delta.node_outcomes},
+        context_snapshot=context,
+        logs=base.logs + delta.logs,
+        base_turn_id=None,
+        context_removed=(),
+        chain_length=0,
+    )
+
+
+def _extends(items: tuple[str, ...], prefix: tuple[str, ...]) -> bool:
+    return len(items) >= len(prefix) and items[: len(prefix)] == prefix
+
+
+def _context_changes(current: Mapping[str, Any], previous: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    added = {key: value for key, value in current.items() if key not in previous or previous[key] != value}
+    removed = tuple(key for key in previous if key not in current)
+    return added, removed
+
+
+def _changed_outcomes(current: Any, previous: Any) -> dict[str, Any]:
+    # The engine's OutcomeMap knows the one entry it changed relative to the map it was derived from.
+    if getattr(current, "base", None) is previous and getattr(current, "changed", None) is not None:
+        return {current.changed: current[current.changed]}
+    return {node: outcome for node, outcome in current.items() if previous.get(node) is not outcome}
+
+
+def _delta_view(checkpoint: EngineCheckpoint, previous: EngineCheckpoint, added: dict[str, Any]) -> EngineCheckpoint:
+    return evolve(
+        checkpoint,
+        completed_nodes=checkpoint.completed_nodes[len(previous.completed_nodes) :],
+        node_outcomes=_changed_outcomes(checkpoint.node_outcomes, previous.node_outcomes),
+        context=added,
+        logs=checkpoint.logs[len(previous.logs) :],
     )

@@ -20,7 +20,7 @@ from orchestra_core.ports.session_store import SessionStore, StoredTurn
 from orchestra_core.session import records as r
 from orchestra_core.session import workspace_events as w
 from orchestra_core.session.api import append_record, fork_session
-from orchestra_core.session.checkpoints import PipelineSource, RepoHead, to_record
+from orchestra_core.session.checkpoints import CheckpointDeltas, PipelineSource, RepoHead
 from orchestra_core.workspace import events as ws
 
 RepoHeads = Callable[[], Mapping[str, RepoHead]]
@@ -43,7 +43,9 @@ class SessionRecorder:
         self._source = source or PipelineSource()
         self._repo_heads = repo_heads
         self._lines: dict[str | None, str] = {None: session_id}
+        self._fan_outs: dict[tuple[str | None, str], list[str]] = {}
         self._usage: dict[tuple[str | None, str], tuple[int, TokenUsage]] = {}
+        self._deltas = CheckpointDeltas()
         self._lock = threading.RLock()
 
     @property
@@ -57,9 +59,11 @@ class SessionRecorder:
 
     # Checkpoint sink -------------------------------------------------------------------------------
     def save(self, checkpoint: EngineCheckpoint) -> None:
-        """Append the checkpoint (with every workspace repo's head) to the main line."""
+        """Append the checkpoint (with every workspace repo's head) to the main line, as a delta when it can."""
         heads = self._repo_heads() if self._repo_heads else None
-        self._append(None, to_record(checkpoint, repos=heads, source=self._source))
+        record = self._deltas.record(checkpoint, repos=heads, source=self._source)
+        turn = self._append(None, record)
+        self._deltas.remember(checkpoint, record, turn.turn_id)
 
     # Agent turns and workspace events -----------------------------------------------------------------
     def record_agent_turn(self, turn: AgentTurn, branch: str | None = None) -> StoredTurn:
@@ -78,8 +82,7 @@ class SessionRecorder:
     # Engine events ------------------------------------------------------------------------------------
     def on_event(self, event: ev.EngineEvent) -> None:
         """Record an engine event; events without a turn type (edges, checkpoints) are skipped."""
-        if isinstance(event, ev.ParallelBranchStarted):
-            self._open_branch(event)
+        self._track_lines(event)
         record = self._record_for(event)
         if record is not None:
             branch_turn = isinstance(event, ev.ParallelBranchStarted | ev.ParallelBranchCompleted)
@@ -142,9 +145,8 @@ class SessionRecorder:
                 status=StageStatus(event.status) if completed else None,  # type: ignore[union-attr]
             )
         assert isinstance(event, ev.ParallelCompleted)
-        prefix = f"{event.branch}/{event.node_id}:" if event.branch else f"{event.node_id}:"
         with self._lock:
-            forks = tuple(sid for path, sid in self._lines.items() if path and path.startswith(prefix))
+            forks = tuple(self._fan_outs.pop((event.branch, event.node_id), ()))
         return r.ParallelExecution(
             event.node_id, r.ParallelEvent.FAN_IN, success_count=event.success_count,
             failure_count=event.failure_count, branch_session_ids=forks,
@@ -168,8 +170,23 @@ class SessionRecorder:
         prefix = f"{event.branch}/" if event.branch else ""
         return f"{prefix}{event.node_id}:{event.branch_id}"
 
-    def _open_branch(self, event: ev.ParallelBranchStarted) -> None:
-        self._line(self._branch_path(event))
+    def _track_lines(self, event: ev.EngineEvent) -> None:
+        """Every fan-out branch and child run starts a fresh fork, also when its node runs again."""
+        if isinstance(event, ev.ParallelStarted):
+            with self._lock:
+                self._fan_outs[(event.branch, event.node_id)] = []
+        elif isinstance(event, ev.ParallelBranchStarted):
+            fork = self._open_line(self._branch_path(event))
+            with self._lock:
+                self._fan_outs.setdefault((event.branch, event.node_id), []).append(fork)
+        elif isinstance(event, ev.PipelineStarted) and event.branch is not None:
+            self._open_line(event.branch)
+
+    def _open_line(self, branch: str) -> str:
+        with self._lock:
+            for path in [p for p in self._lines if p == branch or (p and p.startswith(f"{branch}/"))]:
+                del self._lines[path]
+            return self._line(branch)
 
     def _line(self, branch: str | None) -> str:
         with self._lock:

@@ -170,13 +170,15 @@ class WorkspaceSnapshot:
 
 @frozen
 class Checkpoint:
-    """`dev.orchestra.Checkpoint` v3: the pipeline state after a node (Attractor 5.3) plus the workspace.
+    """`dev.orchestra.Checkpoint` v4: the pipeline state after a node (Attractor 5.3) plus the workspace.
 
     It holds everything the engine's checkpoint holds, so a resume needs nothing but the store: v1 had
     the first five fields; v2 added full node outcomes (for exact routing after a resume), logs, the next
     node, the run status and loop counters; v3 added `workspace_snapshot` (every workspace repo's head;
     None without a workspace) and the pipeline's path and DOT source blob, so a resume or replay needs
-    nothing but the store. The checkpoint's time is its turn's `created_at`.
+    nothing but the store; v4 made most checkpoints deltas over the previous one (`base_turn_id`), so a long
+    run does not store its whole history again after every node. The checkpoint's time is its turn's
+    `created_at`.
     """
 
     current_node: str
@@ -194,6 +196,14 @@ class Checkpoint:
     workspace_snapshot: WorkspaceSnapshot | None = None
     pipeline_path: str | None = None
     pipeline_blob: str | None = None
+    base_turn_id: str | None = None
+    context_removed: tuple[str, ...] = field(default=(), converter=tuple)
+    chain_length: int = 0
+
+    @property
+    def is_delta(self) -> bool:
+        """A v4 delta: only what changed since the checkpoint in `base_turn_id` (see session/checkpoints.py)."""
+        return self.base_turn_id is not None
 
 
 @frozen

@@ -1,35 +1,33 @@
-"""Git workspace: session branches in managed worktrees, per-turn commits, snapshots and rollback."""
+"""Git workspace: session branches in managed worktrees, per-turn commits, snapshots and rollback.
 
-from orchestra_core.workspace.context import WorkspaceContext
-from orchestra_core.workspace.errors import (
-    ProtectedBranchError,
-    WorkspaceCommitError,
-    WorkspaceConfigError,
-    WorkspaceError,
-)
-from orchestra_core.workspace.events import (
-    AgentCommitCreated,
-    CommitMessageFallback,
-    SessionBranchCreated,
-    WorkspaceEvent,
-    WorkspaceRestored,
-    WritesNotCommitted,
-)
-from orchestra_core.workspace.manager import WorkspaceManager
-from orchestra_core.workspace.session import WorkspaceSession
+Names are imported on first use (PEP 562), so importing one submodule does not load them all.
+"""
 
-__all__ = [
-    "AgentCommitCreated",
-    "CommitMessageFallback",
-    "ProtectedBranchError",
-    "SessionBranchCreated",
-    "WorkspaceCommitError",
-    "WorkspaceConfigError",
-    "WorkspaceContext",
-    "WorkspaceError",
-    "WorkspaceEvent",
-    "WorkspaceManager",
-    "WorkspaceRestored",
-    "WorkspaceSession",
-    "WritesNotCommitted",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "AgentCommitCreated": "orchestra_core.workspace.events",
+    "CommitMessageFallback": "orchestra_core.workspace.events",
+    "ProtectedBranchError": "orchestra_core.workspace.errors",
+    "SessionBranchCreated": "orchestra_core.workspace.events",
+    "WorkspaceCommitError": "orchestra_core.workspace.errors",
+    "WorkspaceConfigError": "orchestra_core.workspace.errors",
+    "WorkspaceContext": "orchestra_core.workspace.context",
+    "WorkspaceError": "orchestra_core.workspace.errors",
+    "WorkspaceEvent": "orchestra_core.workspace.events",
+    "WorkspaceManager": "orchestra_core.workspace.manager",
+    "WorkspaceRestored": "orchestra_core.workspace.events",
+    "WorkspaceSession": "orchestra_core.workspace.session",
+    "WritesNotCommitted": "orchestra_core.workspace.events",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)

@@ -104,7 +104,7 @@ PINNED_TYPES = {
         },
     ),
     "dev.orchestra.Checkpoint": (
-        3,
+        4,
         {
             1: ("current_node", "string", 1, None),
             2: ("completed_nodes", "array", 1, "string"),
@@ -121,6 +121,9 @@ PINNED_TYPES = {
             13: ("workspace_snapshot", "ref", 3, "dev.orchestra.WorkspaceSnapshot"),
             14: ("pipeline_path", "string", 3, None),
             15: ("pipeline_blob", "string", 3, None),
+            16: ("base_turn_id", "string", 4, None),
+            17: ("context_removed", "array", 4, "string"),
+            18: ("chain_length", "u32", 4, None),
         },
     ),
     "dev.orchestra.HumanInteraction": (

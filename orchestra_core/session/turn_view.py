@@ -1,0 +1,240 @@
+"""One stored turn as `status` and `attach` show it: its type's few telling fields, decoded without the bulk."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import datetime
+from typing import Any
+
+import attrs
+from attrs import evolve, frozen
+
+from orchestra_core.agents.turn import TokenUsage, TurnCommit
+from orchestra_core.engine.outcome import Outcome
+from orchestra_core.ports.session_store import StoredTurn
+from orchestra_core.session import records as r
+from orchestra_core.session import workspace_events as w
+from orchestra_core.session.catalog import spec_for_type
+from orchestra_core.session.codec import decode_record
+
+# The fields worth reading per type; the others (transcripts, context snapshots, outcome maps) are
+# skipped, so a long session is summarized without decoding what nobody looks at.
+_SKIPPED_FIELDS: dict[type, Collection[str]] = {
+    r.AgentTurnRecord: ("messages", "agent_state_ref"),
+    r.Checkpoint: ("context_snapshot", "node_outcomes", "logs", "retry_counters", "pipeline_blob"),
+}
+
+
+def decode_fields(turn: StoredTurn, skip: Collection[str] = ()) -> object | None:
+    """The turn's record without the fields named in `skip` (they take their defaults).
+
+    Required fields are always decoded. Returns None for types Orchestra does not define.
+
+    Raises:
+        TurnDataError: The data does not fit the declared type.
+    """
+    spec = spec_for_type(turn.type_id)
+    if spec is None:
+        return None
+    required = {a.name for a in attrs.fields(spec.record) if a.default is attrs.NOTHING}
+    dropped = {f.tag for f in spec.fields if f.name in skip and f.name not in required}
+    if not dropped:
+        return decode_record(turn)
+    return decode_record(evolve(turn, data={tag: v for tag, v in turn.data.items() if tag not in dropped}))
+
+
+@frozen
+class TurnView:
+    """A turn of a session (or of one of its branch sessions) with its record, bulky fields left out.
+
+    Attributes:
+        turn_id: The turn's id.
+        type_id: Its type, e.g. `dev.orchestra.AgentTurn`.
+        session_id: The session whose line it was appended to (a branch session for branch turns).
+        branch: The branch path (e.g. `fan:left`) for turns of branch sessions, None on the main line.
+        created_at: When it was appended (UTC), None when the store does not know.
+        record: The decoded record (AgentTurn without messages, Checkpoint without its context and
+            outcomes), None for types Orchestra does not define.
+    """
+
+    turn_id: str
+    type_id: str
+    session_id: str
+    branch: str | None
+    created_at: datetime | None
+    record: object | None
+
+    @classmethod
+    def of(cls, turn: StoredTurn, session_id: str, branch: str | None = None) -> TurnView:
+        """The view of a stored turn.
+
+        Raises:
+            TurnDataError: A dev.orchestra turn cannot be decoded.
+        """
+        spec = spec_for_type(turn.type_id)
+        skip = _SKIPPED_FIELDS.get(spec.record, ()) if spec is not None else ()
+        return cls(turn.turn_id, turn.type_id, session_id, branch, turn.created_at, decode_fields(turn, skip))
+
+    @property
+    def node_id(self) -> str | None:
+        """The node the turn is about; a Checkpoint's is the node it was taken after (None before the start)."""
+        if isinstance(self.record, r.Checkpoint):
+            return self.record.current_node or None
+        return getattr(self.record, "node_id", None)
+
+    @property
+    def commits(self) -> tuple[TurnCommit, ...]:
+        """The commits an AgentTurn or AgentCommitCreated turn stands for."""
+        record = self.record
+        if isinstance(record, r.AgentTurnRecord):
+            return record.to_agent_turn().commits
+        if isinstance(record, w.AgentCommitCreated):
+            return (TurnCommit(record.repo, record.sha, record.message, record.branch),)
+        return ()
+
+    def to_json(self) -> dict[str, Any]:
+        """DESIGN.md's turn entry (`turn_id`, `type`, `node_id`, `turn_number`, `git_sha`, `commit_message`,
+        `files_written`, `model`, `provider`), plus `session_id`, `branch`, `created_at` and the type's own
+        fields (`event`, `status`, `duration_s`, `tokens`, `tools`, `commits`, `error`, `question`, ...)."""
+        commits = self.commits
+        record = self.record
+        agent = record if isinstance(record, r.AgentTurnRecord) else None
+        entry: dict[str, Any] = {
+            "turn_id": self.turn_id,
+            "type": self.type_id,
+            "node_id": self.node_id,
+            "turn_number": getattr(record, "turn_number", None),
+            "git_sha": commits[0].sha if commits else None,
+            "commit_message": commits[0].message if commits else None,
+            "files_written": _files_written(record),
+            "model": agent.model if agent else None,
+            "provider": agent.provider if agent else None,
+            "session_id": self.session_id,
+            "branch": self.branch,
+            "created_at": self.created_at.isoformat() if self.created_at else None,
+        }
+        details = _DETAILS.get(type(record))
+        if details is not None:
+            entry.update(details(record))
+        return entry
+
+
+def tokens_json(usage: TokenUsage | None) -> dict[str, int] | None:
+    """`{"prompt_tokens", "completion_tokens", "total_tokens"}`, or None."""
+    if usage is None:
+        return None
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
+    }
+
+
+def status_of(outcome: Outcome | None) -> str | None:
+    """An outcome's status value, or None."""
+    return outcome.status.value if outcome is not None else None
+
+
+def _files_written(record: object) -> list[str]:
+    if isinstance(record, r.AgentTurnRecord):
+        return list(record.files_written)
+    if isinstance(record, w.AgentCommitCreated):
+        return [f"{record.repo}:{path}" for path in record.files]
+    return []
+
+
+def _agent_turn(record: r.AgentTurnRecord) -> dict[str, Any]:
+    return {
+        "tools": [call.name for call in record.tool_calls],
+        "tokens": tokens_json(record.token_usage),
+        "duration_s": record.duration_s,
+        "commits": [
+            {"repo": c.repo, "sha": c.sha, "message": c.message, "branch": c.branch}
+            for c in record.to_agent_turn().commits
+        ],
+    }
+
+
+def _node_execution(record: r.NodeExecution) -> dict[str, Any]:
+    outcome = record.outcome
+    return {
+        "event": record.event.value,
+        "handler": record.handler_type,
+        "attempt": record.attempt,
+        "status": status_of(outcome),
+        "duration_s": record.duration_s,
+        "failure_reason": outcome.failure_reason if outcome and outcome.failure_reason else None,
+        "tokens": tokens_json(record.total_token_usage),
+        "agent_turns": record.agent_turn_count,
+    }
+
+
+def _lifecycle(record: r.PipelineLifecycle) -> dict[str, Any]:
+    return {
+        "event": record.event.value,
+        "pipeline": record.pipeline_name,
+        "status": record.status.value if record.status else None,
+        "duration_s": record.duration_s,
+        "error": record.error,
+    }
+
+
+def _checkpoint(record: r.Checkpoint) -> dict[str, Any]:
+    snapshot = record.workspace_snapshot
+    return {
+        "status": record.run_status,
+        "next_node": record.next_node,
+        "completed_nodes": len(record.completed_nodes),
+        "failure_reason": record.failure_reason or None,
+        "repos": {s.repo_name: s.git_sha for s in snapshot.repo_snapshots} if snapshot else {},
+    }
+
+
+def _parallel(record: r.ParallelExecution) -> dict[str, Any]:
+    return {
+        "event": record.event.value,
+        "branch_id": record.branch_id,
+        "branch_count": record.branch_count,
+        "join_policy": record.join_policy,
+        "success_count": record.success_count,
+        "failure_count": record.failure_count,
+        "status": record.status.value if record.status else None,
+        "branch_sessions": [
+            *([record.branch_session_id] if record.branch_session_id else []),
+            *record.branch_session_ids,
+        ],
+    }
+
+
+def _human(record: r.HumanInteraction) -> dict[str, Any]:
+    return {
+        "question": record.question,
+        "options": list(record.options),
+        "answer": record.answer,
+        "selected_option": record.selected_option,
+    }
+
+
+def _branch_created(record: w.SessionBranchCreated) -> dict[str, Any]:
+    return {"repo": record.repo, "branch": record.branch, "base_sha": record.base_sha}
+
+
+def _commit_created(record: w.AgentCommitCreated) -> dict[str, Any]:
+    return {"repo": record.repo, "branch": record.branch}
+
+
+def _worktree_created(record: w.WorktreeCreated) -> dict[str, Any]:
+    return {"repo": record.repo, "branch": record.branch, "path": record.path}
+
+
+_DETAILS: dict[type, Any] = {
+    r.AgentTurnRecord: _agent_turn,
+    r.NodeExecution: _node_execution,
+    r.PipelineLifecycle: _lifecycle,
+    r.Checkpoint: _checkpoint,
+    r.ParallelExecution: _parallel,
+    r.HumanInteraction: _human,
+    w.SessionBranchCreated: _branch_created,
+    w.AgentCommitCreated: _commit_created,
+    w.WorktreeCreated: _worktree_created,
+}

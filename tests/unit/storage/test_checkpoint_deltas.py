@@ -1,0 +1,105 @@
+"""Delta checkpoints: every stored record expands back to exactly the full checkpoint it stands for."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from orchestra_core.engine.checkpoint import Checkpoint as EngineCheckpoint
+from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.ports.session_store import SessionMetadata
+from orchestra_core.session.api import append_record, latest_checkpoint
+from orchestra_core.session.checkpoints import (
+    FULL_EVERY,
+    CheckpointDeltas,
+    PipelineSource,
+    RepoHead,
+    expand_checkpoint,
+    to_record,
+)
+from orchestra_core.session.records import Checkpoint
+from orchestra_core.testing.session_store import InMemorySessionStore
+
+NODES = ["plan", "build", "test", "review", "fix"]
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)
+step = st.tuples(
+    st.sampled_from(NODES),
+    st.sampled_from(list(StageStatus)),
+    st.dictionaries(st.sampled_from(["a", "b", "c.d", "e"]), json_values, max_size=3),
+    st.lists(st.sampled_from(["a", "b", "c.d", "e"]), max_size=2),
+    st.booleans(),  # a loop restart: history starts over
+)
+
+
+def run_of(steps: list[tuple]) -> list[EngineCheckpoint]:
+    """The checkpoints an engine would take through these steps."""
+    completed: tuple[str, ...] = ()
+    outcomes: dict[str, Outcome] = {}
+    context: dict[str, object] = {"graph.goal": "g"}
+    logs: tuple[str, ...] = ()
+    taken = []
+    for number, (node, status, updates, removed, restart) in enumerate(steps):
+        if restart:
+            completed, outcomes, logs = (), {}, ()
+        completed += (node,)
+        outcomes = {**outcomes, node: Outcome(status, notes=f"visit {number}")}
+        context = {key: value for key, value in context.items() if key not in removed}
+        context.update(updates)
+        logs += (f"{node} done",)
+        taken.append(
+            EngineCheckpoint(
+                current_node=node, completed_nodes=completed, node_outcomes=outcomes, node_retries={},
+                context=dict(context), timestamp=datetime(2026, 1, 1, tzinfo=UTC), next_node="x",
+                logs=logs, workspace_snapshot={"repo": f"{number:040x}"}, node_visits=number + 1,
+            )
+        )
+    return taken
+
+
+@given(st.lists(step, min_size=1, max_size=2 * FULL_EVERY + 5))
+def test_every_record_expands_to_the_full_checkpoint(steps: list[tuple]) -> None:
+    deltas = CheckpointDeltas()
+    stored: dict[str, Checkpoint] = {}
+    repos = {"repo": RepoHead("orchestra/p/1", "0" * 40, "f" * 40)}
+    source = PipelineSource("p.dot", "ab" * 32)
+    for number, checkpoint in enumerate(run_of(steps)):
+        record = deltas.record(checkpoint, repos=repos, source=source)
+        turn_id = str(number + 1)
+        stored[turn_id] = record
+        deltas.remember(checkpoint, record, turn_id)
+        assert record.chain_length < FULL_EVERY
+        assert expand_checkpoint(record, stored.__getitem__) == to_record(checkpoint, repos=repos, source=source)
+
+
+def test_a_linear_run_stores_only_what_each_node_adds() -> None:
+    steps = [(NODES[i % len(NODES)] + str(i), StageStatus.SUCCESS, {"k": i}, [], False) for i in range(200)]
+    deltas = CheckpointDeltas()
+    sizes = []
+    for number, checkpoint in enumerate(run_of(steps)):
+        record = deltas.record(checkpoint)
+        deltas.remember(checkpoint, record, str(number + 1))
+        sizes.append(len(record.completed_nodes) + len(record.node_outcomes))
+    deltas_only = [size for number, size in enumerate(sizes) if number % FULL_EVERY]
+    assert max(deltas_only) == 2  # one node appended, one outcome changed
+    assert max(sizes) > 100  # the periodic full checkpoints carry everything
+
+
+def test_latest_checkpoint_expands_deltas_from_the_store() -> None:
+    store = InMemorySessionStore()
+    session = store.create_session(SessionMetadata(pipeline="p")).session_id
+    deltas = CheckpointDeltas()
+    steps = [(f"n{i}", StageStatus.SUCCESS, {f"k{i % 3}": i}, [], False) for i in range(40)]
+    checkpoints = run_of(steps)
+    for checkpoint in checkpoints:
+        record = deltas.record(checkpoint)
+        turn = append_record(store, session, record)
+        deltas.remember(checkpoint, record, turn.turn_id)
+    found = latest_checkpoint(store, session)
+    assert found is not None and not found.checkpoint.is_delta
+    assert found.checkpoint == to_record(checkpoints[-1])
