@@ -1,0 +1,218 @@
+"""`orchestra show`: from a commit in any workspace repo to the project, session store and agent turn behind it.
+
+The projects tried, in order: the one `--config` names, the project around the current directory (a session
+worktree's own project included), then every project linked in the repository's git config
+(`orchestra.project`, see orchestra_core/workspace/projects.py). Each is opened through the composition
+root, so its orchestra.yaml decides the store (SQLite file or CXDB server).
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from orchestra_core.errors import OrchestraError
+from orchestra_core.ports.git import FileChange, Git, GitError, LogEntry
+from orchestra_core.ports.session_store import SessionInfo
+from orchestra_core.session.errors import SessionNotFoundError
+from orchestra_core.workspace.correlation import CommitTurn, OrchestraTrailers, find_commit_turn
+from orchestra_core.workspace.projects import linked_projects
+
+STATE_DIR = ".orchestra"
+WORKTREES_DIR = "worktrees"
+
+
+class CommitNotTracedError(OrchestraError):
+    """The commit cannot be traced to a recorded agent turn; the message says what was tried."""
+
+
+@frozen
+class CommitFacts:
+    """A commit as git has it: where, who, what message and which files."""
+
+    repo_root: Path
+    entry: LogEntry
+    files: tuple[FileChange, ...]
+
+    @property
+    def sha(self) -> str:
+        return self.entry.sha
+
+
+@frozen
+class TracedCommit:
+    """A commit with the recorded turn that made it.
+
+    Attributes:
+        commit: The commit.
+        trailers: Its Orchestra trailers.
+        project_root: The project whose store recorded the turn.
+        store_location: That store (a file path or a CXDB address).
+        session: The trailers' session.
+        found: The turn, and the session holding it (a parallel branch's forked session, or the same).
+    """
+
+    commit: CommitFacts
+    trailers: OrchestraTrailers
+    project_root: Path
+    store_location: str
+    session: SessionInfo
+    found: CommitTurn
+
+
+@frozen
+class _Project:
+    root: Path
+    config: Path | None = None
+
+
+def trace_commit(rev: str, cwd: Path, git: Git, config: Path | None = None) -> TracedCommit:
+    """Resolve `rev` in the repository containing `cwd` and find the agent turn behind it.
+
+    Raises:
+        CommitNotTracedError: Not in a repository, `rev` names no commit, the commit has no Orchestra
+            trailers, or no project tried recorded it (each reason in one line).
+    """
+    commit = read_commit(git, cwd, rev)
+    subject = commit.entry.subject
+    trailers = OrchestraTrailers.parse(commit.entry.trailers)
+    if trailers is None:
+        raise CommitNotTracedError(
+            f"commit {commit.sha[:12]} ({subject}) has no Orchestra trailers (Orchestra-Session, Orchestra-Node, "
+            "Orchestra-Turn): it was not made by an Orchestra agent turn"
+        )
+    tried: list[str] = []
+    for project in _projects(git, cwd, commit.repo_root, config):
+        traced = _trace_in(project, commit, trailers, tried)
+        if traced is not None:
+            return traced
+    where = "; ".join(tried) or (
+        "no project to look in: the current directory is in no Orchestra project and the repository links "
+        "none (git config orchestra.project); run `orchestra show` in the project or pass --config"
+    )
+    raise CommitNotTracedError(
+        f"commit {commit.sha[:12]} (Orchestra-Session {trailers.session_id}) is not recorded: {where}"
+    )
+
+
+def read_commit(git: Git, cwd: Path, rev: str) -> CommitFacts:
+    """The commit `rev` names in the repository containing `cwd`.
+
+    Raises:
+        CommitNotTracedError: `cwd` is in no repository, or `rev` names no commit there.
+    """
+    try:
+        info = git.repository(cwd)
+    except GitError as error:
+        raise CommitNotTracedError(
+            f"{cwd} is not inside a git repository ({error.stderr or error}); run `orchestra show` in a workspace repo"
+        ) from None
+    root = info.toplevel or cwd
+    sha = git.resolve_commit(cwd, rev)
+    if sha is None:
+        raise CommitNotTracedError(f"{rev!r} names no commit in {root}")
+    [entry] = git.log(cwd, sha, max_count=1)
+    return CommitFacts(root, entry, git.changed_files(cwd, sha))
+
+
+def _projects(git: Git, cwd: Path, repo_root: Path, config: Path | None) -> list[_Project]:
+    """The projects to try, each once (compared as resolved paths), in order."""
+    candidates: list[_Project] = []
+    if config is not None:
+        absolute = config.expanduser().resolve()
+        candidates.append(_Project(_project_of_config(absolute), absolute))
+    here = enclosing_project(cwd)
+    if here is not None:
+        candidates.append(_Project(here))
+    with suppress(GitError):  # a repository whose config cannot be read links nothing
+        candidates += [_Project(root) for root in linked_projects(git, repo_root)]
+    unique: dict[Path, _Project] = {}
+    for project in candidates:
+        unique.setdefault(_resolved(project.root), project)
+    return list(unique.values())
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except OSError:
+        return path
+
+
+def enclosing_project(cwd: Path) -> Path | None:
+    """The project `cwd` is in: the owner of a session worktree under `.orchestra/worktrees/`, else the
+    nearest directory holding orchestra.yaml or `.orchestra/`; None outside any project."""
+    from orchestra_adapters.config.orchestra_yaml import CONFIG_NAME, find_project_root
+
+    resolved = cwd.resolve()
+    parts = resolved.parts
+    for index in range(len(parts) - 1):
+        if parts[index] == STATE_DIR and parts[index + 1] == WORKTREES_DIR:
+            return Path(*parts[:index])
+    root = find_project_root(resolved)
+    return root if (root / CONFIG_NAME).is_file() or (root / STATE_DIR).is_dir() else None
+
+
+def _project_of_config(config: Path) -> Path:
+    from orchestra_adapters.config.orchestra_yaml import find_project_root
+
+    return find_project_root(config.parent)
+
+
+def _trace_in(
+    project: _Project, commit: CommitFacts, trailers: OrchestraTrailers, tried: list[str]
+) -> TracedCommit | None:
+    if not project.root.is_dir():
+        tried.append(f"{project.root}: no longer exists")
+        return None
+    try:
+        container = _container(project)
+        store = _open_store(container)
+    except OrchestraError as error:
+        tried.append(f"{project.root}: {error}")
+        return None
+    try:
+        found = find_commit_turn(store, trailers, commit.sha, commit.entry.subject)
+        session = store.get_session(trailers.session_id)
+    except SessionNotFoundError:
+        tried.append(f"{store.location}: no session {trailers.session_id}")
+        return None
+    except OrchestraError as error:
+        tried.append(f"{store.location}: {error}")
+        return None
+    finally:
+        store.close()
+    if found is None:
+        tried.append(f"{store.location}: session {trailers.session_id} has no agent turn with this commit")
+        return None
+    return TracedCommit(commit, trailers, project.root, store.location, session, found)
+
+
+def _container(project: _Project) -> Any:
+    from orchestra_cli.container import Container
+
+    container = Container()
+    container.config.from_dict(
+        {
+            "pipeline_path": None,
+            "config_path": str(project.config) if project.config else None,
+            "cwd": str(project.root),
+            "backend": None,
+        }
+    )
+    return container
+
+
+def _open_store(container: Any) -> Any:
+    """The project's store; a SQLite file that does not exist is not created (nothing was recorded there)."""
+    from orchestra_adapters.storage.factory import sqlite_path
+
+    settings = container.settings()
+    if settings.storage.backend == "sqlite":
+        path = sqlite_path(settings.storage, container.project_root())
+        if not path.is_file():
+            raise CommitNotTracedError(f"no session store at {path}")
+    return container.session_store()
