@@ -12,6 +12,7 @@ from orchestra_cli.commands import compile as compile_command
 from orchestra_cli.commands import replay as replay_command
 from orchestra_cli.commands import resume as resume_command
 from orchestra_cli.commands import run as run_command
+from orchestra_cli.commands import show as show_command
 
 app = typer.Typer(
     name="orchestra",
@@ -32,3 +33,4 @@ app.command("compile")(compile_command.compile_pipeline)
 app.command("run")(run_command.run_pipeline)
 app.command("resume")(resume_command.resume_pipeline)
 app.command("replay")(replay_command.replay_session)
+app.command("show")(show_command.show_commit)
