@@ -1,164 +1,212 @@
-"""What `orchestra status` shows: sessions as rows, one session as a node timeline and its turns."""
+"""What `orchestra status SESSION` shows: a session's node timeline, its turns, repos, checkpoints and ending."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from attrs import define, frozen
+from attrs import evolve, frozen
 
-from orchestra_core.ports.session_store import Id, SessionInfo, SessionStatus, SessionStore, StoredTurn
-from orchestra_core.session.api import history
-from orchestra_core.session.codec import decode_record
-from orchestra_core.session.records import AgentTurnRecord, Checkpoint, NodeEvent, NodeExecution
+from orchestra_core.agents.turn import TokenUsage
+from orchestra_core.ports.session_store import Id, SessionInfo, SessionStatus, SessionStore
+from orchestra_core.session import records as r
+from orchestra_core.session import workspace_events as w
+from orchestra_core.session.catalog import AGENT_TURN, CHECKPOINT
+from orchestra_core.session.timeline import NodeRun, Timeline
+from orchestra_core.session.trace import SessionTrace
+from orchestra_core.session.turn_view import TurnView, tokens_json
 
-_FINISHED = (SessionStatus.SUCCESS, SessionStatus.FAIL, SessionStatus.INTERRUPTED)
-
-
-@frozen
-class NodeSummary:
-    """One node of the timeline: its latest status, how many attempts it took and their total time."""
-
-    node_id: str
-    status: str
-    attempts: int
-    duration_s: float
+FINISHED = (SessionStatus.SUCCESS, SessionStatus.FAIL, SessionStatus.INTERRUPTED)
 
 
 @frozen
-class TurnSummary:
-    """One turn as listed; agent fields are None for other types (a Checkpoint's node is the one it follows)."""
+class RepoState:
+    """A workspace repo of the session: its session branch, where it started and its latest commit."""
 
-    turn_id: str
-    type_id: str
-    node_id: str | None = None
-    turn_number: int | None = None
-    git_sha: str | None = None
-    commit_message: str | None = None
-    files_written: tuple[str, ...] = ()
-    model: str | None = None
-    provider: str | None = None
-    created_at: datetime | None = None
+    name: str
+    branch: str
+    base_sha: str | None
+    head_sha: str
+
+
+@frozen
+class BranchSession:
+    """A session a parallel branch (or a child run) recorded into."""
+
+    session_id: str
+    branch: str
+    parent_session_id: str | None
+
+
+@frozen
+class Ending:
+    """The main line's latest lifecycle turn: how the run ended (or that it is running again)."""
+
+    event: str
+    error: str | None
+    duration_s: float | None
+    at: datetime | None
 
 
 @frozen
 class SessionSummary:
-    """A session with its node timeline and turns, oldest first."""
+    """A session with the turns of its branch sessions, summarized.
+
+    Attributes:
+        info: The session as listed.
+        nodes: Every node execution, main line and branches, in start order.
+        turns: Every turn of the session's history and of its branch sessions' own histories, in append
+            order (bulky fields left out).
+        branches: The branch sessions found.
+        repos: Each workspace repo's branch, base and latest head.
+        fork_turn_id: For a forked session (a replay), the turn of its origin it was forked at.
+        ending: The latest lifecycle turn of the main line, None before the run started.
+    """
 
     info: SessionInfo
-    nodes: tuple[NodeSummary, ...]
-    turns: tuple[TurnSummary, ...]
+    nodes: tuple[NodeRun, ...]
+    turns: tuple[TurnView, ...]
+    branches: tuple[BranchSession, ...] = ()
+    repos: tuple[RepoState, ...] = ()
+    fork_turn_id: str | None = None
+    ending: Ending | None = None
+
+    @property
+    def agent_turns(self) -> tuple[TurnView, ...]:
+        return tuple(turn for turn in self.turns if turn.type_id == AGENT_TURN.type_id)
+
+    @property
+    def checkpoints(self) -> tuple[TurnView, ...]:
+        """The main line's Checkpoint turns (each one a place to `replay --checkpoint` from)."""
+        return tuple(t for t in self.turns if t.type_id == CHECKPOINT.type_id and t.branch is None)
+
+    @property
+    def tokens(self) -> TokenUsage:
+        """Tokens of every agent turn, branches included."""
+        total = TokenUsage()
+        for turn in self.agent_turns:
+            assert isinstance(turn.record, r.AgentTurnRecord)
+            total = total + turn.record.token_usage
+        return total
+
+    @property
+    def error(self) -> str | None:
+        """Why the run failed or stopped: its lifecycle error, else the last failed node's reason."""
+        if self.info.status not in (SessionStatus.FAIL, SessionStatus.INTERRUPTED):
+            return None
+        if self.ending is not None and self.ending.error:
+            return self.ending.error
+        failed = [run.failure_reason for run in self.nodes if run.failure_reason]
+        return failed[-1] if failed else None
 
     def to_json(self) -> dict[str, Any]:
-        """The `orchestra status SESSION --json` document (DESIGN.md, plus started_at/ended_at)."""
-        row = session_row(self.info)
+        """The `orchestra status SESSION --json` document (DESIGN.md's keys first, then the rest)."""
+        metadata = self.info.metadata
         return {
-            **row,
-            "nodes": [
-                {"id": n.node_id, "status": n.status, "attempts": n.attempts, "duration_s": n.duration_s}
-                for n in self.nodes
+            **session_row(self.info),
+            "nodes": [run.to_json() for run in self.nodes],
+            "turns": [turn.to_json() for turn in self.turns],
+            "title": metadata.title,
+            "parent_session_id": metadata.parent_session_id,
+            "spawn_reason": metadata.spawn_reason or None,
+            "forked_at_turn": self.fork_turn_id,
+            "duration_s": self.ending.duration_s if self.ending else None,
+            "error": self.error,
+            "tokens": tokens_json(self.tokens),
+            "branches": [
+                {"session_id": b.session_id, "branch": b.branch, "parent_session_id": b.parent_session_id}
+                for b in self.branches
             ],
-            "turns": [
-                {
-                    "turn_id": t.turn_id,
-                    "type": t.type_id,
-                    "node_id": t.node_id,
-                    "turn_number": t.turn_number,
-                    "git_sha": t.git_sha,
-                    "commit_message": t.commit_message,
-                    "files_written": list(t.files_written),
-                    "model": t.model,
-                    "provider": t.provider,
-                }
-                for t in self.turns
+            "repos": {
+                repo.name: {"branch": repo.branch, "base_sha": repo.base_sha, "head_sha": repo.head_sha}
+                for repo in self.repos
+            },
+            "checkpoints": [
+                {"turn_id": t.turn_id, "node_id": t.node_id, "created_at": _iso(t.created_at)}
+                for t in self.checkpoints
             ],
         }
 
 
 def session_row(info: SessionInfo) -> dict[str, Any]:
     """One entry of `orchestra status --json`: id, pipeline, status, started_at, ended_at (ISO 8601, UTC)."""
-    ended = info.updated_at if info.status in _FINISHED else None
+    ended = info.updated_at if info.status in FINISHED else None
     return {
         "session_id": info.session_id,
         "pipeline": info.metadata.pipeline,
         "status": info.status.value,
-        "started_at": info.created_at.isoformat() if info.created_at else None,
-        "ended_at": ended.isoformat() if ended else None,
+        "started_at": _iso(info.created_at),
+        "ended_at": _iso(ended),
     }
 
 
 def session_summary(store: SessionStore, session_id: Id) -> SessionSummary:
-    """Read a session's whole history and summarize it.
+    """Read a session (and its branch sessions) and summarize it.
+
+    Reads the history page by page and decodes each turn without its transcript or context snapshot.
 
     Raises:
         SessionNotFoundError: No such session.
         TurnDataError: A dev.orchestra turn cannot be decoded.
     """
-    info = store.get_session(session_id)
-    turns = list(history(store, session_id))
-    turns.reverse()
-    timeline = _Timeline()
-    summaries = []
+    trace = SessionTrace(store, str(session_id))
+    turns = tuple(trace.read())
+    timeline = Timeline()
+    timeline.add(turns)
+    if trace.info.status in FINISHED:
+        timeline.close()
+    main = trace.info.session_id
+    main_turns = [turn for turn in turns if turn.session_id == main]
+    return SessionSummary(
+        info=trace.info,
+        nodes=timeline.runs(),
+        turns=turns,
+        branches=tuple(
+            BranchSession(line.session_id, line.branch, line.info.metadata.parent_session_id)
+            for line in trace.lines
+            if line.branch is not None
+        ),
+        repos=repo_states(main_turns),
+        fork_turn_id=trace.fork_turn_id,
+        ending=_ending(main_turns),
+    )
+
+
+def repo_states(turns: list[TurnView]) -> tuple[RepoState, ...]:
+    """Each repo's branch, base and latest head from the main line's workspace and checkpoint turns."""
+    repos: dict[str, RepoState] = {}
     for turn in turns:
-        record = decode_record(turn)
-        if isinstance(record, NodeExecution):
-            timeline.add(record)
-        summaries.append(_summarize(turn, record))
-    return SessionSummary(info, timeline.nodes(), tuple(summaries))
+        record = turn.record
+        if isinstance(record, w.SessionBranchCreated):
+            repos[record.repo] = RepoState(record.repo, record.branch, record.base_sha, record.base_sha)
+        elif isinstance(record, w.AgentCommitCreated):
+            known = repos.get(record.repo)
+            repos[record.repo] = (
+                evolve(known, head_sha=record.sha)
+                if known
+                else RepoState(record.repo, record.branch, None, record.sha)
+            )
+        elif isinstance(record, r.Checkpoint) and record.workspace_snapshot is not None:
+            for snapshot in record.workspace_snapshot.repo_snapshots:
+                known = repos.get(snapshot.repo_name)
+                repos[snapshot.repo_name] = RepoState(
+                    snapshot.repo_name,
+                    snapshot.branch or (known.branch if known else ""),
+                    snapshot.base_sha or (known.base_sha if known else None),
+                    snapshot.git_sha,
+                )
+    return tuple(repos.values())
 
 
-def _summarize(turn: StoredTurn, record: object) -> TurnSummary:
-    if isinstance(record, AgentTurnRecord):
-        return TurnSummary(
-            turn.turn_id,
-            turn.type_id,
-            node_id=record.node_id,
-            turn_number=record.turn_number,
-            git_sha=record.git_sha,
-            commit_message=record.commit_message,
-            files_written=record.files_written,
-            model=record.model,
-            provider=record.provider,
-            created_at=turn.created_at,
-        )
-    node_id = record.current_node if isinstance(record, Checkpoint) else getattr(record, "node_id", None)
-    return TurnSummary(turn.turn_id, turn.type_id, node_id=node_id, created_at=turn.created_at)
+def _ending(turns: list[TurnView]) -> Ending | None:
+    lifecycle = [turn for turn in turns if isinstance(turn.record, r.PipelineLifecycle)]
+    if not lifecycle:
+        return None
+    last = lifecycle[-1]
+    record = last.record
+    assert isinstance(record, r.PipelineLifecycle)
+    return Ending(record.event.value, record.error, record.duration_s, last.created_at)
 
 
-@define
-class _NodeState:
-    status: str = "running"
-    attempts: int = 0
-    duration_s: float = 0.0
-
-
-class _Timeline:
-    """Folds NodeExecution events into per-node state, in first-seen order."""
-
-    def __init__(self) -> None:
-        self._nodes: dict[str, _NodeState] = {}
-
-    def add(self, event: NodeExecution) -> None:
-        state = self._nodes.setdefault(event.node_id, _NodeState())
-        state.attempts = max(state.attempts, event.attempt)
-        state.duration_s += event.duration_s or 0.0
-        state.status = _status_of(event)
-
-    def nodes(self) -> tuple[NodeSummary, ...]:
-        return tuple(
-            NodeSummary(node_id, state.status, state.attempts, round(state.duration_s, 6))
-            for node_id, state in self._nodes.items()
-        )
-
-
-def _status_of(event: NodeExecution) -> str:
-    if event.outcome is not None:
-        return event.outcome.status.value
-    fallback = {
-        NodeEvent.STARTED: "running",
-        NodeEvent.COMPLETED: "success",
-        NodeEvent.FAILED: "fail",
-        NodeEvent.RETRYING: "retry",
-        NodeEvent.SKIPPED: "skipped",
-    }
-    return fallback[event.event]
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment else None

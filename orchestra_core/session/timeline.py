@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from attrs import define, frozen
+from attrs import define, field, frozen
 
 from orchestra_core.agents.turn import TokenUsage
 from orchestra_core.session import records as r
@@ -86,7 +86,7 @@ class _Run:
     duration_s: float | None = None
     ended_at: datetime | None = None
     failure_reason: str = ""
-    tokens: TokenUsage = TokenUsage()
+    tokens: TokenUsage = field(factory=TokenUsage)
     agent_turns: int = 0
 
     def frozen(self) -> NodeRun:

@@ -48,7 +48,7 @@ class SessionTrace:
     Attributes:
         info: The main session as it was when the trace was opened.
         fork_turn_id: For a forked main session (a replay): the turn of its origin it was forked at.
-        ended: Whether the main line's latest lifecycle turn says the run completed, failed or was interrupted.
+        last_event: The main line's latest lifecycle event (None before the run started).
     """
 
     def __init__(self, store: SessionStore, session_id: str, *, discovery_limit: int = DISCOVERY_LIMIT) -> None:
@@ -65,7 +65,12 @@ class SessionTrace:
         self._forking: set[tuple[str, str]] = set()
         self._fork_seen = False
         self.fork_turn_id: str | None = None
-        self.ended = False
+        self.last_event: r.LifecycleEvent | None = None
+
+    @property
+    def ended(self) -> bool:
+        """Whether the main line's latest lifecycle turn says the run completed, failed or was interrupted."""
+        return self.last_event in ENDING_EVENTS
 
     @property
     def lines(self) -> list[Line]:
@@ -122,7 +127,7 @@ class SessionTrace:
                 else:
                     self._forking.discard(key)
             elif isinstance(record, r.PipelineLifecycle) and view.session_id == self._main.session_id:
-                self.ended = record.event in ENDING_EVENTS
+                self.last_event = record.event
                 if self.ended:
                     self._forking.clear()
 

@@ -21,7 +21,10 @@ from orchestra_core.session.codec import decode_record
 # skipped, so a long session is summarized without decoding what nobody looks at.
 _SKIPPED_FIELDS: dict[type, Collection[str]] = {
     r.AgentTurnRecord: ("messages", "agent_state_ref"),
-    r.Checkpoint: ("context_snapshot", "node_outcomes", "logs", "retry_counters", "pipeline_blob"),
+    r.Checkpoint: (
+        "context_snapshot", "node_outcomes", "logs", "retry_counters", "pipeline_blob", "completed_nodes",
+        "context_removed",
+    ),
 }
 
 
@@ -184,7 +187,7 @@ def _checkpoint(record: r.Checkpoint) -> dict[str, Any]:
     return {
         "status": record.run_status,
         "next_node": record.next_node,
-        "completed_nodes": len(record.completed_nodes),
+        "node_visits": record.node_visits,
         "failure_reason": record.failure_reason or None,
         "repos": {s.repo_name: s.git_sha for s in snapshot.repo_snapshots} if snapshot else {},
     }

@@ -1,0 +1,312 @@
+"""Text views of sessions for `status` and `attach`: the session table, one session's report, one line per turn."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from orchestra_cli.output import count_noun, print_table
+
+if TYPE_CHECKING:
+    from orchestra_core.agents.turn import TokenUsage
+    from orchestra_core.session.listing import SessionRow
+    from orchestra_core.session.summary import SessionSummary
+    from orchestra_core.session.timeline import NodeRun
+    from orchestra_core.session.turn_view import TurnView
+
+STATUS_STYLES = {
+    "success": "green", "partial_success": "green", "fail": "bold red", "interrupted": "yellow",
+    "running": "cyan", "retrying": "cyan", "skipped": "dim", "new": "dim",
+}
+SHOWN_CHECKPOINTS = 10
+
+
+def human_duration(seconds: float | None) -> str:
+    """`840ms`, `4.2s`, `3m 05s`, `2h 01m`; empty for None."""
+    if seconds is None:
+        return ""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f}ms"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m {secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
+def local_time(moment: datetime | None, *, with_date: bool = True) -> str:
+    """A stored UTC time in the local time zone, to the second."""
+    if moment is None:
+        return ""
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S")
+
+
+def token_text(usage: TokenUsage | None) -> str:
+    """`1,204+61` (prompt + completion tokens); empty when there were none."""
+    if usage is None or not usage.total_tokens:
+        return ""
+    return f"{usage.prompt_tokens:,}+{usage.completion_tokens:,}"
+
+
+def first_line(text: str | None, width: int = 60) -> str:
+    """The first line of a text, cut to `width` characters."""
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return line if len(line) <= width else line[: width - 3] + "..."
+
+
+# The session table ---------------------------------------------------------------------------------
+def print_session_rows(rows: Sequence[SessionRow], *, location: str, limit: int) -> None:
+    """The `orchestra status` table, most recent first."""
+    if not rows:
+        print(f"no sessions yet in {location}")
+        return
+    print_table(
+        ["session", "pipeline", "status", "started", "duration", "nodes", "origin"],
+        [
+            [
+                row.info.session_id, row.info.metadata.pipeline, row.status, local_time(row.info.created_at),
+                human_duration(row.duration_s) or _running_for(row), "" if row.nodes_run is None else str(row.nodes_run),
+                _origin(row),
+            ]
+            for row in rows
+        ],
+        first_cell_styles=[STATUS_STYLES.get(row.status) for row in rows],
+    )
+    if len(rows) == limit:
+        print(f"(the {limit} most recently active; --limit N for more)")
+
+
+def _running_for(row: SessionRow) -> str:
+    if row.status != "running" or row.info.created_at is None:
+        return ""
+    return f"running {human_duration((datetime.now(UTC) - row.info.created_at).total_seconds())}"
+
+
+def _origin(row: SessionRow) -> str:
+    metadata = row.info.metadata
+    if metadata.parent_session_id is None:
+        return ""
+    if row.branch is not None:
+        return f"branch {row.branch} of {metadata.parent_session_id}"
+    return f"{metadata.spawn_reason or 'fork'} of {metadata.parent_session_id}"
+
+
+# One session -----------------------------------------------------------------------------------------
+def print_session_summary(summary: SessionSummary) -> None:
+    """`orchestra status SESSION`: header, node timeline, agent turns, repos, checkpoints."""
+    _print_header(summary)
+    branches = any(run.branch for run in summary.nodes)
+    if summary.nodes:
+        print()
+        _print_nodes(summary.nodes, branches)
+    if summary.agent_turns:
+        print()
+        _print_agent_turns(summary.agent_turns, branches)
+    if summary.repos:
+        print()
+        print_table(
+            ["repo", "branch", "base", "head"],
+            [[repo.name, repo.branch, (repo.base_sha or "")[:12], repo.head_sha[:12]] for repo in summary.repos],
+            title="repos",
+        )
+    if summary.checkpoints:
+        print()
+        _print_checkpoints(summary)
+
+
+def _print_header(summary: SessionSummary) -> None:
+    info = summary.info
+    metadata = info.metadata
+    title = f" ({metadata.title})" if metadata.title and metadata.title != metadata.pipeline else ""
+    lines = [f"session {info.session_id}: {metadata.pipeline}{title}", f"status   {_status_line(summary)}"]
+    lines.append(f"started  {local_time(info.created_at)}")
+    if metadata.parent_session_id:
+        fork = f", forked at turn {summary.fork_turn_id}" if summary.fork_turn_id else ""
+        lines.append(f"origin   {metadata.spawn_reason or 'fork'} of session {metadata.parent_session_id}{fork}")
+    agent_turns = len(summary.agent_turns)
+    if agent_turns:
+        tokens = token_text(summary.tokens) or "no"
+        lines.append(f"agents   {count_noun(agent_turns, 'agent turn')}, {tokens} tokens (prompt+completion)")
+    if summary.branches:
+        shown = ", ".join(f"{b.branch} = session {b.session_id}" for b in summary.branches)
+        lines.append(f"branches {shown}")
+    if summary.error:
+        lines.append(f"error    {summary.error}")
+    print("\n".join(lines))
+
+
+def _status_line(summary: SessionSummary) -> str:
+    info = summary.info
+    status = info.status.value
+    if status in ("new", "running"):
+        return status
+    ended = summary.ending.at if summary.ending else info.updated_at
+    took = summary.ending.duration_s if summary.ending else None
+    return f"{status}, ended {local_time(ended)}" + (f" after {human_duration(took)}" if took is not None else "")
+
+
+def _print_nodes(runs: Sequence[NodeRun], branches: bool) -> None:
+    headers = ["#", "node", "handler", "status", "attempts", "duration", "agent turns", "tokens"]
+    rows = []
+    for index, run in enumerate(runs, 1):
+        row = [
+            str(index), run.node_id, run.handler_type, run.status, str(run.attempts),
+            human_duration(run.duration_s), str(run.agent_turns) if run.agent_turns else "", token_text(run.tokens),
+        ]
+        rows.append([*row, run.branch or ""] if branches else row)
+    print_table([*headers, "branch"] if branches else headers, rows, title="nodes")
+    for run in runs:
+        if run.failure_reason:
+            print(f"  {run.node_id}: {first_line(run.failure_reason, 200)}")
+
+
+def _print_agent_turns(turns: Sequence[TurnView], branches: bool) -> None:
+    from orchestra_core.session.records import AgentTurnRecord
+
+    headers = ["turn", "node", "#", "model", "tools", "files written", "commit", "tokens", "time"]
+    rows = []
+    for turn in turns:
+        record = turn.record
+        assert isinstance(record, AgentTurnRecord)
+        commits = turn.commits
+        commit = f"{commits[0].sha[:8]} {first_line(commits[0].message, 50)}" if commits else ""
+        if len(commits) > 1:
+            commit += f" (+{len(commits) - 1} repos)"
+        row = [
+            turn.turn_id, record.node_id, str(record.turn_number), record.model,
+            ", ".join(call.name for call in record.tool_calls), ", ".join(record.files_written), commit,
+            token_text(record.token_usage), human_duration(record.duration_s),
+        ]
+        rows.append([*row, turn.branch or ""] if branches else row)
+    print_table([*headers, "branch"] if branches else headers, rows, title="agent turns")
+
+
+def _print_checkpoints(summary: SessionSummary) -> None:
+    checkpoints = summary.checkpoints
+    shown = checkpoints[-SHOWN_CHECKPOINTS:]
+    title = f"checkpoints (orchestra replay {summary.info.session_id} --checkpoint TURN)"
+    if len(shown) < len(checkpoints):
+        title += f", the last {len(shown)} of {len(checkpoints)} (--json lists all)"
+    print_table(
+        ["turn", "after", "at"],
+        [[t.turn_id, t.node_id or "(before start)", local_time(t.created_at)] for t in shown],
+        title=title,
+    )
+
+
+# One line per turn (attach) --------------------------------------------------------------------------
+def turn_line(view: TurnView) -> str | None:
+    """One line for a turn as it lands: `HH:MM:SS  [branch] text`.
+
+    None for turns another line already tells (a commit is shown with its agent turn, a worktree with
+    its session branch).
+    """
+    from orchestra_core.session import records as r
+    from orchestra_core.session import workspace_events as w
+
+    record = view.record
+    describe = {
+        r.PipelineLifecycle: _lifecycle_text,
+        r.NodeExecution: _node_text,
+        r.AgentTurnRecord: _agent_text,
+        r.Checkpoint: lambda _record: _checkpoint_text(view),
+        r.HumanInteraction: _human_text,
+        r.ParallelExecution: _parallel_text,
+        w.SessionBranchCreated: lambda b: f"branch {b.branch} in {b.repo} from {b.base_sha[:8]}",
+        w.WorktreeMerged: lambda m: f"merged {m.branch} into {m.into_branch} in {m.repo} ({m.merge_sha[:8]})",
+        w.WorktreeMergeConflict: lambda c: (
+            f"merge conflict: {c.branch} into {c.into_branch} in {c.repo}: {', '.join(c.conflicting_files)}"
+        ),
+    }.get(type(record))
+    if describe is None:
+        if record is not None:
+            return None
+        text = f"{view.type_id} turn {view.turn_id}"
+    else:
+        text = describe(record)
+    prefix = f"[{view.branch}] " if view.branch else ""
+    return f"{local_time(view.created_at, with_date=False)}  {prefix}{text}"
+
+
+def _lifecycle_text(record: object) -> str:
+    from orchestra_core.session.records import LifecycleEvent, PipelineLifecycle
+
+    assert isinstance(record, PipelineLifecycle)
+    took = f" after {human_duration(record.duration_s)}" if record.duration_s is not None else ""
+    error = f": {first_line(record.error, 200)}" if record.error else ""
+    return {
+        LifecycleEvent.STARTED: f"pipeline {record.pipeline_name} started",
+        LifecycleEvent.RESUMED: f"pipeline {record.pipeline_name} resumed",
+        LifecycleEvent.COMPLETED: f"pipeline succeeded{took}",
+        LifecycleEvent.FAILED: f"pipeline FAILED{took}{error}",
+        LifecycleEvent.INTERRUPTED: f"pipeline interrupted{error}",
+    }[record.event]
+
+
+def _node_text(record: object) -> str:
+    from orchestra_core.session.records import NodeEvent, NodeExecution
+
+    assert isinstance(record, NodeExecution)
+    node, took = record.node_id, human_duration(record.duration_s)
+    status = record.outcome.status.value if record.outcome else record.event.value
+    if record.event is NodeEvent.STARTED:
+        return f"> {node} ({record.handler_type})"
+    if record.event is NodeEvent.RETRYING:
+        return f"~ {node} retrying (attempt {record.attempt})"
+    if record.event is NodeEvent.SKIPPED:
+        return f"- {node} skipped"
+    if record.event is NodeEvent.FAILED:
+        reason = record.outcome.failure_reason if record.outcome else ""
+        return f"x {node} failed (attempt {record.attempt}) in {took}: {first_line(reason, 200)}"
+    extra = [f"after {record.attempt} attempts"] if record.attempt > 1 else []
+    if record.agent_turn_count:
+        extra.append(count_noun(record.agent_turn_count, "agent turn"))
+    if token_text(record.total_token_usage):
+        extra.append(f"{token_text(record.total_token_usage)} tokens")
+    return f"ok {node} {status} in {took}" + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _agent_text(record: object) -> str:
+    from orchestra_core.session.records import AgentTurnRecord
+
+    assert isinstance(record, AgentTurnRecord)
+    tools = ", ".join(call.name for call in record.tool_calls) or "no tools"
+    line = f". {record.node_id} turn {record.turn_number} ({record.model}): {tools}"
+    for commit in record.to_agent_turn().commits:
+        repo = f"{commit.repo} " if commit.repo else ""
+        line += f"; {repo}{commit.sha[:8]} {first_line(commit.message)}"
+    tokens = token_text(record.token_usage)
+    return line + (f" [{tokens} tokens, {human_duration(record.duration_s)}]" if tokens else "")
+
+
+def _checkpoint_text(view: TurnView) -> str:
+    where = f"after {view.node_id}" if view.node_id else "before start"
+    return f"checkpoint {view.turn_id} {where}"
+
+
+def _human_text(record: object) -> str:
+    from orchestra_core.session.records import HumanInteraction
+
+    assert isinstance(record, HumanInteraction)
+    answer = record.selected_option or record.answer or "(no answer)"
+    return f"? {record.node_id}: {first_line(record.question)} -> {answer}"
+
+
+def _parallel_text(record: object) -> str:
+    from orchestra_core.session.records import ParallelEvent, ParallelExecution
+
+    assert isinstance(record, ParallelExecution)
+    node = record.node_id
+    if record.event is ParallelEvent.FAN_OUT:
+        count = record.branch_count or 0
+        return f"|| {node}: {count} branch{'' if count == 1 else 'es'}, {record.join_policy or 'wait_all'}"
+    if record.event is ParallelEvent.BRANCH_STARTED:
+        return f"|| {node}: branch {record.branch_id} started (session {record.branch_session_id})"
+    if record.event is ParallelEvent.BRANCH_COMPLETED:
+        status = record.status.value if record.status else "done"
+        return f"|| {node}: branch {record.branch_id} {status}"
+    sessions = f" (sessions {', '.join(record.branch_session_ids)})" if record.branch_session_ids else ""
+    return f"|| {node}: {record.success_count or 0} succeeded, {record.failure_count or 0} failed{sessions}"
