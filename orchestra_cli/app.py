@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import typer
 
+from orchestra_cli.commands import attach as attach_command
 from orchestra_cli.commands import compile as compile_command
 from orchestra_cli.commands import replay as replay_command
 from orchestra_cli.commands import resume as resume_command
 from orchestra_cli.commands import run as run_command
 from orchestra_cli.commands import show as show_command
+from orchestra_cli.commands import status as status_command
 
 app = typer.Typer(
     name="orchestra",
@@ -34,3 +36,5 @@ app.command("run")(run_command.run_pipeline)
 app.command("resume")(resume_command.resume_pipeline)
 app.command("replay")(replay_command.replay_session)
 app.command("show")(show_command.show_commit)
+app.command("status")(status_command.show_status)
+app.command("attach")(attach_command.attach_session)
