@@ -1,0 +1,264 @@
+"""`orchestra doctor`: everything a run depends on, each checked and reported ok, warning or error."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+OK, WARNING, ERROR = "ok", "warning", "error"
+MIN_GIT = (2, 36)  # `git worktree list --porcelain -z`, used to find session worktrees
+_GIT_TIMEOUT_S = 10
+
+
+@frozen
+class Check:
+    """One line of the report: what was checked, how it went, and a one-line detail."""
+
+    name: str
+    status: str
+    detail: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "status": self.status, "detail": self.detail}
+
+
+def run_checks(config: Path | None, cwd: Path) -> list[Check]:
+    """Every check, in report order. Nothing is created, apart from the store's type bundle when missing."""
+    checks = [_safely("orchestra", _orchestra), _safely("python", _python), _safely("git", _git)]
+    git_found = checks[-1][0].status != ERROR
+    checks.append(_safely("graphviz", _graphviz))
+    config_check, container = _config(config, cwd)
+    checks.append([config_check])
+    if container is None:
+        checks += [[Check(name, WARNING, "not checked: orchestra.yaml is invalid")] for name in ("store", "providers", "repos")]
+    else:
+        from orchestra_cli.doctor_store import store_checks
+
+        checks.append(_safely("store", lambda: store_checks(container)))
+        checks.append(_safely("providers", lambda: _providers(container.settings())))
+        checks.append(_safely("repos", lambda: _repos(container, git_found)))
+    checks.append(_safely("mcp", _mcp))
+    checks.append(_safely("langgraph", lambda: _package("langgraph", "langgraph")))
+    checks.append(_safely("langchain-core", lambda: _package("langchain-core", "langchain-core")))
+    return [check for group in checks for check in group]
+
+
+def _safely(name: str, check: Callable[[], Check | list[Check]]) -> list[Check]:
+    """Run a check; one that crashed is an error of that check, not of doctor."""
+    try:
+        result = check()
+    except Exception as error:  # doctor must report, whatever breaks
+        return [Check(name, ERROR, f"{type(error).__name__}: {error}")]
+    return result if isinstance(result, list) else [result]
+
+
+# Versions ------------------------------------------------------------------------------------------
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _orchestra() -> Check:
+    return Check("orchestra", OK, _version("orchestra") or "(running from a source tree, not installed)")
+
+
+def _python() -> Check:
+    detail = f"{platform.python_version()} ({sys.executable})"
+    return Check("python", OK if sys.version_info >= (3, 11) else ERROR, detail)
+
+
+def _package(name: str, distribution: str) -> Check:
+    version = _version(distribution)
+    if version is None:
+        return Check(name, WARNING, f"not installed (pip install {distribution}); the langgraph backend needs it")
+    return Check(name, OK, version)
+
+
+def _mcp() -> Check:
+    version = _version("mcp")
+    if version is None:
+        return Check("mcp", WARNING, "not installed: pip install 'orchestra[mcp]' (for `orchestra mcp serve`)")
+    try:
+        import mcp  # noqa: F401  (importable, not just installed)
+    except Exception as error:
+        return Check("mcp", ERROR, f"{version} is installed but cannot be imported: {error}")
+    return Check("mcp", OK, version)
+
+
+# Tools ---------------------------------------------------------------------------------------------
+def _git() -> Check:
+    path = shutil.which("git")
+    if path is None:
+        return Check("git", ERROR, "git not found on PATH (needed for workspaces and `orchestra show`)")
+    try:
+        result = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=_GIT_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return Check("git", ERROR, f"{path} does not run: {error}")
+    text = result.stdout.strip()
+    match = re.search(r"(\d+)\.(\d+)", text)
+    if result.returncode != 0 or match is None:
+        return Check("git", ERROR, f"{path} --version failed: {result.stderr.strip() or text}")
+    version = (int(match.group(1)), int(match.group(2)))
+    if version < MIN_GIT:
+        wanted = ".".join(map(str, MIN_GIT))
+        return Check("git", WARNING, f"{text} ({path}); workspaces need git {wanted} or later")
+    return Check("git", OK, f"{text} ({path})")
+
+
+def _graphviz() -> Check:
+    try:
+        import pygraphviz
+    except ImportError as error:
+        return Check("graphviz", ERROR, f"pygraphviz cannot be imported ({error}); DOT files cannot be loaded")
+    from orchestra_adapters.render.graph_renderer import render_graph
+    from orchestra_core.errors import OrchestraError
+    from orchestra_core.graph.dot_loader import parse_dot
+
+    graph = parse_dot("digraph doctor { start [shape=Mdiamond]; exit [shape=Msquare]; start -> exit }", path="doctor")
+    with tempfile.TemporaryDirectory(prefix="orchestra-doctor-") as directory:
+        try:
+            render_graph(graph, Path(directory) / "doctor.svg")
+        except OrchestraError as error:
+            return Check(
+                "graphviz", WARNING, f"pygraphviz {pygraphviz.__version__} loads DOT, but --render fails: {error}"
+            )
+    return Check("graphviz", OK, f"pygraphviz {pygraphviz.__version__}; the dot layout renders")
+
+
+# Configuration -------------------------------------------------------------------------------------
+def _config(config: Path | None, cwd: Path) -> tuple[Check, Any]:
+    """The orchestra.yaml check and, when it loaded, the container configured with it."""
+    from orchestra_cli.container import Container
+    from orchestra_core.errors import OrchestraError
+
+    if config is not None and not (cwd / config).is_file():
+        return Check("config", ERROR, f"{config}: config file not found"), None
+    container = Container()
+    container.config.from_dict(
+        {"pipeline_path": None, "config_path": str(config) if config else None, "cwd": str(cwd), "backend": None}
+    )
+    try:
+        settings = container.settings()
+    except OrchestraError as error:
+        return Check("config", ERROR, "; ".join(str(error).splitlines())), None
+    if settings.source_path is None:
+        detail = f"no orchestra.yaml found (defaults; project root {container.project_root()})"
+        return Check("config", OK, detail), container
+    return Check("config", OK, f"{settings.source_path}"), container
+
+
+def _providers(settings: Any) -> list[Check]:
+    from orchestra_adapters.llm.providers import provider_problems, resolve_provider
+    from orchestra_core.ports.chat_models import ProviderConfigError
+
+    providers = settings.providers
+    used = [providers.default or "", *(a.provider for a in settings.agents.values() if a.provider)]
+    names = [name for name in dict.fromkeys([*used, *providers.entries]) if name]
+    if not names:
+        return [Check("providers", OK, "none configured: runs use the simulate backend")]
+    checks = []
+    for name in names:
+        label = f"provider {name}"
+        problems = provider_problems(settings, [name], os.environ)
+        if problems:
+            # A provider nothing selects only fails the runs that pick it explicitly.
+            status = ERROR if name in used else WARNING
+            checks.append(Check(label, status, "; ".join(problems)))
+            continue
+        try:
+            provider = resolve_provider(providers, name)
+        except ProviderConfigError as error:
+            checks.append(Check(label, ERROR, str(error)))
+            continue
+        checks.append(Check(label, OK, _provider_detail(provider, name == providers.default)))
+    return checks
+
+
+def _provider_detail(provider: Any, is_default: bool) -> str:
+    kind = provider.kind.name
+    parts = [kind if kind == provider.name else f"{kind} ({provider.name})"]
+    if is_default:
+        parts.append("default")
+    if provider.settings.cassette:
+        parts.append(f"cassette {provider.settings.cassette}")
+    if provider.settings.api_base:
+        parts.append(f"api_base {provider.settings.api_base}")
+    variable = provider.key_env()
+    if variable and os.environ.get(variable):
+        parts.append(f"key in ${variable}")
+    return ", ".join(parts)
+
+
+def _repos(container: Any, git_found: bool) -> list[Check]:
+    from orchestra_core.workspace.errors import WorkspaceConfigError
+    from orchestra_core.workspace.manager import STATE_DIR_NAME
+    from orchestra_core.workspace.setup import RepoChecker
+
+    settings = container.settings()
+    repos = settings.workspace.repos
+    if not repos:
+        return [Check("repos", OK, "no workspace repos configured: agents work in the project directory")]
+    if not git_found:
+        return [Check(f"repo {name}", ERROR, "not checked: git not found") for name in repos]
+    state_dir = Path(container.project_root()) / STATE_DIR_NAME
+    checker = RepoChecker(container.git(), settings.base_dir, state_dir)
+
+    def plans(selected: Any) -> dict[str, Any]:
+        return {plan.name: plan for plan in checker.plans(selected, state_dir / "doctor", "doctor", "1")}
+
+    problems: dict[str, list[str]] = {}
+    try:
+        found = plans(repos)
+    except WorkspaceConfigError as error:
+        for key, detail in error.problems:
+            name = next((n for n in repos if key == f"workspace.repos.{n}" or key.startswith(f"workspace.repos.{n}.")), "")
+            problems.setdefault(name, []).append(f"{key}: {detail}")
+        found = plans({name: repo for name, repo in repos.items() if name not in problems})
+    return [
+        Check(f"repo {name}", ERROR, "; ".join(problems[name]))
+        if name in problems
+        else Check(f"repo {name}", OK, _repo_detail(found[name]))
+        for name in repos
+    ]
+
+
+def _repo_detail(plan: Any) -> str:
+    settings = plan.settings
+    return f"{plan.repo_root}, base {settings.base_ref} = {plan.base_sha[:12]}, {settings.isolation}"
+
+
+# Report --------------------------------------------------------------------------------------------
+_STYLES = {OK: "green", WARNING: "yellow", ERROR: "bold red"}
+
+
+def print_report(checks: Sequence[Check], *, json_output: bool) -> None:
+    """`{"ok": bool, "checks": [{"name", "status", "detail"}]}` with --json, else a table and a summary."""
+    from orchestra_cli.output import count_noun, print_json, print_table
+
+    errors = sum(check.status == ERROR for check in checks)
+    warnings = sum(check.status == WARNING for check in checks)
+    if json_output:
+        print_json({"ok": errors == 0, "checks": [check.to_json() for check in checks]})
+        return
+    print_table(
+        ["status", "check", "detail"],
+        [[check.status, check.name, check.detail] for check in checks],
+        first_cell_styles=[_STYLES[check.status] for check in checks],
+    )
+    problems = ", ".join(count_noun(n, noun) for n, noun in ((errors, "error"), (warnings, "warning")) if n)
+    print(f"orchestra doctor: {problems or 'all good'}")

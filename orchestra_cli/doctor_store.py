@@ -1,0 +1,94 @@
+"""`orchestra doctor`'s store checks: reachable and writable, the type bundle published, the schema version."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from orchestra_cli.doctor_checks import ERROR, OK, WARNING, Check
+
+
+def store_checks(container: Any) -> list[Check]:
+    """Check the configured store; a SQLite store that does not exist yet is not created."""
+    from orchestra_adapters.storage.factory import sqlite_path
+    from orchestra_adapters.storage.sqlite_schema import LATEST_VERSION
+    from orchestra_core.session.errors import StoreError
+
+    settings = container.settings().storage
+    schema_before = None
+    if settings.backend == "sqlite":
+        path = sqlite_path(settings, Path(container.project_root()))
+        if not path.exists():
+            return [_future_store(path), Check("type bundle", OK, "published by the first run")]
+        schema_before = _schema_version(path)
+    try:
+        store = container.session_store()
+    except StoreError as error:
+        return [Check("store", ERROR, str(error))]
+    try:
+        checks = _use(store)
+    finally:
+        store.close()
+    if schema_before is not None and checks[0].status == OK:
+        migrated = f" (migrated from {schema_before})" if schema_before < LATEST_VERSION else ""
+        checks.append(Check("schema", OK, f"version {LATEST_VERSION}{migrated}"))
+    return checks
+
+
+def _use(store: Any) -> list[Check]:
+    from orchestra_core.session.errors import StoreError
+
+    try:
+        store.list_sessions(limit=1)
+    except StoreError as error:
+        return [Check("store", ERROR, f"cannot read: {error}")]
+    try:
+        store.put_blob(b"")
+    except StoreError as error:
+        return [Check("store", ERROR, f"readable but not writable: {error}")]
+    return [Check("store", OK, f"{store.location}: readable and writable"), _bundle(store)]
+
+
+def _bundle(store: Any) -> Check:
+    from orchestra_core.session.api import publish_types
+    from orchestra_core.session.bundle import bundle_bytes, bundle_id
+    from orchestra_core.session.errors import StoreError
+
+    name = bundle_id()
+    try:
+        stored = store.get_bundle(name)
+        if stored is None:
+            publish_types(store)
+            return Check("type bundle", OK, f"{name} was missing; published it now")
+    except StoreError as error:
+        return Check("type bundle", ERROR, f"{name}: {error}")
+    if stored != bundle_bytes():
+        return Check("type bundle", WARNING, f"{name} is stored with different bytes")
+    return Check("type bundle", OK, f"{name} published")
+
+
+def _future_store(path: Path) -> Check:
+    """A store that the first run will create: is there a writable directory for it?"""
+    existing = path.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return Check("store", ERROR, f"{path} cannot be created: {existing} is not writable")
+    return Check("store", OK, f"{path} (sqlite) does not exist yet; the first run creates it")
+
+
+def _schema_version(path: Path) -> int | None:
+    """The schema version of a SQLite store, read without changing it (None when unreadable)."""
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1)
+    except sqlite3.Error:
+        return None
+    try:
+        row = connection.execute("SELECT version FROM schema_version").fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        connection.close()
+    return int(row[0]) if row else None
