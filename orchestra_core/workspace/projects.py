@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 from orchestra_core.ports.git import Git
@@ -29,18 +28,3 @@ def linked_projects(git: Git, repo: Path) -> tuple[Path, ...]:
         GitError: `repo` is not in a git repository.
     """
     return tuple(Path(value) for value in git.config_values(repo, PROJECT_KEY) if value.strip())
-
-
-def candidate_projects(first: Sequence[Path], linked: Sequence[Path]) -> list[Path]:
-    """`first` then `linked`, each project once (compared as resolved paths), in that order."""
-    seen: dict[Path, Path] = {}
-    for path in (*first, *linked):
-        seen.setdefault(_resolved(path), path)
-    return list(seen.values())
-
-
-def _resolved(path: Path) -> Path:
-    try:
-        return Path(path).resolve()
-    except OSError:
-        return Path(path)

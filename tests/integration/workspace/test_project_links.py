@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,6 @@ from orchestra_core.ports.git import GitError
 from orchestra_core.workspace.events import ProjectLinkFailed
 from orchestra_core.workspace.projects import (
     PROJECT_KEY,
-    candidate_projects,
     link_project,
     linked_projects,
 )
@@ -66,9 +64,3 @@ def test_linked_projects_outside_a_repository_raise(tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()
     with pytest.raises(GitError, match="plain"):
         linked_projects(SubprocessGit(), tmp_path / "plain")
-
-
-def test_candidate_projects_keep_order_and_drop_duplicates(tmp_path: Path) -> None:
-    one, two = tmp_path / "one", tmp_path / "two"
-    assert candidate_projects([one], [two, Path(os.path.join(str(one), "."))]) == [one, two]
-    assert candidate_projects([], [two, one, two]) == [two, one]
