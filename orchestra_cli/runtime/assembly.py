@@ -60,6 +60,7 @@ class RunAssembly:
         Raises:
             OrchestraError: A repo is unusable, the `cheap` alias is missing, or git failed.
         """
+        self._exclude_state_dir()
         if not self.settings.workspace.repos:
             return None
         manager = self._workspace_manager(self.start.repo_heads if self.start.kind == REPLAY else {})
@@ -73,6 +74,13 @@ class RunAssembly:
             check = self._check_cheap_model if self.uses_llm else None
             self.workspace = manager.setup_session(self.session_id, self.pipeline_name, check_cheap_model=check)
         return self.workspace
+
+    def _exclude_state_dir(self) -> None:
+        """The store already made `.orchestra/`: keep it out of the project repo's `git status` even when
+        there are no workspace repos or their setup fails."""
+        from orchestra_core.workspace.manager import WorkspaceManager
+
+        WorkspaceManager(self.settings.workspace, self.container.git(), self.clock, self.project_root).exclude_state_dir()
 
     def _workspace_manager(self, bases: Mapping[str, RepoHead]) -> Any:
         from attrs import evolve
