@@ -138,3 +138,42 @@ def test_a_cxdb_project_is_read_from_its_server(tmp_path: Path) -> None:
         assert not (project.root / ".orchestra" / "orchestra.db").exists()
         [agent] = json.loads(show(BRANCH, "--json", cwd=project.root)[1])["turn"]["tool_calls"]
         assert agent["args"]["path"] == "test_hello.py"
+
+
+PARALLEL = """digraph par {
+    start [shape=Mdiamond]; exit [shape=Msquare]
+    fan [shape=component]; join [shape=tripleoctagon]
+    left [prompt="Write the left file"]; right [prompt="Write the right file"]
+    start -> fan; fan -> left; fan -> right; left -> join; right -> join; join -> exit
+}
+"""
+PARALLEL_CASSETTE = r"""
+nodes:
+  left:
+    - {content: "Left.", tool_calls: [{name: "project:write-file", args: {path: left.txt, content: "L\n"}}]}
+  right:
+    - {content: "Right.", tool_calls: [{name: "project:write-file", args: {path: right.txt, content: "R\n"}}]}
+default: "Done."
+"""
+
+
+def test_commits_of_parallel_branches_are_found_in_the_branch_sessions(tmp_path: Path) -> None:
+    config = "providers: {default: scripted, scripted: {cassette: cassette.yaml}}\nbackend: langgraph\n"
+    files = {
+        "orchestra.yaml": config + "workspace: {repos: {project: {path: .}}}\n",
+        "par.dot": PARALLEL,
+        "cassette.yaml": PARALLEL_CASSETTE,
+    }
+    repo = make_repo(tmp_path / "project", files)
+    ran = orchestra("run", "par.dot", "--quiet", cwd=repo.path)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    commits = repo.log("main..orchestra/par/1")
+    assert len(commits) == 2
+    sessions = set()
+    for sha in commits:
+        document = json.loads(show(sha, "--json", cwd=repo.path)[1])
+        node = repo.git("log", "-1", "--format=%(trailers:key=Orchestra-Node,valueonly)", sha).strip()
+        assert document["turn"]["node_id"] == node and document["turn"]["matched"] == "sha"
+        assert document["session"]["session_id"] == "1"
+        sessions.add(document["turn"]["session_id"])
+    assert len(sessions) == 2 and "1" not in sessions  # each branch's turns live in its own forked session
