@@ -4,6 +4,8 @@ one line naming what was tried), copies of agent commits, `--config`, and a CXDB
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -122,6 +124,30 @@ def test_a_clone_without_links_finds_the_store_with_config(project: Quickstart, 
     )
     assert code == 0, err
     assert json.loads(out)["turn"]["turn_number"] == 1 and json.loads(out)["project"] == str(project.root)
+
+
+def test_show_imports_no_llm_framework(project: Quickstart) -> None:
+    probe = (
+        "import sys\nfrom orchestra_cli.app import app\ntry:\n    app(['show', sys.argv[1], '--json'])\n"
+        "except SystemExit as done:\n    assert done.code == 0, done.code\n"
+        "print(' '.join(sorted({name.split('.')[0] for name in sys.modules})))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, BRANCH],
+        capture_output=True,
+        text=True,
+        cwd=project.root,
+        env=project.env,
+    )
+    assert result.returncode == 0, result.stderr
+    roots = set(result.stdout.splitlines()[-1].split())
+    assert "orchestra_cli" in roots and not roots & {
+        "langchain_core",
+        "langgraph",
+        "mcp",
+        "httpx",
+        "requests",
+    }
 
 
 def test_text_output_is_complete_when_piped(project: Quickstart) -> None:
