@@ -11,7 +11,10 @@ from attrs import evolve, frozen
 
 from orchestra_core.engine.checkpoint import Checkpoint as EngineCheckpoint
 from orchestra_core.engine.checkpoint import RunStatus
+from orchestra_core.engine.outcome import Outcome
 from orchestra_core.session.records import Checkpoint, RepoSnapshot, WorkspaceSnapshot
+
+_INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what the stores' msgpack holds
 
 
 @frozen
@@ -44,7 +47,7 @@ def to_record(
         completed_nodes=checkpoint.completed_nodes,
         context_snapshot=plain_values(checkpoint.context),
         retry_counters=dict(checkpoint.node_retries),
-        node_outcomes=dict(checkpoint.node_outcomes),
+        node_outcomes={node: _plain_outcome(outcome) for node, outcome in checkpoint.node_outcomes.items()},
         logs=checkpoint.logs,
         next_node=checkpoint.next_node,
         run_status=checkpoint.status.value,
@@ -88,11 +91,21 @@ def repo_heads(record: Checkpoint) -> dict[str, RepoHead]:
 
 
 def plain_values(values: Mapping[str, Any]) -> dict[str, Any]:
-    """Context values reduced to what every store can hold (JSON types; anything else as its text)."""
+    """Context values reduced to what every store can hold: JSON types with integers that fit in 64 bits;
+    anything else (other objects, larger integers) as its text, as the run directory's JSON would show it."""
     try:
-        return json.loads(json.dumps(dict(values), default=str))
+        return json.loads(json.dumps(dict(values), default=str), parse_int=_stored_int)
     except (TypeError, ValueError):
         return {str(key): str(value) for key, value in values.items()}
+
+
+def _stored_int(text: str) -> int | str:
+    number = int(text)
+    return number if _INT_MIN <= number <= _INT_MAX else text
+
+
+def _plain_outcome(outcome: Outcome) -> Outcome:
+    return evolve(outcome, context_updates=plain_values(outcome.context_updates)) if outcome.context_updates else outcome
 
 
 def _snapshot(checkpoint: EngineCheckpoint, repos: Mapping[str, RepoHead]) -> WorkspaceSnapshot:
@@ -188,9 +201,22 @@ def _extends(items: tuple[str, ...], prefix: tuple[str, ...]) -> bool:
 
 
 def _context_changes(current: Mapping[str, Any], previous: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
-    added = {key: value for key, value in current.items() if key not in previous or previous[key] != value}
+    added = {key: value for key, value in current.items() if key not in previous or not _same(previous[key], value)}
     removed = tuple(key for key in previous if key not in current)
     return added, removed
+
+
+def _same(old: Any, new: Any) -> bool:
+    """Equal as stored: Python's `1 == True == 1.0` and `[1] == [True]` would hide a change of type."""
+    if old is new:
+        return True
+    if type(old) is not type(new):
+        return False
+    if isinstance(old, Mapping):
+        return old.keys() == new.keys() and all(_same(old[key], new[key]) for key in old)
+    if isinstance(old, list | tuple):
+        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new, strict=True))
+    return bool(old == new)
 
 
 def _changed_outcomes(current: Any, previous: Any) -> dict[str, Any]:
