@@ -48,6 +48,9 @@ class SessionRecorder:
         self._deltas = CheckpointDeltas()
         self._lock = threading.RLock()
 
+    def __repr__(self) -> str:  # engine messages name a failing sink or observer by its repr
+        return f"session {self.session_id} in {self._store.location}"
+
     @property
     def session_id(self) -> str:
         return self._lines[None]
