@@ -88,13 +88,13 @@ def _package(name: str, distribution: str) -> Check:
 
 
 def _mcp() -> Check:
+    import importlib.util
+
     version = _version("mcp")
     if version is None:
         return Check("mcp", WARNING, "not installed: pip install 'orchestra[mcp]' (for `orchestra mcp serve`)")
-    try:
-        import mcp  # noqa: F401  (importable, not just installed)
-    except Exception as error:
-        return Check("mcp", ERROR, f"{version} is installed but cannot be imported: {error}")
+    if importlib.util.find_spec("mcp") is None:  # located without importing it (a second of start-up)
+        return Check("mcp", ERROR, f"{version} is installed but its package cannot be found on sys.path")
     return Check("mcp", OK, version)
 
 
