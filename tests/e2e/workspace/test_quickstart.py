@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.support.git_repos import GitRepo, git
 from tests.support.orchestra_project import checkout_fingerprint, copy_example, orchestra, trailers
 
 
+@pytest.mark.slow
 def test_quick_start_commits_each_turn_to_a_session_branch_and_show_traces_it(tmp_path: Path) -> None:
     root = copy_example("quickstart", tmp_path / "orchestra-quickstart")
     git(root, "init", "-q", "-b", "main")

@@ -157,6 +157,7 @@ def test_text_output_is_complete_when_piped(project: Quickstart) -> None:
     assert "--json shows all" not in out
 
 
+@pytest.mark.slow
 def test_a_cxdb_project_is_read_from_its_server(tmp_path: Path) -> None:
     with FakeCxdbServer() as server:
         storage = f"\nstorage:\n  backend: cxdb\n  addr: {server.addr}\n  url: {server.url}\n"
@@ -183,6 +184,7 @@ default: "Done."
 """
 
 
+@pytest.mark.slow
 def test_commits_of_parallel_branches_are_found_in_the_branch_sessions(tmp_path: Path) -> None:
     config = "providers: {default: scripted, scripted: {cassette: cassette.yaml}}\nbackend: langgraph\n"
     files = {
