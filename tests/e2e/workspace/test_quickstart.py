@@ -1,4 +1,5 @@
-"""The README quick start, step by step: copy the example, git init, commit, compile, run, inspect, show."""
+"""The README quick start, step by step: copy the example, git init, commit, compile, run, git log, status,
+show."""
 
 from __future__ import annotations
 
@@ -50,6 +51,9 @@ def test_quick_start_commits_each_turn_to_a_session_branch_and_show_traces_it(tm
     assert git(worktree, "symbolic-ref", "--short", "HEAD").strip() == branch
     assert checkout_fingerprint(repo) == before and repo.status() == ""
 
+    status = orchestra("status", "1", cwd=root)
+    assert status.returncode == 0, status.stderr
+    assert all(sha[:8] in status.stdout for sha, _, _ in commits)
     shown = orchestra("show", branch, cwd=root)
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.splitlines()[0] == f"commit   {commits[1][0][:12]}  Add a test for greet()"
