@@ -108,7 +108,8 @@ def read_commit(git: Git, cwd: Path, rev: str) -> CommitFacts:
         info = git.repository(cwd)
     except GitError as error:
         raise CommitNotTracedError(
-            f"{cwd} is not inside a git repository ({error.stderr or error}); run `orchestra show` in a workspace repo"
+            f"{cwd} is not inside a git repository ({_one_line(error.stderr or str(error))}); "
+            "run `orchestra show` in a workspace repo"
         ) from None
     root = info.toplevel or cwd
     sha = git.resolve_commit(cwd, rev)
@@ -172,7 +173,7 @@ def _trace_in(
         container = _container(project)
         store = _open_store(container)
     except OrchestraError as error:
-        tried.append(f"{project.root}: {error}")
+        tried.append(f"{project.root}: {_one_line(str(error))}")
         return None
     try:
         found = find_commit_turn(store, trailers, commit.sha, commit.entry.subject)
@@ -181,7 +182,7 @@ def _trace_in(
         tried.append(f"{store.location}: no session {trailers.session_id}")
         return None
     except OrchestraError as error:
-        tried.append(f"{store.location}: {error}")
+        tried.append(f"{store.location}: {_one_line(str(error))}")
         return None
     finally:
         store.close()
@@ -189,6 +190,11 @@ def _trace_in(
         tried.append(f"{store.location}: session {trailers.session_id} has no agent turn with this commit")
         return None
     return TracedCommit(commit, trailers, project.root, store.location, session, found)
+
+
+def _one_line(text: str) -> str:
+    """A possibly multi-line message (a config file's problems, git's stderr) as one line."""
+    return "; ".join(line.strip() for line in text.strip().splitlines() if line.strip())
 
 
 def _container(project: _Project) -> Any:

@@ -90,6 +90,21 @@ def test_an_unknown_session_names_every_store_tried(project: Quickstart, tmp_pat
     assert f"{tmp_path / 'deleted-project'}: no longer exists" in line
 
 
+def test_a_broken_project_config_is_one_reason_and_the_next_project_is_tried(
+    project: Quickstart, tmp_path: Path
+) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "orchestra.yaml").write_text("colour: blue\nflavour: sweet\n", encoding="utf-8")
+    repo = make_repo(tmp_path / "other")
+    repo.git("config", "--add", "orchestra.project", str(broken))
+    repo.git("config", "--add", "orchestra.project", str(project.root))
+    sha = commit_with_trailers(repo, "1")
+    line = one_line_error(*show(sha, cwd=repo.path, env=project.env)[::2])
+    assert f"{broken}: " in line and "colour" in line and "flavour" in line
+    assert "session 1 has no agent turn with this commit" in line
+
+
 def test_a_repo_linked_to_no_project_says_how_to_point_at_one(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "lonely")
     sha = commit_with_trailers(repo, "1")
