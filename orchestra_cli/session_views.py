@@ -211,7 +211,7 @@ def turn_line(view: TurnView) -> str | None:
     describe = {
         r.PipelineLifecycle: _lifecycle_text,
         r.NodeExecution: _node_text,
-        r.AgentTurnRecord: _agent_text,
+        r.AgentTurnRecord: lambda _record: _agent_text(view),
         r.Checkpoint: lambda _record: _checkpoint_text(view),
         r.HumanInteraction: _human_text,
         r.ParallelExecution: _parallel_text,
@@ -269,13 +269,14 @@ def _node_text(record: object) -> str:
     return f"ok {node} {status} in {took}" + (f" ({', '.join(extra)})" if extra else "")
 
 
-def _agent_text(record: object) -> str:
+def _agent_text(view: TurnView) -> str:
     from orchestra_core.session.records import AgentTurnRecord
 
+    record = view.record
     assert isinstance(record, AgentTurnRecord)
     tools = ", ".join(call.name for call in record.tool_calls) or "no tools"
     line = f". {record.node_id} turn {record.turn_number} ({record.model}): {tools}"
-    for commit in record.to_agent_turn().commits:
+    for commit in view.commits:
         repo = f"{commit.repo} " if commit.repo else ""
         line += f"; {repo}{commit.sha[:8]} {first_line(commit.message)}"
     tokens = token_text(record.token_usage)

@@ -98,9 +98,10 @@ class SessionTrace:
         line = self._main
         boundary = _ForkBoundary(self._store, line.info)
         views: list[TurnView] = []
+        looking = line.info.metadata.parent_session_id is not None
         for turn in history(self._store, line.session_id):
-            if self.fork_turn_id is None and boundary.inherited(turn):
-                self.fork_turn_id = turn.turn_id
+            if looking and boundary.inherited(turn):
+                self.fork_turn_id, looking = turn.turn_id, False
             views.append(TurnView.of(turn, line.session_id))
         views.reverse()
         line.last_turn_id = views[-1].turn_id if views else None

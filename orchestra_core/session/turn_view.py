@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 import attrs
-from attrs import evolve, frozen
+from attrs import frozen
 
 from orchestra_core.agents.turn import TokenUsage, TurnCommit
 from orchestra_core.engine.outcome import Outcome
@@ -36,14 +37,23 @@ def decode_fields(turn: StoredTurn, skip: Collection[str] = ()) -> object | None
     Raises:
         TurnDataError: The data does not fit the declared type.
     """
-    spec = spec_for_type(turn.type_id)
-    if spec is None:
+    if spec_for_type(turn.type_id) is None:
         return None
-    required = {a.name for a in attrs.fields(spec.record) if a.default is attrs.NOTHING}
-    dropped = {f.tag for f in spec.fields if f.name in skip and f.name not in required}
-    if not dropped:
+    dropped = _dropped_tags(turn.type_id, frozenset(skip))
+    if not dropped or not dropped & turn.data.keys():
         return decode_record(turn)
-    return decode_record(evolve(turn, data={tag: v for tag, v in turn.data.items() if tag not in dropped}))
+    data = {tag: value for tag, value in turn.data.items() if tag not in dropped}
+    return decode_record(
+        StoredTurn(turn.turn_id, turn.parent_turn_id, turn.depth, turn.type_id, turn.type_version, data, turn.created_at)
+    )
+
+
+@cache
+def _dropped_tags(type_id: str, skip: frozenset[str]) -> frozenset[int]:
+    spec = spec_for_type(type_id)
+    assert spec is not None
+    required = {a.name for a in attrs.fields(spec.record) if a.default is attrs.NOTHING}
+    return frozenset(f.tag for f in spec.fields if f.name in skip and f.name not in required)
 
 
 @frozen
@@ -90,7 +100,7 @@ class TurnView:
         """The commits an AgentTurn or AgentCommitCreated turn stands for."""
         record = self.record
         if isinstance(record, r.AgentTurnRecord):
-            return record.to_agent_turn().commits
+            return _agent_commits(record)
         if isinstance(record, w.AgentCommitCreated):
             return (TurnCommit(record.repo, record.sha, record.message, record.branch),)
         return ()
@@ -138,6 +148,13 @@ def status_of(outcome: Outcome | None) -> str | None:
     return outcome.status.value if outcome is not None else None
 
 
+def _agent_commits(record: r.AgentTurnRecord) -> tuple[TurnCommit, ...]:
+    """The turn's commits; a record without `commits` (v2 single-repo) has at most its one SHA."""
+    if record.commits or not record.git_sha:
+        return record.commits
+    return (TurnCommit("", record.git_sha, record.commit_message or ""),)
+
+
 def _files_written(record: object) -> list[str]:
     if isinstance(record, r.AgentTurnRecord):
         return list(record.files_written)
@@ -152,8 +169,7 @@ def _agent_turn(record: r.AgentTurnRecord) -> dict[str, Any]:
         "tokens": tokens_json(record.token_usage),
         "duration_s": record.duration_s,
         "commits": [
-            {"repo": c.repo, "sha": c.sha, "message": c.message, "branch": c.branch}
-            for c in record.to_agent_turn().commits
+            {"repo": c.repo, "sha": c.sha, "message": c.message, "branch": c.branch} for c in _agent_commits(record)
         ],
     }
 
