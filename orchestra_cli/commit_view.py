@@ -71,7 +71,7 @@ def show_text(traced: TracedCommit, *, shorten: bool) -> list[str]:
 def _header(traced: TracedCommit) -> list[str]:
     commit, session, found = traced.commit, traced.session, traced.found
     record, own = found.record, _own_commit(traced)
-    title = f": {session.metadata.title}" if session.metadata.title else ""
+    title = f"  {session.metadata.title}" if session.metadata.title else ""
     where = f"turn id {found.turn.turn_id}"
     if found.session_id != session.session_id:
         where += f", in the parallel branch's session {found.session_id}"
@@ -82,7 +82,8 @@ def _header(traced: TracedCommit) -> list[str]:
         f"repo     {own.repo + '  ' if own and own.repo else ''}{commit.repo_root}"
         + (f"  (branch {own.branch})" if own and own.branch else ""),
         *_labelled("files", [f"{change.status} {change.path}" for change in commit.files] or ["(none)"]),
-        f"session  {session.session_id}  {session.metadata.pipeline}{title}  ({session.status.value})",
+        f"session  {session.session_id}  ({session.status.value}){title}",
+        f"pipeline {session.metadata.pipeline or traced.trailers.pipeline or '?'}",
         f"store    {traced.store_location}  (project {traced.project_root})",
         f"node     {record.node_id}",
         f"turn     {record.turn_number}  ({where})",

@@ -87,7 +87,7 @@ def test_text_names_commit_session_node_turn_model_and_other_commits() -> None:
         "repo     app  /repos/app  (branch orchestra/p/1)",
         "files    A a.py",
     ]
-    assert "session  1  p: Title  (success)" in lines
+    assert "session  1  (success)  Title" in lines and "pipeline p" in lines
     assert "turn     2  (turn id 17)" in lines and "model    claude-sonnet-4  (provider anthropic)" in lines
     assert f"also     web {'3' * 12}  (branch orchestra/p/1)" in lines
     assert "  assistant: Writing it.  [calls app:write-file]" in lines
