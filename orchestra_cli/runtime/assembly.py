@@ -50,8 +50,7 @@ class RunAssembly:
         return self.backend_name != SIMULATE
 
     def logs_root(self) -> str:
-        default = self.project_root / ".orchestra" / "runs" / self.session_id
-        return str(self.options.logs_root or default)
+        return logs_root_for(self.options, self.project_root, self.session_id)
 
     # Workspace -------------------------------------------------------------------------------------
     def open_workspace(self) -> WorkspaceSession | None:
@@ -201,6 +200,8 @@ class RunAssembly:
         )
 
     def run(self, engine: Any, initial_context: Mapping[str, Any]) -> RunResult:
+        if self.start.checkpoint is not None:
+            self._ensure_manifest(initial_context)
         return engine.run(
             self.graph,
             session_id=self.session_id,
@@ -208,6 +209,16 @@ class RunAssembly:
             initial_context=initial_context if self.start.checkpoint is None else None,
             resume_from=_steered(self.start.checkpoint, initial_context),
         )
+
+    def _ensure_manifest(self, initial_context: Mapping[str, Any]) -> None:
+        """A replay, or a resume where the run directory is missing, starts its run directory with a manifest,
+        so the directory stays a complete mirror (and `resume --logs-root` works on it)."""
+        from orchestra_core.engine.run_state import manifest_for
+
+        directory = self.container.run_directories().open(self.logs_root())
+        if directory.read_manifest() is None:
+            now = self.clock.now()
+            directory.write_manifest(manifest_for(self.graph, self.session_id, directory.root, now, initial_context))
 
     def record_failure(self, reason: str, *, interrupted: bool = False) -> None:
         """Mark the session failed (or interrupted) when the run could not start or was stopped."""
@@ -294,6 +305,11 @@ def backend_name(options: RunOptions, settings: Any, graph: Graph) -> str:
     if configured:
         return str(configured)
     return "langgraph" if settings.providers.entries else SIMULATE
+
+
+def logs_root_for(options: RunOptions, project_root: Path, session_id: str) -> str:
+    """The run directory: `--logs-root`, else `.orchestra/runs/<session-id>` under the project root."""
+    return str(options.logs_root or project_root / ".orchestra" / "runs" / session_id)
 
 
 def describe_turn(turn: AgentTurn) -> str:

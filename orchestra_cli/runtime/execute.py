@@ -46,12 +46,13 @@ def run_new(options: RunOptions) -> int:
 def run_recorded(options: RunOptions, start: StartSession, pipeline: Path | None) -> int:
     """`orchestra resume SESSION` and `orchestra replay`: continue from a recorded checkpoint."""
     from orchestra_cli.errors import EXIT_FAILED, user_errors
+    from orchestra_cli.runtime.session_start import begin
 
     with user_errors():
         container = make_container(options, pipeline)
         store = container.session_store()
         begun = start(store)
-        finished = _already_finished(begun)
+        finished = _already_finished(begun, options, container)
         if finished is not None:
             return finished
         path = Path(begun.source.path) if begun.source.path else Path("pipeline.dot")
@@ -59,19 +60,32 @@ def run_recorded(options: RunOptions, start: StartSession, pipeline: Path | None
         if graph is None:
             return EXIT_FAILED
         check_run_providers(container, options, graph)
-    return execute(options, container, lambda _store: begun, graph)
+    return execute(options, container, lambda store: begin(store, begun), graph)
 
 
-def _already_finished(begun: SessionStart) -> int | None:
-    """A resume of a session that already ended reports how it ended instead of running again."""
+def _already_finished(begun: SessionStart, options: RunOptions, container: Any) -> int | None:
+    """A resume of a session that already ended reports how it ended (the run's JSON with --json) instead of
+    running again."""
+    from orchestra_cli.runtime.assembly import logs_root_for
     from orchestra_cli.runtime.session_start import RESUME
-    from orchestra_core.engine.checkpoint import RunStatus
+    from orchestra_core.engine.checkpoint import RunResult, RunStatus
 
     checkpoint = begun.checkpoint
     if begun.kind != RESUME or checkpoint is None or checkpoint.status == RunStatus.RUNNING:
         return None
-    reason = f": {checkpoint.failure_reason}" if checkpoint.failure_reason else ""
-    typer.echo(f"session {begun.session_id} already ended ({checkpoint.status.value}{reason}); nothing to resume")
+    if options.json_output:
+        from orchestra_cli.output import print_json
+
+        logs_root = logs_root_for(options, container.project_root(), begun.session_id)
+        result = RunResult.from_checkpoint(checkpoint, session_id=begun.session_id, logs_root=logs_root)
+        repos = {
+            name: {"branch": head.branch, "base_sha": head.base_sha, "head_sha": head.sha}
+            for name, head in begun.repo_heads.items()
+        }
+        print_json(run_json(result, repos))
+    else:
+        reason = f": {checkpoint.failure_reason}" if checkpoint.failure_reason else ""
+        typer.echo(f"session {begun.session_id} already ended ({checkpoint.status.value}{reason}); nothing to resume")
     return 0 if checkpoint.status == RunStatus.SUCCESS else 1
 
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 
 from orchestra_core.engine.checkpoint import Checkpoint as EngineCheckpoint
 from orchestra_core.errors import OrchestraError
@@ -33,7 +33,8 @@ class SessionStart:
         source: Where the pipeline came from (file and blob), recorded with every checkpoint.
         checkpoint: The point to continue from (None for a new run).
         repo_heads: Each workspace repo's branch and head at that point.
-        origin: For a replay, the session and turn it was forked from.
+        origin: For a replay, the session it forks and the checkpoint turn it continues from.
+        fork_at: For a replay not begun yet, the turn to fork at (`begin` forks; `session_id` is "" until then).
     """
 
     kind: str
@@ -43,6 +44,7 @@ class SessionStart:
     checkpoint: EngineCheckpoint | None = None
     repo_heads: Mapping[str, RepoHead] = field(factory=dict)
     origin: tuple[str, str] | None = None
+    fork_at: str | None = None
 
 
 def start_new(store: SessionStore, graph: Graph, pipeline_path: Path, text: str) -> SessionStart:
@@ -69,7 +71,10 @@ def start_resume(store: SessionStore, session_id: str, pipeline: Path | None) ->
 
 
 def start_replay(store: SessionStore, session_id: str, turn_id: str, pipeline: Path | None) -> SessionStart:
-    """Fork a session at one of its turns (O(1)) and continue the fork from the checkpoint at that turn.
+    """Plan the replay of a session from one of its turns: the checkpoint at or before that turn.
+
+    The fork itself is made by `begin`, once the pipeline has validated, so a replay that cannot start
+    leaves no session behind.
 
     Raises:
         SessionNotFoundError / TurnNotFoundError: The session or turn does not exist.
@@ -81,12 +86,17 @@ def start_replay(store: SessionStore, session_id: str, turn_id: str, pipeline: P
         raise NothingToResumeError(
             f"session {source.session_id} has no checkpoint at or before turn {turn_id}; nothing to replay from"
         )
-    fork = fork_session(store, source.session_id, turn_id, spawn_reason="replay")
-    start = _from_checkpoint(store, REPLAY, fork.session_id, found, pipeline)
-    return SessionStart(
-        REPLAY, fork.session_id, start.pipeline_text, start.source, start.checkpoint, start.repo_heads,
-        origin=(source.session_id, found.turn.turn_id),
-    )
+    start = _from_checkpoint(store, REPLAY, "", found, pipeline)
+    at = store.get_turn(source.session_id, turn_id).turn_id
+    return evolve(start, origin=(source.session_id, found.turn.turn_id), fork_at=at)
+
+
+def begin(store: SessionStore, start: SessionStart) -> SessionStart:
+    """The start with its session in place: a planned replay forks its session (O(1)) at this point."""
+    if start.fork_at is None or start.origin is None:
+        return start
+    fork = fork_session(store, start.origin[0], start.fork_at, spawn_reason="replay")
+    return evolve(start, session_id=fork.session_id, fork_at=None)
 
 
 def session_metadata(graph: Graph, pipeline_path: Path) -> SessionMetadata:
