@@ -153,14 +153,21 @@ def _print_nodes(runs: Sequence[NodeRun], branches: bool) -> None:
     rows = []
     for index, run in enumerate(runs, 1):
         row = [
-            str(index), run.node_id, run.handler_type, run.status, str(run.attempts),
-            human_duration(run.duration_s), str(run.agent_turns) if run.agent_turns else "", token_text(run.tokens),
+            str(index), run.node_id, run.handler_type, run.status, str(run.attempts), _run_time(run),
+            str(run.agent_turns) if run.agent_turns else "", token_text(run.tokens),
         ]
         rows.append([*row, run.branch or ""] if branches else row)
     print_table([*headers, "branch"] if branches else headers, rows, title="nodes")
     for run in runs:
         if run.failure_reason:
             print(f"  {run.node_id}: {first_line(run.failure_reason, 200)}")
+
+
+def _run_time(run: NodeRun) -> str:
+    """The run's time; for a node still running, how long so far."""
+    if run.duration_s is not None or run.status not in ("running", "retrying") or run.started_at is None:
+        return human_duration(run.duration_s)
+    return f"{human_duration((datetime.now(UTC) - run.started_at).total_seconds())} so far"
 
 
 def _print_agent_turns(turns: Sequence[TurnView], branches: bool) -> None:
