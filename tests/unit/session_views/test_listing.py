@@ -82,6 +82,7 @@ def test_a_replay_is_listed_with_its_origin(store: SessionStore) -> None:
     head = store.head(run.session_id).turn_id
     assert head is not None
     replay = api.fork_session(store, run.session_id, head).session_id
+    api.append_record(store, replay, r.PipelineLifecycle(r.LifecycleEvent.RESUMED, "p"))
     (row, _original) = list_session_rows(store)
     assert row.info.session_id == replay
     assert (row.to_json()["parent_session_id"], row.to_json()["spawn_reason"]) == (run.session_id, "replay")
