@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from orchestra_cli.runtime.options import RunOptions
+from orchestra_cli.runtime.session_lock import SessionLock
 from orchestra_cli.runtime.session_start import NEW, REPLAY, RESUME, SessionStart
 
 if TYPE_CHECKING:
@@ -34,6 +35,8 @@ class RunAssembly:
         self.settings = container.settings()
         self.project_root: Path = container.project_root()
         self.clock = container.clock()
+        self.lock = SessionLock(self.project_root, start.session_id)
+        self.lock.acquire()  # before anything is recorded: a resume of a session running elsewhere stops here
         self.store = container.session_store()
         self.backend_name = backend_name(options, self.settings, graph)
         self.progress: list[Any] = []
@@ -250,6 +253,7 @@ class RunAssembly:
         if close is not None:
             close()
         self.store.close()
+        self.lock.release()
 
     @property
     def pipeline_name(self) -> str:

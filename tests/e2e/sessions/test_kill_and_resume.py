@@ -39,6 +39,11 @@ def test_sigkill_then_resume_session_ends_like_an_uninterrupted_run(project: Pro
     project.hold()
     process = project.spawn("run", "steps.dot", "--quiet")
     project.wait_in_gate(process)
+    busy = project.cli("resume", "1")
+    assert (
+        busy.returncode == 2
+        and f"session 1 is being run by another orchestra process (pid {process.pid})" in (busy.stderr)
+    )
     assert project.kill(process) == -signal.SIGKILL
     with project.open_store() as store:
         (info,) = store.list_sessions()
