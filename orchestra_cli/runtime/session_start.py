@@ -11,9 +11,10 @@ from attrs import evolve, field, frozen
 from orchestra_core.engine.checkpoint import Checkpoint as EngineCheckpoint
 from orchestra_core.errors import OrchestraError
 from orchestra_core.graph.model import Graph
-from orchestra_core.ports.session_store import SessionMetadata, SessionStore
+from orchestra_core.ports.session_store import SessionInfo, SessionMetadata, SessionStore
 from orchestra_core.session.api import fork_session, latest_checkpoint
 from orchestra_core.session.checkpoints import PipelineSource, RepoHead, from_record, repo_heads
+from orchestra_core.session.recorder import BRANCH_SPAWN_REASON
 
 NEW, RESUME, REPLAY = "new", "resume", "replay"
 
@@ -62,6 +63,12 @@ def start_resume(store: SessionStore, session_id: str, pipeline: Path | None) ->
         NothingToResumeError: The session has no checkpoint yet.
     """
     info = store.get_session(session_id)
+    main = _main_session(store, info)
+    if main != info.session_id:
+        raise NothingToResumeError(
+            f"session {info.session_id} ({info.metadata.title}) is a parallel branch of session {main}; "
+            f"resume session {main}"
+        )
     found = latest_checkpoint(store, info.session_id)
     if found is None:
         raise NothingToResumeError(
@@ -86,6 +93,12 @@ def start_replay(store: SessionStore, session_id: str, turn_id: str, pipeline: P
         raise NothingToResumeError(
             f"session {source.session_id} has no checkpoint at or before turn {turn_id}; nothing to replay from"
         )
+    main = _main_session(store, source)
+    if main != source.session_id:
+        raise NothingToResumeError(
+            f"session {source.session_id} ({source.metadata.title}) is a parallel branch of session {main}; "
+            f"replay the run from before its fan-out: orchestra replay {main} --checkpoint {found.turn.turn_id}"
+        )
     start = _from_checkpoint(store, REPLAY, "", found, pipeline)
     at = store.get_turn(source.session_id, turn_id).turn_id
     return evolve(start, origin=(source.session_id, found.turn.turn_id), fork_at=at)
@@ -97,6 +110,13 @@ def begin(store: SessionStore, start: SessionStart) -> SessionStart:
         return start
     fork = fork_session(store, start.origin[0], start.fork_at, spawn_reason="replay")
     return evolve(start, session_id=fork.session_id, fork_at=None)
+
+
+def _main_session(store: SessionStore, info: SessionInfo) -> str:
+    """The run a parallel branch's session belongs to (the session itself when it is a run)."""
+    while info.metadata.spawn_reason == BRANCH_SPAWN_REASON and info.metadata.parent_session_id:
+        info = store.get_session(info.metadata.parent_session_id)
+    return info.session_id
 
 
 def session_metadata(graph: Graph, pipeline_path: Path) -> SessionMetadata:

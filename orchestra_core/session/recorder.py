@@ -24,6 +24,7 @@ from orchestra_core.session.checkpoints import CheckpointDeltas, PipelineSource,
 from orchestra_core.workspace import events as ws
 
 RepoHeads = Callable[[], Mapping[str, RepoHead]]
+BRANCH_SPAWN_REASON = "parallel"  # the spawn reason of the sessions holding parallel branches and child runs
 
 
 class SessionRecorder:
@@ -202,7 +203,7 @@ class SessionRecorder:
             if head is None:
                 self._lines[branch] = parent
                 return parent
-            fork = fork_session(self._store, parent, head, spawn_reason="parallel", title=f"branch {branch}")
+            fork = fork_session(self._store, parent, head, spawn_reason=BRANCH_SPAWN_REASON, title=f"branch {branch}")
             self._lines[branch] = fork.session_id
             return fork.session_id
 

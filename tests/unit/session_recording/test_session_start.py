@@ -1,0 +1,126 @@
+"""Where resume and replay start: the latest checkpoint, the checkpoint at or before a turn, the recorded
+pipeline, a fork made only when the run begins, and parallel branch sessions pointed back at their run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orchestra_cli.runtime.session_start import (
+    REPLAY,
+    RESUME,
+    NothingToResumeError,
+    begin,
+    start_replay,
+    start_resume,
+)
+from orchestra_core.ports.session_store import SessionMetadata, SessionStore
+from orchestra_core.session.checkpoints import PipelineSource
+from orchestra_core.session.errors import SessionNotFoundError, TurnNotFoundError
+from tests.support.engine import graph
+from tests.support.sessions import RecordedRun, story, turns
+
+FAN = """digraph fan {
+    start [shape=Mdiamond]; done [shape=Msquare]
+    a [prompt=a]; fan [shape=component]; l [prompt=l]; r [prompt=r]; merge [shape=tripleoctagon]
+    start -> a -> fan
+    fan -> l
+    fan -> r
+    l -> merge
+    r -> merge
+    merge -> done
+}
+"""
+
+
+@pytest.fixture
+def recorded(store: SessionStore) -> RecordedRun:
+    blob = store.put_blob(FAN.encode())
+    run = RecordedRun(store, pipeline="fan", source=PipelineSource("pipelines/fan.dot", blob))
+    assert run.run(graph(FAN)).succeeded
+    return run
+
+
+def _turn(store: SessionStore, session: str, line: str) -> str:
+    return turns(store, session)[story(store, session).index(line)].turn_id
+
+
+def test_resume_starts_at_the_latest_checkpoint_with_the_recorded_pipeline(
+    store: SessionStore, recorded: RecordedRun
+) -> None:
+    start = start_resume(store, recorded.session_id, None)
+    assert (start.kind, start.session_id) == (RESUME, recorded.session_id)
+    assert start.checkpoint is not None and start.checkpoint.current_node == "done"
+    assert start.pipeline_text == FAN and start.source.path == "pipelines/fan.dot"
+
+
+def test_resume_with_another_pipeline_file_reads_that_file(
+    store: SessionStore, recorded: RecordedRun, tmp_path: Path
+) -> None:
+    other = tmp_path / "other.dot"
+    other.write_text(FAN.replace("fan {", "other {"), encoding="utf-8")
+    start = start_resume(store, recorded.session_id, other)
+    assert start.pipeline_text.startswith("digraph other") and start.source.path == str(other)
+    assert start.source.blob == start_resume(store, recorded.session_id, None).source.blob
+
+
+def test_a_session_without_a_checkpoint_cannot_be_resumed(store: SessionStore) -> None:
+    empty = store.create_session(SessionMetadata(pipeline="p")).session_id
+    with pytest.raises(NothingToResumeError, match=f"session {empty} has no checkpoint yet"):
+        start_resume(store, empty, None)
+    with pytest.raises(SessionNotFoundError):
+        start_resume(store, "4242", None)
+
+
+def test_replay_plans_without_forking_and_begin_forks_at_the_turn_asked_for(
+    store: SessionStore, recorded: RecordedRun
+) -> None:
+    main = recorded.session_id
+    at = _turn(store, main, "node fan started")
+    checkpoint = _turn(store, main, "checkpoint a")
+    sessions = len(store.list_sessions(limit=100))
+    planned = start_replay(store, main, at, None)
+    assert len(store.list_sessions(limit=100)) == sessions  # nothing exists until the run begins
+    assert (planned.kind, planned.session_id, planned.origin, planned.fork_at) == (
+        REPLAY,
+        "",
+        (main, checkpoint),
+        at,
+    )
+    assert planned.checkpoint is not None and planned.checkpoint.current_node == "a"
+    assert planned.pipeline_text == FAN
+
+    begun = begin(store, planned)
+    fork = store.get_session(begun.session_id)
+    assert (fork.metadata.parent_session_id, fork.metadata.spawn_reason) == (main, "replay")
+    assert fork.head_turn_id == at and begun.fork_at is None
+    assert begin(store, begun) == begun
+
+
+def test_replay_before_the_first_checkpoint_or_from_a_foreign_turn_is_refused(
+    store: SessionStore, recorded: RecordedRun
+) -> None:
+    main = recorded.session_id
+    with pytest.raises(NothingToResumeError, match="no checkpoint at or before turn"):
+        start_replay(store, main, turns(store, main)[0].turn_id, None)
+    other = RecordedRun(store)
+    other.run(graph(FAN))
+    with pytest.raises(TurnNotFoundError):
+        start_replay(store, main, turns(store, other.session_id)[-1].turn_id, None)
+
+
+def test_branch_sessions_point_resume_and_replay_back_at_their_run(
+    store: SessionStore, recorded: RecordedRun
+) -> None:
+    main = recorded.session_id
+    branch = recorded.recorder.branch_sessions()["fan:l"]
+    with pytest.raises(
+        NothingToResumeError,
+        match=rf"session {branch} \(branch fan:l\) is a parallel branch of "
+        rf"session {main}; resume session {main}$",
+    ):
+        start_resume(store, branch, None)
+    checkpoint = _turn(store, main, "checkpoint a")
+    with pytest.raises(NothingToResumeError, match=rf"orchestra replay {main} --checkpoint {checkpoint}$"):
+        start_replay(store, branch, store.head(branch).turn_id, None)
