@@ -18,7 +18,9 @@ def test_a_second_holder_is_refused_with_the_first_ones_pid_until_it_lets_go(tmp
         SessionBusyError, match=rf"session 7 is being run by another orchestra process \(pid {os.getpid()}\)"
     ):
         second.acquire()
-    SessionLock(tmp_path, "8").acquire()  # other sessions are not affected
+    other = SessionLock(tmp_path, "8")
+    other.acquire()  # other sessions are not affected
+    other.release()
     first.release()
     first.release()  # releasing twice is harmless
     second.acquire()
