@@ -14,7 +14,7 @@ from orchestra_core.graph.model import Graph
 from orchestra_core.ports.session_store import SessionInfo, SessionMetadata, SessionStore
 from orchestra_core.session.api import fork_session, latest_checkpoint
 from orchestra_core.session.checkpoints import PipelineSource, RepoHead, from_record, repo_heads
-from orchestra_core.session.recorder import BRANCH_SPAWN_REASON
+from orchestra_core.session.trace import PARALLEL_SPAWN
 
 NEW, RESUME, REPLAY = "new", "resume", "replay"
 
@@ -114,7 +114,7 @@ def begin(store: SessionStore, start: SessionStart) -> SessionStart:
 
 def _main_session(store: SessionStore, info: SessionInfo) -> str:
     """The run a parallel branch's session belongs to (the session itself when it is a run)."""
-    while info.metadata.spawn_reason == BRANCH_SPAWN_REASON and info.metadata.parent_session_id:
+    while info.metadata.spawn_reason == PARALLEL_SPAWN and info.metadata.parent_session_id:
         info = store.get_session(info.metadata.parent_session_id)
     return info.session_id
 

@@ -21,10 +21,10 @@ from orchestra_core.session import records as r
 from orchestra_core.session import workspace_events as w
 from orchestra_core.session.api import append_record, fork_session
 from orchestra_core.session.checkpoints import CheckpointDeltas, PipelineSource, RepoHead
+from orchestra_core.session.trace import BRANCH_TITLE_PREFIX, PARALLEL_SPAWN
 from orchestra_core.workspace import events as ws
 
 RepoHeads = Callable[[], Mapping[str, RepoHead]]
-BRANCH_SPAWN_REASON = "parallel"  # the spawn reason of the sessions holding parallel branches and child runs
 
 
 class SessionRecorder:
@@ -203,7 +203,8 @@ class SessionRecorder:
             if head is None:
                 self._lines[branch] = parent
                 return parent
-            fork = fork_session(self._store, parent, head, spawn_reason=BRANCH_SPAWN_REASON, title=f"branch {branch}")
+            title = f"{BRANCH_TITLE_PREFIX}{branch}"
+            fork = fork_session(self._store, parent, head, spawn_reason=PARALLEL_SPAWN, title=title)
             self._lines[branch] = fork.session_id
             return fork.session_id
 
