@@ -131,13 +131,11 @@ def _from_checkpoint(
 ) -> SessionStart:
     record = found.checkpoint
     source = PipelineSource(record.pipeline_path, record.pipeline_blob)
+    text = _pipeline_text(store, source, pipeline)
+    if pipeline is not None:  # the run goes on with this file: later checkpoints must point at its text
+        source = PipelineSource(str(pipeline), store.put_blob(text.encode("utf-8")))
     return SessionStart(
-        kind,
-        session_id,
-        _pipeline_text(store, source, pipeline),
-        PipelineSource(str(pipeline), source.blob) if pipeline else source,
-        from_record(record, found.turn.created_at),
-        repo_heads(record),
+        kind, session_id, text, source, from_record(record, found.turn.created_at), repo_heads(record)
     )
 
 
