@@ -42,6 +42,7 @@ class RecordedRun:
             backend=harness.pop("backend", None),
             interviewer=harness.pop("interviewer", None),
             command_runner=harness.pop("command_runner", None),
+            pipeline_loader=harness.pop("pipeline_loader", None),
             on_turn_factory=self._on_turn,
         )
         self.harness = Harness(registry=registry, sinks=sinks, observers=[self.recorder], **harness)

@@ -151,6 +151,48 @@ def test_a_fan_out_that_runs_again_forks_new_branches_from_where_the_run_is(stor
             ]
 
 
+CHILD = graph(
+    """digraph child {
+        start [shape=Mdiamond]; done [shape=Msquare]
+        step [prompt=s]
+        start -> step -> done
+    }""",
+    path="/pipelines/child.dot",
+)
+SUPERVISED = """
+digraph p {
+    graph [stack.child_dotfile="child.dot"]
+    start [shape=Mdiamond]; done [shape=Msquare]
+    boss [shape=house, manager.poll_interval="10ms"]; check [prompt=c]
+    start -> boss -> check
+    check -> boss [condition="outcome=fail"]
+    check -> done [condition="outcome=success"]
+}
+"""
+
+
+def test_each_child_run_of_a_manager_loop_is_a_fresh_fork_of_where_the_run_is(store: SessionStore) -> None:
+    run = RecordedRun(
+        store,
+        backend=ScriptedCodergenBackend({"check": ["fail", "success"]}),
+        pipeline_loader=lambda _path: CHILD,
+    )
+    assert run.run(graph(SUPERVISED, path="/pipelines/p.dot")).succeeded
+    children = [i.session_id for i in store.list_sessions() if i.metadata.title == "branch boss.child"]
+    assert len(children) == 2
+    main_ids, main_story = _ids(store, run.session_id), story(store, run.session_id)
+    boss_starts = [i for i, line in enumerate(main_story) if line == "node boss started"]
+    for child, fork_point in zip(sorted(children, key=int), boss_starts, strict=True):
+        assert store.get_session(child).metadata.parent_session_id == run.session_id
+        assert _ids(store, child)[: fork_point + 1] == main_ids[: fork_point + 1]
+        own = story(store, child)[fork_point + 1 :]
+        assert own == [
+            line
+            for node in ("start", "step", "done")
+            for line in (f"node {node} started", f"node {node} completed")
+        ]
+
+
 class _ChattyBackend:
     """Every stage takes three agent turns, so branches running at once append from several threads."""
 
