@@ -10,11 +10,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from orchestra_adapters.filesystem.run_directory import FileRunDirectories
-from orchestra_adapters.process.command_runner import SubprocessCommandRunner
-from orchestra_adapters.process.system_clock import SystemClock
 from orchestra_cli.dependency_injection import containers, providers
-from orchestra_core.engine.session_ids import new_session_id
+
+
+def _clock() -> Any:
+    from orchestra_adapters.process.system_clock import SystemClock
+
+    return SystemClock()
+
+
+def _command_runner() -> Any:
+    from orchestra_adapters.process.command_runner import SubprocessCommandRunner
+
+    return SubprocessCommandRunner()
+
+
+def _run_directories(clock: Any) -> Any:
+    from orchestra_adapters.filesystem.run_directory import FileRunDirectories
+
+    return FileRunDirectories(clock=clock)
 
 
 def _settings(pipeline_path: str | None, config_path: str | None, cwd: str | None) -> Any:
@@ -81,8 +95,8 @@ class Container(containers.DeclarativeContainer):
     """Providers for every port; tests override them or pass fakes directly."""
 
     config = providers.Configuration()
-    clock = providers.Singleton(SystemClock)
-    command_runner = providers.Singleton(SubprocessCommandRunner)
+    clock = providers.Singleton(_clock)
+    command_runner = providers.Singleton(_command_runner)
 
     settings = providers.Singleton(_settings, config.pipeline_path, config.config_path, config.cwd)
     project_root = providers.Singleton(_project_root, settings, config.cwd)
@@ -96,7 +110,4 @@ class Container(containers.DeclarativeContainer):
 
     # Extra lint rules for `orchestra compile`: agents, prompt layers, models and tools resolve.
     compile_rules = providers.Callable(_agent_lint_rules, settings, prompt_library, tool_registry)
-
-    # Session ids for runs without a store (`resume --logs-root` of an unrecorded run directory).
-    session_id = providers.Callable(new_session_id, clock)
-    run_directories = providers.Singleton(FileRunDirectories, clock=clock)
+    run_directories = providers.Singleton(_run_directories, clock)

@@ -45,6 +45,10 @@ class SubprocessCommandRunner:
             _kill_group(process)
             out, err = process.communicate()
             timed_out = True
+        except BaseException:  # Ctrl-C or a stop: leave nothing of the command running behind us
+            _kill_group(process)
+            process.wait()
+            raise
         return CommandResult(
             exit_code=None if timed_out else process.returncode,
             stdout=out.decode("utf-8", "replace"),

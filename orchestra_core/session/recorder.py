@@ -47,6 +47,7 @@ class SessionRecorder:
         self._fan_outs: dict[tuple[str | None, str], list[str]] = {}
         self._usage: dict[tuple[str | None, str], tuple[int, TokenUsage]] = {}
         self._deltas = CheckpointDeltas()
+        self._lost: Exception | None = None
         self._lock = threading.RLock()
 
     def __repr__(self) -> str:  # engine messages name a failing sink or observer by its repr
@@ -63,7 +64,15 @@ class SessionRecorder:
 
     # Checkpoint sink -------------------------------------------------------------------------------
     def save(self, checkpoint: EngineCheckpoint) -> None:
-        """Append the checkpoint (with every workspace repo's head) to the main line, as a delta when it can."""
+        """Append the checkpoint (with every workspace repo's head) to the main line, as a delta when it can.
+
+        Raises:
+            StoreError: The store refused this checkpoint, or an event turn since the last one (a run must
+                not go on while its record has a hole: the engine stops, and the session stays resumable).
+        """
+        if self._lost is not None:
+            lost, self._lost = self._lost, None
+            raise lost
         heads = self._repo_heads() if self._repo_heads else None
         record = self._deltas.record(checkpoint, repos=heads, source=self._source)
         turn = self._append(None, record)
@@ -86,11 +95,18 @@ class SessionRecorder:
     # Engine events ------------------------------------------------------------------------------------
     def on_event(self, event: ev.EngineEvent) -> None:
         """Record an engine event; events without a turn type (edges, checkpoints) are skipped."""
-        self._track_lines(event)
-        record = self._record_for(event)
-        if record is not None:
-            branch_turn = isinstance(event, ev.ParallelBranchStarted | ev.ParallelBranchCompleted)
-            self._append(self._branch_path(event) if branch_turn else event.branch, record)  # type: ignore[arg-type]
+        try:
+            self._track_lines(event)
+            record = self._record_for(event)
+            if record is not None:
+                branch_turn = isinstance(event, ev.ParallelBranchStarted | ev.ParallelBranchCompleted)
+                self._append(self._branch_path(event) if branch_turn else event.branch, record)  # type: ignore[arg-type]
+        except Exception as error:
+            # Observers are best effort for the engine, but a hole in the record is not: the next
+            # checkpoint fails with this error, which stops the run.
+            with self._lock:
+                self._lost = self._lost or error
+            raise
 
     def _record_for(self, event: ev.EngineEvent) -> object | None:
         handler = _EVENT_RECORDS.get(type(event))

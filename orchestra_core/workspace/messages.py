@@ -22,6 +22,8 @@ TRAILER_KEYS = (
     "Orchestra-Turn",
 )
 
+# A model must not forge our trailers (`Orchestra-Session: 7`); they are added to every message afterwards.
+_OUR_TRAILER = re.compile(r"^\s*orchestra-[\w-]*\s*:", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _PREAMBLE = re.compile(
     r"^(sure|certainly|of course|okay|ok|absolutely|great|here(?:'s| is| are)|below is|the following"
@@ -70,7 +72,7 @@ def clean_commit_message(raw: str, files: Sequence[str]) -> str | None:
     list of the files.
     """
     lines = [line.rstrip() for line in raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-    lines = [line for line in lines if not _FENCE.match(line) and not line.lstrip().startswith("Orchestra-")]
+    lines = [line for line in lines if not _FENCE.match(line) and not _OUR_TRAILER.match(line)]
     while lines and (not lines[0].strip() or _is_preamble(lines[0])):
         lines.pop(0)
     if not lines:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -91,7 +93,7 @@ def test_cleaned_messages_always_have_the_promised_shape(raw: str) -> None:
     summary, blank, body = message.split("\n", 2)
     assert 3 <= len(summary) <= 72 and summary == summary.strip() and blank == ""
     assert body.strip() and "```" not in message
-    assert not any(line.lstrip().startswith("Orchestra-") for line in message.split("\n"))
+    assert not any(re.match(r"\s*orchestra-[\w-]*\s*:", line, re.IGNORECASE) for line in message.split("\n"))
 
 
 def test_fallback_message() -> None:
