@@ -210,7 +210,7 @@ class RunAssembly:
             session_id=self.session_id,
             logs_root=self.logs_root(),
             initial_context=initial_context if self.start.checkpoint is None else None,
-            resume_from=_steered(self.start.checkpoint, initial_context),
+            resume_from=_steered(self.start.checkpoint, {**initial_context, "internal.session_id": self.session_id}),
         )
 
     def _ensure_manifest(self, initial_context: Mapping[str, Any]) -> None:
@@ -332,8 +332,8 @@ def _event_text(event: Any) -> str:
 
 
 def _steered(checkpoint: Any, overrides: Mapping[str, Any]) -> Any:
-    """On resume, `--set` values override the restored context."""
-    if checkpoint is None or not overrides:
+    """On resume, `--set` values (and the session id, new for a replay) override the restored context."""
+    if checkpoint is None:
         return checkpoint
     from attrs import evolve
 

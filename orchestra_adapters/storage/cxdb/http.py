@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import Any
 from urllib.parse import quote
 
@@ -104,5 +106,11 @@ def _message(response: requests.Response) -> str:
 
 
 def _reason(error: requests.RequestException) -> str:
-    cause = error.__context__ or error
-    return type(error).__name__ if not str(cause) else str(cause).split(": ", 1)[-1][:200]
+    """The root cause in a few words (`Connection refused`), not urllib3's nested retry report."""
+    if isinstance(error, requests.Timeout):
+        return "timed out"
+    text = str(error.__context__ or error)
+    errno_text = re.search(r"\[Errno -?\d+\] ([^'\")]+)", text)
+    if errno_text:
+        return errno_text.group(1).strip()
+    return type(error).__name__ if not text else text.split(": ", 1)[-1][:200]
