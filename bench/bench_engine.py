@@ -112,19 +112,59 @@ def checkpoint_write_us(count: int) -> float:
         return (time.perf_counter() - started) / count * 1e6
 
 
+def recording_us(count: int) -> float:
+    """Microseconds per node that recording the run into a SQLite session store adds (three turns per
+    node: stage started, stage completed, checkpoint), measured in process against an unrecorded run."""
+    from orchestra_adapters.process.system_clock import SystemClock
+    from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
+    from orchestra_core.engine.runner import PipelineEngine
+    from orchestra_core.graph import parse_dot
+    from orchestra_core.handlers import build_registry
+    from orchestra_core.ports.session_store import SessionMetadata
+    from orchestra_core.session.api import publish_types
+    from orchestra_core.session.recorder import SessionRecorder
+
+    graph = parse_dot(linear_dot(count))
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMPDIR")) as root:
+        store = SqliteSessionStore(Path(root) / "orchestra.db")
+        publish_types(store)
+
+        def timed(recorded: bool) -> float:
+            sid = store.create_session(SessionMetadata(pipeline="bench")).session_id
+            recorder = SessionRecorder(store, sid, pipeline_name="bench")
+            engine = PipelineEngine(
+                build_registry(), run_directory=_NoCheckpointWrites(), clock=SystemClock(),
+                observers=[recorder] if recorded else [], checkpoint_sinks=[recorder] if recorded else [],
+            )
+            started = time.perf_counter()
+            engine.run(graph, session_id=sid, logs_root=f"/bench/{sid}")
+            return time.perf_counter() - started
+
+        difference = min(timed(True) for _ in range(3)) - min(timed(False) for _ in range(3))
+        store.close()
+    return difference / (count + 2) * 1e6
+
+
+def _process_timings(results: dict[str, object], work: Path, suffix: str = "") -> None:
+    for count, repeats in REPEATS.items():
+        pipeline = work / f"linear_{count}.dot"
+        pipeline.write_text(linear_dot(count), encoding="utf-8")
+        plain = whole_process(pipeline, work, repeats)
+        quiet = whole_process(pipeline, work, repeats, "--quiet")
+        results[f"run_{count}_nodes{suffix}_s"] = round(min(plain), 3)
+        results[f"median_run_{count}_nodes{suffix}_s"] = round(statistics.median(plain), 3)
+        results[f"run_{count}_nodes_quiet{suffix}_s"] = round(min(quiet), 3)
+
+
 def main() -> None:
     results: dict[str, object] = {"bench": "engine"}
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMPDIR")) as temporary:
-        work = Path(temporary)
-        for count, repeats in REPEATS.items():
-            pipeline = work / f"linear_{count}.dot"
-            pipeline.write_text(linear_dot(count), encoding="utf-8")
-            plain = whole_process(pipeline, work, repeats)
-            quiet = whole_process(pipeline, work, repeats, "--quiet")
-            results[f"run_{count}_nodes_s"] = round(min(plain), 3)
-            results[f"median_run_{count}_nodes_s"] = round(statistics.median(plain), 3)
-            results[f"run_{count}_nodes_quiet_s"] = round(min(quiet), 3)
+        _process_timings(results, Path(temporary))
         results["startup_run_help_s"] = round(startup(), 3)
+    if Path("/dev/shm").is_dir():  # the same runs with the run directory and store in memory: no disk latency
+        with tempfile.TemporaryDirectory(dir="/dev/shm") as temporary:
+            _process_timings(results, Path(temporary), "_tmpfs")
+    results["store_recording_us_per_node_2000"] = round(recording_us(2000), 1)
     results["engine_overhead_us_per_node_200"] = round(engine_overhead_us(200), 1)
     results["engine_overhead_us_per_node_2000"] = round(engine_overhead_us(2000, repeats=3), 1)
     results["checkpoint_write_us_per_node_2000"] = round(checkpoint_write_us(2000), 1)

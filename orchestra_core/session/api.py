@@ -69,10 +69,20 @@ def latest_checkpoint(
             raise TurnDataError(f"turn {stored.turn_id} of session {session_id} is not a Checkpoint")
         return record
 
-    def base_of(turn_id: str) -> Checkpoint:
-        return checkpoint_in(store.get_turn(session_id, turn_id))
+    record = checkpoint_in(turn)
+    if not record.is_delta:
+        return CheckpointAt(turn, record)
+    # The bases are older checkpoints of the same history: one walk back from the turn finds them all
+    # (a store like CXDB has no cheap read of a single old turn).
+    older = history(store, session_id, start_before=turn.turn_id)
 
-    return CheckpointAt(turn, expand_checkpoint(checkpoint_in(turn), base_of))
+    def base_of(turn_id: str) -> Checkpoint:
+        for stored in older:
+            if stored.turn_id == turn_id:
+                return checkpoint_in(stored)
+        raise TurnDataError(f"checkpoint turn {turn_id} of session {session_id} is missing from its history")
+
+    return CheckpointAt(turn, expand_checkpoint(record, base_of))
 
 
 def fork_session(
@@ -102,9 +112,12 @@ def fork_session(
     return store.fork_session(turn.turn_id, metadata)
 
 
-def history(store: SessionStore, session_id: Id, *, page_size: int = HISTORY_PAGE) -> Iterator[StoredTurn]:
-    """Every turn of the session's history, newest first, read page by page."""
-    before: str | None = None
+def history(
+    store: SessionStore, session_id: Id, *, page_size: int = HISTORY_PAGE, start_before: Id | None = None
+) -> Iterator[StoredTurn]:
+    """Every turn of the session's history, newest first, read page by page (only those older than
+    `start_before` when given)."""
+    before: str | None = format_id(parse_id(start_before)) if start_before is not None else None
     while True:
         page = store.turns(session_id, limit=page_size, before_turn_id=before)
         yield from reversed(page.turns)

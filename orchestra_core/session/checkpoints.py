@@ -119,7 +119,9 @@ def _snapshot(checkpoint: EngineCheckpoint, repos: Mapping[str, RepoHead]) -> Wo
     )
 
 
-FULL_EVERY = 32  # a full checkpoint after this many deltas bounds the work of reading one back
+# A full checkpoint after this many deltas bounds the work of reading one back (one page or two of
+# history) while keeping the cost of writing fulls small next to the deltas.
+FULL_EVERY = 256
 
 
 class CheckpointDeltas:
@@ -128,11 +130,12 @@ class CheckpointDeltas:
     Completed nodes, node outcomes, the context and the run log grow with every node, so writing them
     whole after each node stores O(n^2) data over a long run. A delta records the appended nodes and log
     lines, the changed outcomes and the changed or removed context keys against the checkpoint in
-    `base_turn_id`; every FULL_EVERY-th checkpoint, and any that is not a simple continuation (a loop
+    `base_turn_id`; every `full_every`-th checkpoint, and any that is not a simple continuation (a loop
     restart), is written whole. `expand_checkpoint` rebuilds the full record.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, full_every: int = FULL_EVERY) -> None:
+        self._full_every = max(full_every, 1)
         self._previous: EngineCheckpoint | None = None
         self._previous_turn: str | None = None
         self._chain = 0
@@ -146,7 +149,7 @@ class CheckpointDeltas:
     ) -> Checkpoint:
         """The record to append for this checkpoint (a delta when possible)."""
         previous = self._previous
-        if previous is None or self._previous_turn is None or self._chain + 1 >= FULL_EVERY:
+        if previous is None or self._previous_turn is None or self._chain + 1 >= self._full_every:
             return to_record(checkpoint, repos=repos, source=source)
         if not _extends(checkpoint.completed_nodes, previous.completed_nodes) or not _extends(
             checkpoint.logs, previous.logs

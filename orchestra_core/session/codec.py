@@ -26,6 +26,10 @@ _INT_MIN = -(2**63)
 _INT_MAX = 2**64 - 1
 
 
+class PlainTurnData(dict):  # type: ignore[type-arg]
+    """Tagged turn data the codec built and checked itself, so a store need not copy and check it again."""
+
+
 @frozen
 class EncodedTurn:
     """A record ready for `SessionStore.append`."""
@@ -43,7 +47,7 @@ def encode_record(record: object) -> EncodedTurn:
         TurnDataError: A field holds a value its kind cannot store.
     """
     spec = spec_for_record(record)
-    return EncodedTurn(spec.type_id, spec.version, _encode(spec, record))
+    return EncodedTurn(spec.type_id, spec.version, PlainTurnData(_encode(spec, record)))
 
 
 def decode_record(turn: StoredTurn) -> object | None:
@@ -67,6 +71,8 @@ def normalize_turn_data(data: Mapping[int, Any]) -> dict[int, Any]:
     Raises:
         TurnDataError: A tag or value cannot be stored; the message names where.
     """
+    if type(data) is PlainTurnData:
+        return data
     if not isinstance(data, Mapping):
         raise TurnDataError(f"turn data must be a map of field tags, not {type(data).__name__}")
     normalized: dict[int, Any] = {}

@@ -20,7 +20,7 @@ from orchestra_core.ports.session_store import SessionStore, StoredTurn
 from orchestra_core.session import records as r
 from orchestra_core.session import workspace_events as w
 from orchestra_core.session.api import append_record, fork_session
-from orchestra_core.session.checkpoints import CheckpointDeltas, PipelineSource, RepoHead
+from orchestra_core.session.checkpoints import FULL_EVERY, CheckpointDeltas, PipelineSource, RepoHead
 from orchestra_core.session.trace import BRANCH_TITLE_PREFIX, PARALLEL_SPAWN
 from orchestra_core.workspace import events as ws
 
@@ -38,6 +38,7 @@ class SessionRecorder:
         pipeline_name: str,
         source: PipelineSource | None = None,
         repo_heads: RepoHeads | None = None,
+        full_every: int = FULL_EVERY,
     ) -> None:
         self._store = store
         self._pipeline_name = pipeline_name
@@ -46,7 +47,7 @@ class SessionRecorder:
         self._lines: dict[str | None, str] = {None: session_id}
         self._fan_outs: dict[tuple[str | None, str], list[str]] = {}
         self._usage: dict[tuple[str | None, str], tuple[int, TokenUsage]] = {}
-        self._deltas = CheckpointDeltas()
+        self._deltas = CheckpointDeltas(full_every)
         self._lost: Exception | None = None
         self._lock = threading.RLock()
 

@@ -61,7 +61,7 @@ steps = st.lists(
         }
     ),
     min_size=1,
-    max_size=45,  # past one full checkpoint every 32
+    max_size=45,  # past several full checkpoints: the recorder below writes one every 8
 )
 
 
@@ -151,7 +151,7 @@ def _recorded(checkpoints: list[Checkpoint]) -> tuple[InMemorySessionStore, str,
     store = InMemorySessionStore()
     session = store.create_session(SessionMetadata(pipeline="p")).session_id
     heads = {"project": RepoHead("orchestra/p/1", "0" * 40, "f" * 40)}
-    recorder = SessionRecorder(store, session, pipeline_name="p", repo_heads=lambda: heads)
+    recorder = SessionRecorder(store, session, pipeline_name="p", repo_heads=lambda: heads, full_every=8)
     turn_ids = []
     for checkpoint in checkpoints:
         recorder.save(checkpoint)

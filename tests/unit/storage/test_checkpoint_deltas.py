@@ -12,7 +12,6 @@ from orchestra_core.engine.outcome import Outcome, StageStatus
 from orchestra_core.ports.session_store import SessionMetadata
 from orchestra_core.session.api import append_record, latest_checkpoint
 from orchestra_core.session.checkpoints import (
-    FULL_EVERY,
     CheckpointDeltas,
     PipelineSource,
     RepoHead,
@@ -22,6 +21,7 @@ from orchestra_core.session.checkpoints import (
 from orchestra_core.session.records import Checkpoint
 from orchestra_core.testing.session_store import InMemorySessionStore
 
+FULL_EVERY = 8  # small, so a few dozen steps cross several full checkpoints
 NODES = ["plan", "build", "test", "review", "fix"]
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.text(max_size=8),
@@ -64,7 +64,7 @@ def run_of(steps: list[tuple]) -> list[EngineCheckpoint]:
 
 @given(st.lists(step, min_size=1, max_size=2 * FULL_EVERY + 5))
 def test_every_record_expands_to_the_full_checkpoint(steps: list[tuple]) -> None:
-    deltas = CheckpointDeltas()
+    deltas = CheckpointDeltas(FULL_EVERY)
     stored: dict[str, Checkpoint] = {}
     repos = {"repo": RepoHead("orchestra/p/1", "0" * 40, "f" * 40)}
     source = PipelineSource("p.dot", "ab" * 32)
@@ -79,7 +79,7 @@ def test_every_record_expands_to_the_full_checkpoint(steps: list[tuple]) -> None
 
 def test_a_linear_run_stores_only_what_each_node_adds() -> None:
     steps = [(NODES[i % len(NODES)] + str(i), StageStatus.SUCCESS, {"k": i}, [], False) for i in range(200)]
-    deltas = CheckpointDeltas()
+    deltas = CheckpointDeltas(FULL_EVERY)
     sizes = []
     for number, checkpoint in enumerate(run_of(steps)):
         record = deltas.record(checkpoint)
@@ -93,7 +93,7 @@ def test_a_linear_run_stores_only_what_each_node_adds() -> None:
 def test_latest_checkpoint_expands_deltas_from_the_store() -> None:
     store = InMemorySessionStore()
     session = store.create_session(SessionMetadata(pipeline="p")).session_id
-    deltas = CheckpointDeltas()
+    deltas = CheckpointDeltas(FULL_EVERY)
     steps = [(f"n{i}", StageStatus.SUCCESS, {f"k{i % 3}": i}, [], False) for i in range(40)]
     checkpoints = run_of(steps)
     for checkpoint in checkpoints:
