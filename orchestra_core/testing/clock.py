@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 
 class ManualClock:
     """Clock whose time only moves when slept or advanced."""
 
     def __init__(self, start: datetime | None = None) -> None:
-        self._start = start or datetime(2026, 1, 1, tzinfo=timezone.utc)
+        self._start = start or datetime(2026, 1, 1, tzinfo=UTC)
         self._elapsed = 0.0
         self._lock = threading.Lock()
         self.sleeps: list[float] = []
