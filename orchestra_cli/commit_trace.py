@@ -14,6 +14,7 @@ from typing import Any
 
 from attrs import frozen
 
+from orchestra_cli.errors import one_line
 from orchestra_core.errors import OrchestraError
 from orchestra_core.ports.git import FileChange, Git, GitError, LogEntry
 from orchestra_core.ports.session_store import SessionInfo
@@ -108,7 +109,7 @@ def read_commit(git: Git, cwd: Path, rev: str) -> CommitFacts:
         info = git.repository(cwd)
     except GitError as error:
         raise CommitNotTracedError(
-            f"{cwd} is not inside a git repository ({_one_line(error.stderr or str(error))}); "
+            f"{cwd} is not inside a git repository ({one_line(error.stderr or str(error))}); "
             "run `orchestra show` in a workspace repo"
         ) from None
     root = info.toplevel or cwd
@@ -173,7 +174,7 @@ def _trace_in(
         container = _container(project)
         store = _open_store(container)
     except OrchestraError as error:
-        tried.append(f"{project.root}: {_one_line(str(error))}")
+        tried.append(f"{project.root}: {one_line(str(error))}")
         return None
     try:
         found = find_commit_turn(store, trailers, commit.sha, commit.entry.subject)
@@ -182,7 +183,7 @@ def _trace_in(
         tried.append(f"{store.location}: no session {trailers.session_id}")
         return None
     except OrchestraError as error:
-        tried.append(f"{store.location}: {_one_line(str(error))}")
+        tried.append(f"{store.location}: {one_line(str(error))}")
         return None
     finally:
         store.close()
@@ -190,11 +191,6 @@ def _trace_in(
         tried.append(f"{store.location}: session {trailers.session_id} has no agent turn with this commit")
         return None
     return TracedCommit(commit, trailers, project.root, store.location, session, found)
-
-
-def _one_line(text: str) -> str:
-    """A possibly multi-line message (a config file's problems, git's stderr) as one line."""
-    return "; ".join(line.strip() for line in text.strip().splitlines() if line.strip())
 
 
 def _container(project: _Project) -> Any:

@@ -16,9 +16,14 @@ EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 
 
+def one_line(text: str) -> str:
+    """A possibly multi-line message (a config file's problems, git's stderr) as one line."""
+    return "; ".join(line.strip() for line in text.strip().splitlines() if line.strip())
+
+
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
-    """Print `orchestra: error: message` on stderr and return the Exit to raise."""
-    print(f"orchestra: error: {message}", file=sys.stderr)
+    """Print `orchestra: error: message` on stderr, always on one line, and return the Exit to raise."""
+    print(f"orchestra: error: {one_line(message)}", file=sys.stderr)
     return typer.Exit(code)
 
 

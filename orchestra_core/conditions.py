@@ -17,12 +17,12 @@ from typing import Any, Literal, Protocol
 from attrs import frozen
 
 from orchestra_core.errors import OrchestraError
+from orchestra_core.quoting import quote_string, unescape_string
 
 Operator = Literal["=", "!=", "truthy"]
 _KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z_][A-Za-z0-9_\-]*)*")
 _BARE_RE = re.compile(r"[A-Za-z0-9_.:\-+/]+")
 _STRING_RE = re.compile(r'"((?:[^"\\]|\\.)*)"', re.DOTALL)
-_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"'}
 _FALSY = frozenset({"", "false", "0"})
 
 
@@ -131,12 +131,7 @@ def parse_condition(text: str) -> Condition:
 def _render_literal(literal: str) -> str:
     if literal and _BARE_RE.fullmatch(literal):
         return literal
-    escaped = literal.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-    return f'"{escaped}"'
-
-
-def _unescape(body: str) -> str:
-    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), body, flags=re.DOTALL)
+    return quote_string(literal)
 
 
 class _Parser:
@@ -187,7 +182,7 @@ class _Parser:
             if match is None:
                 raise self._error("unterminated string")
             self.pos = match.end()
-            return _unescape(match.group(1))
+            return unescape_string(match.group(1))
         match = _BARE_RE.match(self.text, self.pos)
         if match is None:
             raise self._error("expected a value after the operator")

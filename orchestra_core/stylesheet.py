@@ -15,6 +15,7 @@ from attrs import field, frozen
 
 from orchestra_core.errors import OrchestraError
 from orchestra_core.graph.model import Node
+from orchestra_core.quoting import quote_string, unescape_string
 
 SelectorKind = Literal["universal", "shape", "class", "id"]
 PROPERTIES = ("llm_model", "llm_provider", "reasoning_effort")
@@ -30,7 +31,6 @@ _STRING_RES = {
     '"': re.compile(r'"((?:[^"\\]|\\.)*)"', re.DOTALL),
     "'": re.compile(r"'((?:[^'\\]|\\.)*)'", re.DOTALL),
 }
-_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'"}
 
 
 class StylesheetSyntaxError(OrchestraError):
@@ -183,12 +183,7 @@ class _Index:
 def _render_value(value: str) -> str:
     if _BARE_RENDER_RE.fullmatch(value):
         return value
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-    return f'"{escaped}"'
-
-
-def _unescape(body: str) -> str:
-    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), body, flags=re.DOTALL)
+    return quote_string(value)
 
 
 class _Parser:
@@ -273,7 +268,7 @@ class _Parser:
             match = _STRING_RES[quote].match(self.text, self.pos)
             if match is None:
                 raise self._error("unterminated string")
-            value = _unescape(match.group(1))
+            value = unescape_string(match.group(1))
         else:
             match = _BARE_RE.match(self.text, self.pos)
             if match is None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from orchestra_cli.runtime.options import RunOptions
 from orchestra_cli.runtime.session_lock import SessionLock
-from orchestra_cli.runtime.session_start import NEW, REPLAY, RESUME, SessionStart
+from orchestra_cli.runtime.session_start import REPLAY, RESUME, SessionStart
 
 if TYPE_CHECKING:
     from orchestra_core.agents.repo_context import RepoContext
@@ -339,5 +339,3 @@ def _steered(checkpoint: Any, overrides: Mapping[str, Any]) -> Any:
 
     return evolve(checkpoint, context={**checkpoint.context, **overrides})
 
-
-__all__ = ["NEW", "REPLAY", "RESUME", "RunAssembly"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from orchestra_core.agents.resolver import AgentResolver
 from orchestra_core.engine.context import Context
-from orchestra_core.engine.fidelity import build_preamble, history_limit, stage_history
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.graph.model import Graph, Node
+from orchestra_core.handlers.codergen import stage_preamble
 
 
 class AgentPromptBuilder:
@@ -28,15 +28,3 @@ class AgentPromptBuilder:
         """
         return self.resolver.compose_prompt(node, context, graph, preamble=stage_preamble(context, graph, stage))
 
-
-def stage_preamble(context: Context, graph: Graph, stage: StageRun) -> str:
-    """The engine's fidelity preamble for this stage ("" under `full` fidelity)."""
-    limit = history_limit(stage.fidelity)
-    return build_preamble(
-        stage.fidelity,
-        goal=graph.goal,
-        session_id=stage.session_id,
-        history=stage_history(stage.completed_nodes, stage.node_outcomes, limit),
-        context=context.snapshot(),
-        total_stages=len(stage.completed_nodes),
-    )

@@ -33,10 +33,6 @@ class Context:
         value = self.get(key)
         return default if value is None else stringify(value)
 
-    def delete(self, key: str) -> None:
-        with self._lock:
-            self._values.pop(key, None)
-
     def __contains__(self, key: object) -> bool:
         with self._lock:
             return key in self._values

@@ -6,16 +6,14 @@ import re
 from collections.abc import Mapping
 
 from orchestra_core.graph.model import Graph
+from orchestra_core.quoting import quote_string
 
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _KEYWORDS = frozenset({"digraph", "graph", "node", "edge", "subgraph", "strict"})
 
 
-def quote(value: str) -> str:
-    """A double-quoted DOT string with Attractor escapes."""
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
-    return f'"{escaped}"'
+quote = quote_string  # a double-quoted DOT string with Attractor escapes
 
 
 def _key(key: str) -> str:

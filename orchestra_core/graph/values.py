@@ -67,3 +67,4 @@ def parse_float(text: str) -> float:
 def parse_list(text: str) -> tuple[str, ...]:
     """Split a comma (or whitespace) separated list, dropping empty items."""
     return tuple(item for item in re.split(r"[,\s]+", text) if item)
+

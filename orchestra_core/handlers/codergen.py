@@ -47,16 +47,21 @@ class DefaultPromptBuilder:
 
     def build(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> str:
         task = expand_goal(node.prompt or node.label, graph)
-        limit = history_limit(stage.fidelity)
-        preamble = build_preamble(
-            stage.fidelity,
-            goal=graph.goal,
-            session_id=stage.session_id,
-            history=stage_history(stage.completed_nodes, stage.node_outcomes, limit),
-            context=context.snapshot(),
-            total_stages=len(stage.completed_nodes),
-        )
+        preamble = stage_preamble(context, graph, stage)
         return f"{preamble}\n\n## Task\n{task}" if preamble else task
+
+
+def stage_preamble(context: Context, graph: Graph, stage: StageRun) -> str:
+    """The fidelity preamble for this stage ("" under `full` fidelity); every prompt builder adds it."""
+    limit = history_limit(stage.fidelity)
+    return build_preamble(
+        stage.fidelity,
+        goal=graph.goal,
+        session_id=stage.session_id,
+        history=stage_history(stage.completed_nodes, stage.node_outcomes, limit),
+        context=context.snapshot(),
+        total_stages=len(stage.completed_nodes),
+    )
 
 
 class CodergenHandler:

@@ -30,28 +30,6 @@ backend: langgraph
 """
 
 
-def hermetic_env(home: Path) -> dict[str, str]:
-    """The process environment of tests/conftest.py's autouse fixture, for module-scoped fixtures that run
-    before it: a temporary HOME, no global git config, fixed identities, locale and time zone, no API keys."""
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in ("ORCHESTRA_CONFIG", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
-    }
-    env.update(
-        HOME=str(home),
-        GIT_CONFIG_GLOBAL=os.devnull,
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_AUTHOR_NAME="Test Author",
-        GIT_AUTHOR_EMAIL="author@example.com",
-        GIT_COMMITTER_NAME="Test Committer",
-        GIT_COMMITTER_EMAIL="committer@example.com",
-        LC_ALL="C.UTF-8",
-        TZ="UTC",
-    )
-    return env
-
-
 def orchestra(
     *args: str | Path, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from tests.support.environment import hermetic_env
 from tests.support.git_repos import git
-from tests.support.orchestra_project import copy_example, hermetic_env, orchestra, run_json, write_files
+from tests.support.orchestra_project import copy_example, orchestra, run_json, write_files
 
 DESIGN_ROW_KEYS = {"session_id", "pipeline", "status", "started_at", "ended_at"}
 DESIGN_SESSION_KEYS = {"session_id", "pipeline", "status", "nodes", "turns"}

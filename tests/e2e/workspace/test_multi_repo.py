@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from attrs import frozen
 
+from tests.support.environment import hermetic_env
 from tests.support.git_repos import GitRepo, make_repo
 from tests.support.orchestra_project import (
     SCRIPTED_PROVIDER,
     agent_turns,
     committed_files,
-    hermetic_env,
     orchestra,
     run_json,
     trailers,

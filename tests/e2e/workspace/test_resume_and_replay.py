@@ -11,12 +11,12 @@ import pytest
 from attrs import frozen
 
 from orchestra_core.session.records import Checkpoint, LifecycleEvent, PipelineLifecycle
+from tests.support.environment import hermetic_env
 from tests.support.git_repos import GitRepo, git, make_repo
 from tests.support.orchestra_project import (
     SCRIPTED_PROVIDER,
     agent_turns,
     committed_files,
-    hermetic_env,
     orchestra,
     records_of,
     run_json,

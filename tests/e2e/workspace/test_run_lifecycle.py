@@ -12,13 +12,13 @@ from attrs import frozen
 
 from orchestra_core.session.records import Checkpoint
 from orchestra_core.session.workspace_events import SessionBranchCreated, WorktreeCreated
+from tests.support.environment import hermetic_env
 from tests.support.git_repos import GitRepo, git, make_repo
 from tests.support.orchestra_project import (
     SCRIPTED_PROVIDER,
     agent_turns,
     checkout_fingerprint,
     committed_files,
-    hermetic_env,
     orchestra,
     records_of,
     run_json,

@@ -12,8 +12,9 @@ import pytest
 from attrs import frozen
 
 from tests.support.cxdb_server import FakeCxdbServer
+from tests.support.environment import hermetic_env
 from tests.support.git_repos import GitRepo, git, make_repo
-from tests.support.orchestra_project import copy_example, hermetic_env, orchestra
+from tests.support.orchestra_project import copy_example, orchestra
 
 BRANCH = "orchestra/quickstart/1"
 TRAILERS = "Orchestra-Node: implement\nOrchestra-Session: {session}\nOrchestra-Turn: 0"

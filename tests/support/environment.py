@@ -1,0 +1,28 @@
+"""The hermetic environment tests run in."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def hermetic_env(home: Path) -> dict[str, str]:
+    """The hermetic process environment every test runs in (tests/conftest.py applies it; module-scoped
+    fixtures that run before it use it directly): a temporary HOME, no global git config, fixed identities,
+    locale and time zone, no API keys unless ORCHESTRA_REAL_LLM=1."""
+    removed = {"ORCHESTRA_CONFIG"}
+    if os.environ.get("ORCHESTRA_REAL_LLM") != "1":
+        removed |= {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}
+    env = {key: value for key, value in os.environ.items() if key not in removed}
+    env.update(
+        HOME=str(home),
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_AUTHOR_NAME="Test Author",
+        GIT_AUTHOR_EMAIL="author@example.com",
+        GIT_COMMITTER_NAME="Test Committer",
+        GIT_COMMITTER_EMAIL="committer@example.com",
+        LC_ALL="C.UTF-8",
+        TZ="UTC",
+    )
+    return env
