@@ -50,9 +50,9 @@ def bench_turn_overhead(workdir: Path) -> dict[str, object]:
     from orchestra_adapters.llm.chat_model_factory import LangChainChatModelFactory
     from orchestra_adapters.llm.scripted import ScriptedChatModel
     from orchestra_core.agents.tools import AgentTool
-    from orchestra_core.engine.context import Context
-    from orchestra_core.graph.model import Node
-    from orchestra_core.settings import OrchestraSettings, ProviderSettings, ProvidersSettings
+    from orchestra_core.model.context import Context
+    from orchestra_core.model.graph import Node
+    from orchestra_core.model.settings import OrchestraSettings, ProviderSettings, ProvidersSettings
 
     step = "    - {content: working, tool_calls: [{name: 'project:note', args: {text: hello}}]}\n"
     cassette = "nodes:\n" + "".join(

@@ -91,8 +91,8 @@ def checkpoint_write_us(count: int) -> float:
     """Microseconds per checkpoint written to disk during a run of `count` nodes (the run directory's
     save_checkpoint, incremental encoding and atomic replace included)."""
     from orchestra_adapters.filesystem.run_directory import FileRunDirectory
-    from orchestra_core.engine.checkpoint import Checkpoint, OutcomeMap
-    from orchestra_core.engine.outcome import Outcome
+    from orchestra_core.model.checkpoint import Checkpoint, OutcomeMap
+    from orchestra_core.model.outcome import Outcome
 
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMPDIR")) as root:
         directory = FileRunDirectory(root)

@@ -26,11 +26,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore  # noqa: E402
-from orchestra_core.agents.turn import TokenUsage, ToolCall, TurnCommit  # noqa: E402
-from orchestra_core.engine.outcome import Outcome  # noqa: E402
+from orchestra_core.model.turn import TokenUsage, ToolCall, TurnCommit  # noqa: E402
+from orchestra_core.model.outcome import Outcome  # noqa: E402
 from orchestra_core.ports.session_store import SessionMetadata  # noqa: E402
 from orchestra_core.session import api  # noqa: E402
-from orchestra_core.session import records as r  # noqa: E402
+from orchestra_core.model import records as r  # noqa: E402
 from orchestra_core.session.listing import list_session_rows  # noqa: E402
 from orchestra_core.session.summary import session_summary  # noqa: E402
 from orchestra_core.session.trace import SessionTrace  # noqa: E402

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from orchestra_cli.commit_trace import TracedCommit
-from orchestra_core.agents.turn import ToolCall, TurnCommit
+from orchestra_core.model.turn import ToolCall, TurnCommit
 
 MAX_LINES = 8
 MAX_CHARS = 400

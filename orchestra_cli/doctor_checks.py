@@ -126,7 +126,7 @@ def _graphviz() -> Check:
     except ImportError as error:
         return Check("graphviz", ERROR, f"pygraphviz cannot be imported ({error}); DOT files cannot be loaded")
     from orchestra_adapters.render.graph_renderer import render_graph
-    from orchestra_core.errors import OrchestraError
+    from orchestra_core.model.errors import OrchestraError
     from orchestra_core.graph.dot_loader import parse_dot
 
     graph = parse_dot("digraph doctor { start [shape=Mdiamond]; exit [shape=Msquare]; start -> exit }", path="doctor")
@@ -144,7 +144,7 @@ def _graphviz() -> Check:
 def _config(config: Path | None, cwd: Path) -> tuple[Check, Any]:
     """The orchestra.yaml check and, when it loaded, the container configured with it."""
     from orchestra_cli.container import Container
-    from orchestra_core.errors import OrchestraError
+    from orchestra_core.model.errors import OrchestraError
 
     if config is not None and not (cwd / config).is_file():
         return Check("config", ERROR, f"{config}: config file not found"), None

@@ -14,7 +14,7 @@ def store_checks(container: Any) -> list[Check]:
     """Check the configured store; a SQLite store that does not exist yet is not created."""
     from orchestra_adapters.storage.factory import sqlite_path
     from orchestra_adapters.storage.sqlite_schema import LATEST_VERSION
-    from orchestra_core.session.errors import StoreError
+    from orchestra_core.model.store_errors import StoreError
 
     settings = container.settings().storage
     schema_before = None
@@ -38,7 +38,7 @@ def store_checks(container: Any) -> list[Check]:
 
 
 def _use(store: Any) -> list[Check]:
-    from orchestra_core.session.errors import StoreError
+    from orchestra_core.model.store_errors import StoreError
 
     try:
         store.list_sessions(limit=1)
@@ -54,7 +54,7 @@ def _use(store: Any) -> list[Check]:
 def _bundle(store: Any) -> Check:
     from orchestra_core.session.api import publish_types
     from orchestra_core.session.bundle import bundle_bytes, bundle_id
-    from orchestra_core.session.errors import StoreError
+    from orchestra_core.model.store_errors import StoreError
 
     name = bundle_id()
     try:

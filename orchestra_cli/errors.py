@@ -30,7 +30,7 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Turn OrchestraError (bad input the user can fix) into a one-line message and exit code 2."""
-    from orchestra_core.errors import OrchestraError
+    from orchestra_core.model.errors import OrchestraError
 
     try:
         yield

@@ -90,7 +90,7 @@ def attach(session: str, *, json_output: bool, config: Path | None, interval: fl
     or was interrupted.
     """
     from orchestra_core.ports.session_store import SessionStatus
-    from orchestra_core.session.records import LifecycleEvent
+    from orchestra_core.model.records import LifecycleEvent
     from orchestra_core.session.trace import SessionTrace
 
     if interval <= 0:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from orchestra_cli.output import count_noun, print_table
 
 if TYPE_CHECKING:
-    from orchestra_core.agents.turn import TokenUsage
+    from orchestra_core.model.turn import TokenUsage
     from orchestra_core.session.listing import SessionRow
     from orchestra_core.session.summary import SessionSummary
     from orchestra_core.session.timeline import NodeRun
@@ -171,7 +171,7 @@ def _run_time(run: NodeRun) -> str:
 
 
 def _print_agent_turns(turns: Sequence[TurnView], branches: bool) -> None:
-    from orchestra_core.session.records import AgentTurnRecord
+    from orchestra_core.model.records import AgentTurnRecord
 
     headers = ["turn", "node", "#", "model", "tools", "files written", "commit", "tokens", "time"]
     rows = []
@@ -211,9 +211,8 @@ def turn_line(view: TurnView) -> str | None:
     None for turns another line already tells (a commit is shown with its agent turn, a worktree with
     its session branch).
     """
-    from orchestra_core.session import records as r
-    from orchestra_core.session import workspace_events as w
-
+    from orchestra_core.model import records as r
+    from orchestra_core.model import stored_workspace_events as w
     record = view.record
     describe = {
         r.PipelineLifecycle: _lifecycle_text,
@@ -239,7 +238,7 @@ def turn_line(view: TurnView) -> str | None:
 
 
 def _lifecycle_text(record: object) -> str:
-    from orchestra_core.session.records import LifecycleEvent, PipelineLifecycle
+    from orchestra_core.model.records import LifecycleEvent, PipelineLifecycle
 
     assert isinstance(record, PipelineLifecycle)
     took = f" after {human_duration(record.duration_s)}" if record.duration_s is not None else ""
@@ -254,7 +253,7 @@ def _lifecycle_text(record: object) -> str:
 
 
 def _node_text(record: object) -> str:
-    from orchestra_core.session.records import NodeEvent, NodeExecution
+    from orchestra_core.model.records import NodeEvent, NodeExecution
 
     assert isinstance(record, NodeExecution)
     node, took = record.node_id, human_duration(record.duration_s)
@@ -277,7 +276,7 @@ def _node_text(record: object) -> str:
 
 
 def _agent_text(view: TurnView) -> str:
-    from orchestra_core.session.records import AgentTurnRecord
+    from orchestra_core.model.records import AgentTurnRecord
 
     record = view.record
     assert isinstance(record, AgentTurnRecord)
@@ -296,7 +295,7 @@ def _checkpoint_text(view: TurnView) -> str:
 
 
 def _human_text(record: object) -> str:
-    from orchestra_core.session.records import HumanInteraction
+    from orchestra_core.model.records import HumanInteraction
 
     assert isinstance(record, HumanInteraction)
     answer = record.selected_option or record.answer or "(no answer)"
@@ -304,7 +303,7 @@ def _human_text(record: object) -> str:
 
 
 def _parallel_text(record: object) -> str:
-    from orchestra_core.session.records import ParallelEvent, ParallelExecution
+    from orchestra_core.model.records import ParallelEvent, ParallelExecution
 
     assert isinstance(record, ParallelExecution)
     node = record.node_id

@@ -8,7 +8,7 @@ from collections.abc import Collection, Sequence
 from attrs import field, frozen
 
 from orchestra_core.graph.dot_loader import load_pipeline
-from orchestra_core.graph.model import Graph
+from orchestra_core.model.graph import Graph
 from orchestra_core.transforms import Transform, apply_transforms
 from orchestra_core.validation import Diagnostic, LintRule, Severity, validate
 

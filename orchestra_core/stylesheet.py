@@ -13,9 +13,9 @@ from typing import Literal
 
 from attrs import field, frozen
 
-from orchestra_core.errors import OrchestraError
-from orchestra_core.graph.model import Node
-from orchestra_core.quoting import quote_string, unescape_string
+from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.graph import Node
+from orchestra_core.model.quoting import quote_string, unescape_string
 
 SelectorKind = Literal["universal", "shape", "class", "id"]
 PROPERTIES = ("llm_model", "llm_provider", "reasoning_effort")

@@ -10,8 +10,8 @@ import re
 from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
-from orchestra_core.errors import OrchestraError
-from orchestra_core.graph.model import Graph
+from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.graph import Graph
 from orchestra_core.stylesheet import StylesheetSyntaxError, parse_stylesheet
 
 # `$goal` but not `$goals` or `$goal_text`: other variables are left for the prompt templates.

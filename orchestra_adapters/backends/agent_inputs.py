@@ -7,8 +7,8 @@ from typing import Any, Protocol
 
 from orchestra_core.agents.hooks import ToolHooks
 from orchestra_core.agents.tools import AgentTool, WriteTracker
-from orchestra_core.engine.context import Context
-from orchestra_core.graph.model import Node
+from orchestra_core.model.context import Context
+from orchestra_core.model.graph import Node
 
 
 class AgentModelChoice(Protocol):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.outcome import Outcome, StageStatus
 
 # HTTP statuses a retry can cure: timeouts, conflicts, rate limits and server errors (Attractor 3.6).
 _TRANSIENT_STATUS = frozenset({408, 409, 429})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from orchestra_adapters.backends.agent_inputs import AgentResolver, AgentToolset, ToolHooksFor
-from orchestra_core.errors import OrchestraError
+from orchestra_core.model.errors import OrchestraError
 from orchestra_core.ports.chat_models import ChatModelFactory
 from orchestra_core.ports.codergen_backend import CodergenBackend
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from attrs import evolve
 
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.outcome import Outcome, StageStatus
 
 REPORT_OUTCOME = "report_outcome"
 

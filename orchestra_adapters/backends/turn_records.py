@@ -8,7 +8,7 @@ from typing import Any
 from attrs import frozen
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from orchestra_core.agents.turn import TokenUsage, ToolCall
+from orchestra_core.model.turn import TokenUsage, ToolCall
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 _REF_PREFIX = "langgraph:"

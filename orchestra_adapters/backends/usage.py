@@ -6,7 +6,7 @@ import threading
 
 from attrs import evolve, field, frozen
 
-from orchestra_core.agents.turn import TokenUsage
+from orchestra_core.model.turn import TokenUsage
 
 
 @frozen

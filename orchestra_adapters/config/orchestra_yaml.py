@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from attrs import evolve
 
-from orchestra_core.settings import ConfigError, ConfigProblem, OrchestraSettings, ToolCommandSettings
+from orchestra_core.model.settings import ConfigError, ConfigProblem, OrchestraSettings, ToolCommandSettings
 
 CONFIG_NAME = "orchestra.yaml"
 STATE_DIR = ".orchestra"

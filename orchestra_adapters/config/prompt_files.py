@@ -11,8 +11,8 @@ from typing import Any
 from attrs import frozen
 
 from orchestra_adapters.config.orchestra_yaml import global_config_dir
-from orchestra_core.agents.prompt_layers import LayerKind, PromptLayer
-from orchestra_core.settings import ConfigError, OrchestraSettings
+from orchestra_core.model.prompt_layers import LayerKind, PromptLayer
+from orchestra_core.model.settings import ConfigError, OrchestraSettings
 
 _LAYER_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 EXTENSIONS = (".yaml", ".yml")

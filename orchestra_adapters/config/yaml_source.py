@@ -11,7 +11,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.scalarbool import ScalarBoolean
 
-from orchestra_core.settings import ConfigError
+from orchestra_core.model.settings import ConfigError
 
 KeyPath = tuple[str | int, ...]
 

@@ -9,7 +9,7 @@ import time
 from typing import IO, Any
 
 from orchestra_core.interview.interviewers import InterviewerBase
-from orchestra_core.interview.model import Answer, Question, QuestionType
+from orchestra_core.model.interview import Answer, Question, QuestionType
 
 MAX_INVALID_REPLIES = 5
 _TIMED_OUT = object()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import IO, Any
 
-from orchestra_core.engine.events import (
+from orchestra_core.model.events import (
     EngineEvent,
     InterviewCompleted,
     InterviewStarted,

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from orchestra_core.engine.checkpoint import Checkpoint, OutcomeMap, RunManifest, RunStatus
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.checkpoint import Checkpoint, OutcomeMap, RunManifest, RunStatus
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.ports.run_directory import RunDirectoryError
 
 FORMAT_VERSION = 1

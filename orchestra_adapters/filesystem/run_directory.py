@@ -25,7 +25,7 @@ from orchestra_adapters.filesystem.checkpoint_codec import (
     decode_manifest,
     encode_manifest,
 )
-from orchestra_core.engine.checkpoint import Checkpoint, RunManifest
+from orchestra_core.model.checkpoint import Checkpoint, RunManifest
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.run_directory import CHECKPOINT_FILE, MANIFEST_FILE, RunDirectoryError
 

@@ -13,7 +13,7 @@ from attrs import frozen
 
 from orchestra_adapters.llm.cassette import load_cassette
 from orchestra_core.ports.chat_models import ProviderConfigError
-from orchestra_core.settings import ALIASES, OrchestraSettings, ProviderSettings, ProvidersSettings
+from orchestra_core.model.settings import ALIASES, OrchestraSettings, ProviderSettings, ProvidersSettings
 
 
 @frozen

@@ -13,8 +13,8 @@ from typing import Any
 
 from attrs import frozen
 
-from orchestra_core.errors import OrchestraError
-from orchestra_core.graph.model import Edge, Graph, Node
+from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.graph import Edge, Graph, Node
 from orchestra_core.validation import Diagnostic, Severity
 
 RENDER_FORMATS = ("svg", "png")

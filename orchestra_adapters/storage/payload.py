@@ -9,7 +9,7 @@ import blake3
 import msgpack
 import zstandard
 
-from orchestra_core.session.errors import TurnDataError
+from orchestra_core.model.store_errors import TurnDataError
 
 MSGPACK_ENCODING = 1  # CXDB's `encoding` value for msgpack payloads
 NO_COMPRESSION = 0

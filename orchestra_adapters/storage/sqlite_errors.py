@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from orchestra_core.session.errors import (
+from orchestra_core.model.store_errors import (
     StoreCorruptError,
     StoreError,
     StoreLockedError,

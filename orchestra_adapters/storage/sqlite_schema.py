@@ -9,7 +9,7 @@ from pathlib import Path
 from orchestra_adapters.storage.payload import decode_payload, decompress
 from orchestra_adapters.storage.sqlite_errors import store_error
 from orchestra_core.session.cursor import LIFECYCLE_TYPE_ID, STATUS_CODES, SessionCursor, status_from_code
-from orchestra_core.session.errors import (
+from orchestra_core.model.store_errors import (
     StoreCorruptError,
     StoreError,
     StoreReadOnlyError,

@@ -12,10 +12,10 @@ from orchestra_cli.runtime.session_start import REPLAY, RESUME, SessionStart
 
 if TYPE_CHECKING:
     from orchestra_core.agents.repo_context import RepoContext
-    from orchestra_core.agents.turn import AgentTurn
-    from orchestra_core.engine.checkpoint import RunResult
+    from orchestra_core.model.turn import AgentTurn
+    from orchestra_core.model.checkpoint import RunResult
     from orchestra_core.engine.stage import StageRun
-    from orchestra_core.graph.model import Graph, Node
+    from orchestra_core.model.graph import Graph, Node
     from orchestra_core.session.checkpoints import RepoHead
     from orchestra_core.session.recorder import SessionRecorder
     from orchestra_core.workspace.session import WorkspaceSession
@@ -120,7 +120,7 @@ class RunAssembly:
 
     def _on_workspace_event(self, event: Any) -> None:
         self.recorder.on_workspace_event(event)
-        from orchestra_core.workspace.events import SessionBranchCreated
+        from orchestra_core.model.workspace_events import SessionBranchCreated
 
         if isinstance(event, SessionBranchCreated):
             where = "in place" if event.isolation == "in_place" else f"worktree {event.worktree_path}"
@@ -225,8 +225,8 @@ class RunAssembly:
 
     def record_failure(self, reason: str, *, interrupted: bool = False) -> None:
         """Mark the session failed (or interrupted) when the run could not start or was stopped."""
-        from orchestra_core.engine.outcome import StageStatus
-        from orchestra_core.session import records
+        from orchestra_core.model.outcome import StageStatus
+        from orchestra_core.model import records
         from orchestra_core.session.api import append_record
 
         kind = records.LifecycleEvent.INTERRUPTED if interrupted else records.LifecycleEvent.FAILED
@@ -279,7 +279,7 @@ class RunAssembly:
         }
 
     def _load_child(self, path: str) -> Graph:
-        from orchestra_core.errors import OrchestraError
+        from orchestra_core.model.errors import OrchestraError
         from orchestra_core.pipeline import prepare_pipeline
         from orchestra_core.validation import ValidationError
 

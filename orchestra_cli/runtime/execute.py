@@ -14,8 +14,8 @@ from orchestra_cli.runtime.options import RunOptions, parse_set_values
 if TYPE_CHECKING:
     from orchestra_cli.runtime.assembly import RunAssembly
     from orchestra_cli.runtime.session_start import SessionStart
-    from orchestra_core.engine.checkpoint import RunResult
-    from orchestra_core.graph.model import Graph
+    from orchestra_core.model.checkpoint import RunResult
+    from orchestra_core.model.graph import Graph
 
 StartSession = Callable[[Any], "SessionStart"]
 
@@ -68,7 +68,7 @@ def _already_finished(begun: SessionStart, options: RunOptions, container: Any) 
     running again."""
     from orchestra_cli.runtime.assembly import logs_root_for
     from orchestra_cli.runtime.session_start import RESUME
-    from orchestra_core.engine.checkpoint import RunResult, RunStatus
+    from orchestra_core.model.checkpoint import RunResult, RunStatus
 
     checkpoint = begun.checkpoint
     if begun.kind != RESUME or checkpoint is None or checkpoint.status == RunStatus.RUNNING:

@@ -7,7 +7,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from orchestra_core.errors import OrchestraError
+from orchestra_core.model.errors import OrchestraError
 
 LOCKS_DIR = Path(".orchestra") / "locks"
 

@@ -8,9 +8,9 @@ from typing import Any
 
 from attrs import evolve, field, frozen
 
-from orchestra_core.engine.checkpoint import Checkpoint as EngineCheckpoint
-from orchestra_core.errors import OrchestraError
-from orchestra_core.graph.model import Graph
+from orchestra_core.model.checkpoint import Checkpoint as EngineCheckpoint
+from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.graph import Graph
 from orchestra_core.ports.session_store import SessionInfo, SessionMetadata, SessionStore
 from orchestra_core.session.api import fork_session, latest_checkpoint
 from orchestra_core.session.checkpoints import PipelineSource, RepoHead, from_record, repo_heads

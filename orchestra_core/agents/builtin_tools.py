@@ -16,7 +16,7 @@ from pathlib import Path
 from orchestra_core.agents.registry import ToolRegistry
 from orchestra_core.agents.repo_context import RepoContext, ToolPathError
 from orchestra_core.agents.tools import WriteTracker
-from orchestra_core.errors import OrchestraError
+from orchestra_core.model.errors import OrchestraError
 
 MAX_READ_BYTES = 256 * 1024
 MAX_SEARCH_FILE_BYTES = 2 * 1024 * 1024

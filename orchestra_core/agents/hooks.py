@@ -14,7 +14,7 @@ from typing import Any
 from attrs import evolve, frozen
 
 from orchestra_core.agents.tools import AgentTool, ToolFailure, is_tool_error
-from orchestra_core.graph.model import Graph, Node
+from orchestra_core.model.graph import Graph, Node
 from orchestra_core.ports.command_runner import CommandResult, CommandRunner
 
 DEFAULT_HOOK_TIMEOUT_S = 60.0

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 from attrs import frozen
 
-from orchestra_core.errors import OrchestraError
-from orchestra_core.settings import ALIASES, ProvidersSettings
+from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.settings import ALIASES, ProvidersSettings
 
 # The scripted provider (by name, or any entry with a cassette) needs no alias table: every tier is "scripted".
 SCRIPTED_ALIASES: Mapping[str, str] = dict.fromkeys(ALIASES, "scripted")

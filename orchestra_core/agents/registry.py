@@ -18,7 +18,7 @@ from attrs import field, frozen
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tool_schema import check_arguments, describe, parameters_schema
 from orchestra_core.agents.tools import AgentTool, ToolFailure, WriteTracker
-from orchestra_core.errors import OrchestraError
+from orchestra_core.model.errors import OrchestraError
 
 F = TypeVar("F", bound=Callable[..., Any])
 INJECTED = ("repo", "repos", "tracker")

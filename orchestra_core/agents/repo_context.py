@@ -7,7 +7,7 @@ from pathlib import Path, PurePosixPath
 
 from attrs import evolve, field, frozen
 
-from orchestra_core.errors import OrchestraError
+from orchestra_core.model.errors import OrchestraError
 
 
 class ToolPathError(OrchestraError):

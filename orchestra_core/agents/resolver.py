@@ -15,12 +15,12 @@ from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.templates import template_variables
 from orchestra_core.agents.tools import AgentTool, WriteTracker
 from orchestra_core.agents.toolset import DEFAULT_BASE_TOOLS, build_tools, select_tools
-from orchestra_core.engine.context import Context
-from orchestra_core.errors import OrchestraError
-from orchestra_core.graph.model import Graph, Node
-from orchestra_core.graph.values import parse_list
+from orchestra_core.model.context import Context
+from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.graph import Graph, Node
+from orchestra_core.model.values import parse_list
 from orchestra_core.ports.prompt_library import PromptLibrary
-from orchestra_core.settings import AGENT_MODES, AgentSettings, OrchestraSettings
+from orchestra_core.model.settings import AGENT_MODES, AgentSettings, OrchestraSettings
 
 DEFAULT_MODE = "autonomous"
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from attrs import field, frozen
 
-from orchestra_core.errors import OrchestraError
+from orchestra_core.model.errors import OrchestraError
 
 _SAFE_RE = re.compile(r"[^A-Za-z0-9_-]")
 _FAILURE_PREFIX = "Error: "

@@ -11,7 +11,7 @@ from orchestra_core.agents.registry import ToolRegistry, ToolRegistryError, matc
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import AgentTool, WriteTracker, index_by_safe_name
 from orchestra_core.ports.command_runner import CommandRunner
-from orchestra_core.settings import OrchestraSettings
+from orchestra_core.model.settings import OrchestraSettings
 
 # What a tool-using backend offers every agent: the built-in tools of every repo.
 DEFAULT_BASE_TOOLS = tuple(f"*:{name}" for name in BUILTIN_TOOL_NAMES)

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
-from orchestra_core.conditions import ContextLookup
-from orchestra_core.engine.outcome import Outcome
-from orchestra_core.graph.model import Edge
-from orchestra_core.interview.model import normalize_label
+from orchestra_core.model.conditions import ContextLookup
+from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.graph import Edge
+from orchestra_core.model.interview import normalize_label
 
 
 @frozen

@@ -10,8 +10,8 @@ from typing import Any
 
 from attrs import evolve
 
-from orchestra_core.engine.checkpoint import RunResult
-from orchestra_core.engine.events import EngineEvent, EventObserver
+from orchestra_core.model.checkpoint import RunResult
+from orchestra_core.model.events import EngineEvent, EventObserver
 from orchestra_core.ports.clock import Clock
 
 log = logging.getLogger("orchestra.engine")

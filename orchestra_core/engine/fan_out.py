@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping
 
-from orchestra_core.graph.model import Edge, Graph, Node
+from orchestra_core.model.graph import Edge, Graph, Node
 
 FAN_IN_TYPE = "parallel.fan_in"
 

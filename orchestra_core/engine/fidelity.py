@@ -12,9 +12,9 @@ from typing import Any
 
 from attrs import frozen
 
-from orchestra_core.conditions import stringify
-from orchestra_core.engine.outcome import Outcome
-from orchestra_core.graph.model import FIDELITY_MODES, Edge, Graph, Node
+from orchestra_core.model.conditions import stringify
+from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.graph import FIDELITY_MODES, Edge, Graph, Node
 
 DEFAULT_FIDELITY = "compact"
 RESUME_FIDELITY = "summary:high"

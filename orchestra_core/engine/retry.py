@@ -13,8 +13,8 @@ from types import MappingProxyType
 
 from attrs import evolve, frozen
 
-from orchestra_core.errors import AttributeValueError, OrchestraError
-from orchestra_core.graph.model import Graph, Node
+from orchestra_core.model.errors import AttributeValueError, OrchestraError
+from orchestra_core.model.graph import Graph, Node
 
 
 @frozen

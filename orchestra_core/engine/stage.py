@@ -8,11 +8,11 @@ from typing import Any, Protocol, runtime_checkable
 
 from attrs import field, frozen
 
-from orchestra_core.engine.checkpoint import RunResult
-from orchestra_core.engine.context import Context
-from orchestra_core.engine.events import EngineEvent, EventObserver
-from orchestra_core.engine.outcome import Outcome
-from orchestra_core.graph.model import Edge, Graph, Node
+from orchestra_core.model.checkpoint import RunResult
+from orchestra_core.model.context import Context
+from orchestra_core.model.events import EngineEvent, EventObserver
+from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.graph import Edge, Graph, Node
 from orchestra_core.ports.artifact_store import ArtifactStore
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.run_directory import RunDirectory

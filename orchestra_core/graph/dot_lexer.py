@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from attrs import frozen
 
-from orchestra_core.errors import PipelineLoadError
+from orchestra_core.model.errors import PipelineLoadError
 
 KEYWORDS = frozenset({"digraph", "graph", "node", "edge", "subgraph", "strict"})
 # Unicode noncharacters are reserved for a program's internal use, so no real text needs them.

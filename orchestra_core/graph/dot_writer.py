@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from orchestra_core.graph.model import Graph
-from orchestra_core.quoting import quote_string
+from orchestra_core.model.graph import Graph
+from orchestra_core.model.quoting import quote_string
 
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")

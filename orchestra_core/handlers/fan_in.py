@@ -11,10 +11,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from orchestra_core.engine.context import Context
-from orchestra_core.engine.outcome import Outcome
+from orchestra_core.model.context import Context
+from orchestra_core.model.outcome import Outcome
 from orchestra_core.engine.stage import StageRun
-from orchestra_core.graph.model import Graph, Node
+from orchestra_core.model.graph import Graph, Node
 from orchestra_core.handlers.codergen import expand_goal, truncate
 from orchestra_core.ports.codergen_backend import CodergenBackend
 

@@ -10,13 +10,13 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
-from orchestra_core.engine.context import Context
-from orchestra_core.engine.events import InterviewCompleted, InterviewStarted, InterviewTimeout
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.context import Context
+from orchestra_core.model.events import InterviewCompleted, InterviewStarted, InterviewTimeout
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.engine.stage import StageRun
-from orchestra_core.graph.model import Graph, Node
+from orchestra_core.model.graph import Graph, Node
 from orchestra_core.handlers.codergen import expand_goal
-from orchestra_core.interview.model import (
+from orchestra_core.model.interview import (
     Answer,
     Option,
     Question,

@@ -17,9 +17,9 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from orchestra_core.conditions import Condition, parse_condition
-from orchestra_core.engine.context import Context
-from orchestra_core.engine.events import (
+from orchestra_core.model.conditions import Condition, parse_condition
+from orchestra_core.model.context import Context
+from orchestra_core.model.events import (
     EngineEvent,
     PipelineCompleted,
     PipelineFailed,
@@ -27,10 +27,10 @@ from orchestra_core.engine.events import (
     StageFailed,
     StageStarted,
 )
-from orchestra_core.engine.outcome import Outcome
+from orchestra_core.model.outcome import Outcome
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.graph.dot_loader import load_pipeline
-from orchestra_core.graph.model import Graph, Node
+from orchestra_core.model.graph import Graph, Node
 
 PipelineLoader = Callable[[str], Graph]
 STEER_PREFIX = "stack.steer."

@@ -11,17 +11,17 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
-from orchestra_core.engine.context import Context
-from orchestra_core.engine.events import (
+from orchestra_core.model.context import Context
+from orchestra_core.model.events import (
     ParallelBranchCompleted,
     ParallelBranchStarted,
     ParallelCompleted,
     ParallelStarted,
 )
 from orchestra_core.engine.fan_out import branch_edges, branch_stage_keys, find_join_node
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.engine.stage import BranchResult, StageRun
-from orchestra_core.graph.model import Edge, Graph, Node
+from orchestra_core.model.graph import Edge, Graph, Node
 
 JOIN_POLICIES = ("wait_all", "first_success")
 DEFAULT_MAX_PARALLEL = 4

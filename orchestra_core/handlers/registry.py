@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from orchestra_core.engine.stage import Handler
-from orchestra_core.graph.model import SHAPE_TO_HANDLER, Node
+from orchestra_core.model.graph import SHAPE_TO_HANDLER, Node
 
 
 class HandlerRegistry:

@@ -10,7 +10,7 @@ from orchestra_core.interview.interviewers import (
     StageAnswersInterviewer,
     parse_answers,
 )
-from orchestra_core.interview.model import (
+from orchestra_core.model.interview import (
     Answer,
     AnswerValue,
     Option,

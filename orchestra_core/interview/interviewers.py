@@ -6,8 +6,8 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from orchestra_core.errors import OrchestraError
-from orchestra_core.interview.model import Answer, Question, QuestionType
+from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.interview import Answer, Question, QuestionType
 from orchestra_core.ports.interviewer import Interviewer
 
 

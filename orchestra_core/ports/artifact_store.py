@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from attrs import frozen
 
-from orchestra_core.errors import OrchestraError
+from orchestra_core.model.errors import OrchestraError
 
 FILE_BACKING_THRESHOLD = 100 * 1024
 """Artifacts whose JSON form is larger than this many bytes are kept on disk when the store can."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from orchestra_core.errors import OrchestraError
+from orchestra_core.model.errors import OrchestraError
 
 ChatModelPurpose = Literal["agent", "direct", "commit_message", "fan_in"]
 PURPOSES: tuple[ChatModelPurpose, ...] = ("agent", "direct", "commit_message", "fan_in")

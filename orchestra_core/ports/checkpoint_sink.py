@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from orchestra_core.engine.checkpoint import Checkpoint
+from orchestra_core.model.checkpoint import Checkpoint
 
 
 @runtime_checkable

@@ -11,7 +11,7 @@ from typing import Protocol, runtime_checkable
 
 from attrs import field, frozen
 
-from orchestra_core.errors import OrchestraError
+from orchestra_core.model.errors import OrchestraError
 
 
 class GitError(OrchestraError):

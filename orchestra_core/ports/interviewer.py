@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from orchestra_core.interview.model import Answer, Question
+from orchestra_core.model.interview import Answer, Question
 
 
 @runtime_checkable

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from orchestra_core.agents.prompt_layers import LayerKind, PromptLayer
+from orchestra_core.model.prompt_layers import LayerKind, PromptLayer
 
 
 @runtime_checkable

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from orchestra_core.engine.checkpoint import Checkpoint, RunManifest
-from orchestra_core.errors import OrchestraError
+from orchestra_core.model.checkpoint import Checkpoint, RunManifest
+from orchestra_core.model.errors import OrchestraError
 from orchestra_core.ports.artifact_store import ArtifactStore
 
 CHECKPOINT_FILE = "checkpoint.json"

@@ -10,9 +10,9 @@ from orchestra_core.ports.session_store import Id, SessionInfo, SessionStore, St
 from orchestra_core.session.bundle import bundle_bytes
 from orchestra_core.session.checkpoints import expand_checkpoint
 from orchestra_core.session.codec import decode_record, encode_record
-from orchestra_core.session.errors import TurnDataError
+from orchestra_core.model.store_errors import TurnDataError
 from orchestra_core.session.identifiers import format_id, parse_id
-from orchestra_core.session.records import Checkpoint
+from orchestra_core.model.records import Checkpoint
 
 HISTORY_PAGE = 512
 

@@ -7,10 +7,10 @@ reserved. `tests/unit/storage/test_type_tags_pinned.py` fails when any of this c
 
 from __future__ import annotations
 
-from orchestra_core.agents.turn import TokenUsage, ToolCall, TurnCommit
-from orchestra_core.engine.outcome import Outcome, StageStatus
-from orchestra_core.session import records as r
-from orchestra_core.session import workspace_events as w
+from orchestra_core.model.turn import TokenUsage, ToolCall, TurnCommit
+from orchestra_core.model.outcome import Outcome, StageStatus
+from orchestra_core.model import records as r
+from orchestra_core.model import stored_workspace_events as w
 from orchestra_core.session.schema import (
     ARRAY,
     F64,

@@ -9,10 +9,10 @@ from typing import Any
 
 from attrs import evolve, frozen
 
-from orchestra_core.engine.checkpoint import Checkpoint as EngineCheckpoint
-from orchestra_core.engine.checkpoint import RunStatus
-from orchestra_core.engine.outcome import Outcome
-from orchestra_core.session.records import Checkpoint, RepoSnapshot, WorkspaceSnapshot
+from orchestra_core.model.checkpoint import Checkpoint as EngineCheckpoint
+from orchestra_core.model.checkpoint import RunStatus
+from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.records import Checkpoint, RepoSnapshot, WorkspaceSnapshot
 
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what the stores' msgpack holds
 

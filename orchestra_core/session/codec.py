@@ -9,7 +9,7 @@ from attrs import frozen
 
 from orchestra_core.ports.session_store import StoredTurn
 from orchestra_core.session.catalog import spec_for_record, spec_for_type
-from orchestra_core.session.errors import TurnDataError
+from orchestra_core.model.store_errors import TurnDataError
 from orchestra_core.session.schema import (
     ARRAY,
     BOOL,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from orchestra_core.session.errors import BlobNotFoundError
+from orchestra_core.model.store_errors import BlobNotFoundError
 
 _U64_MAX = 2**64 - 1
 _HASH = re.compile(r"[0-9a-f]{64}")

@@ -8,8 +8,8 @@ from typing import Any
 
 from attrs import define, field, frozen
 
-from orchestra_core.agents.turn import TokenUsage
-from orchestra_core.session import records as r
+from orchestra_core.model.turn import TokenUsage
+from orchestra_core.model import records as r
 from orchestra_core.session.turn_view import TurnView, tokens_json
 
 RUNNING = "running"

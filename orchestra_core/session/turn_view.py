@@ -10,11 +10,11 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from orchestra_core.agents.turn import TokenUsage, TurnCommit
-from orchestra_core.engine.outcome import Outcome
+from orchestra_core.model.turn import TokenUsage, TurnCommit
+from orchestra_core.model.outcome import Outcome
 from orchestra_core.ports.session_store import StoredTurn
-from orchestra_core.session import records as r
-from orchestra_core.session import workspace_events as w
+from orchestra_core.model import records as r
+from orchestra_core.model import stored_workspace_events as w
 from orchestra_core.session.catalog import spec_for_type
 from orchestra_core.session.codec import decode_record
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from attrs import evolve
 
-from orchestra_core.agents.prompt_layers import LayerKind, PromptLayer
+from orchestra_core.model.prompt_layers import LayerKind, PromptLayer
 
 
 class InMemoryPromptLibrary:

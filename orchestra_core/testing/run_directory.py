@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 import threading
 
-from orchestra_core.engine.checkpoint import Checkpoint, RunManifest
+from orchestra_core.model.checkpoint import Checkpoint, RunManifest
 from orchestra_core.ports.clock import Clock
 from orchestra_core.testing.artifact_store import InMemoryArtifactStore
 

@@ -22,7 +22,7 @@ from orchestra_core.session.bundle import parse_bundle_id
 from orchestra_core.session.codec import normalize_turn_data
 from orchestra_core.session.content_hash import blake3_hex
 from orchestra_core.session.cursor import SessionCursor
-from orchestra_core.session.errors import (
+from orchestra_core.model.store_errors import (
     BlobNotFoundError,
     BundleConflictError,
     SessionNotFoundError,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 
-from orchestra_core.graph.model import Graph
+from orchestra_core.model.graph import Graph
 from orchestra_core.validation.attributes import ATTRIBUTE_RULES
 from orchestra_core.validation.diagnostic import Diagnostic, FunctionRule, LintRule, Severity, ValidationError
 from orchestra_core.validation.semantics import BUILT_IN_HANDLER_TYPES, SEMANTIC_RULES, TypeKnownRule

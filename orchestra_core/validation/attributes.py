@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterator, Mapping
 
 from attrs import frozen
 
-from orchestra_core.graph import values
-from orchestra_core.graph.model import FIDELITY_MODES, Graph
+from orchestra_core.model import values
+from orchestra_core.model.graph import FIDELITY_MODES, Graph
 from orchestra_core.validation.diagnostic import Diagnostic, FunctionRule, Severity
 
 ERROR, WARNING = Severity.ERROR, Severity.WARNING

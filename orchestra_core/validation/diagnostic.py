@@ -8,8 +8,8 @@ from typing import Protocol, runtime_checkable
 
 from attrs import field, frozen
 
-from orchestra_core.errors import OrchestraError
-from orchestra_core.graph.model import Graph
+from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.graph import Graph
 
 
 class Severity(StrEnum):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Collection, Iterator
 
-from orchestra_core.conditions import ConditionSyntaxError, parse_condition
-from orchestra_core.graph.model import SHAPE_TO_HANDLER, Graph
+from orchestra_core.model.conditions import ConditionSyntaxError, parse_condition
+from orchestra_core.model.graph import SHAPE_TO_HANDLER, Graph
 from orchestra_core.stylesheet import PROPERTIES, StylesheetSyntaxError, parse_stylesheet
 from orchestra_core.transforms import GOAL_VARIABLE_RE
 from orchestra_core.validation.diagnostic import Diagnostic, FunctionRule, Severity

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator
 
-from orchestra_core.graph.model import Graph, Node
+from orchestra_core.model.graph import Graph, Node
 from orchestra_core.validation.diagnostic import Diagnostic, FunctionRule, Severity
 
 ERROR, WARNING = Severity.ERROR, Severity.WARNING

@@ -9,19 +9,19 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "AgentCommitCreated": "orchestra_core.workspace.events",
-    "CommitMessageFallback": "orchestra_core.workspace.events",
+    "AgentCommitCreated": "orchestra_core.model.workspace_events",
+    "CommitMessageFallback": "orchestra_core.model.workspace_events",
     "ProtectedBranchError": "orchestra_core.workspace.errors",
-    "SessionBranchCreated": "orchestra_core.workspace.events",
+    "SessionBranchCreated": "orchestra_core.model.workspace_events",
     "WorkspaceCommitError": "orchestra_core.workspace.errors",
     "WorkspaceConfigError": "orchestra_core.workspace.errors",
     "WorkspaceContext": "orchestra_core.workspace.context",
     "WorkspaceError": "orchestra_core.workspace.errors",
-    "WorkspaceEvent": "orchestra_core.workspace.events",
+    "WorkspaceEvent": "orchestra_core.model.workspace_events",
     "WorkspaceManager": "orchestra_core.workspace.manager",
-    "WorkspaceRestored": "orchestra_core.workspace.events",
+    "WorkspaceRestored": "orchestra_core.model.workspace_events",
     "WorkspaceSession": "orchestra_core.workspace.session",
-    "WritesNotCommitted": "orchestra_core.workspace.events",
+    "WritesNotCommitted": "orchestra_core.model.workspace_events",
 }
 
 __all__ = sorted(_EXPORTS)

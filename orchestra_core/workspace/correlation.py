@@ -10,7 +10,7 @@ from orchestra_core.ports.session_store import SessionStore, StoredTurn
 from orchestra_core.session.api import history
 from orchestra_core.session.catalog import AGENT_TURN, PARALLEL_EXECUTION
 from orchestra_core.session.codec import decode_record
-from orchestra_core.session.records import AgentTurnRecord, ParallelExecution
+from orchestra_core.model.records import AgentTurnRecord, ParallelExecution
 
 PARALLEL_SPAWN_REASON = "parallel"
 _SESSION_LISTING_LIMIT = 10_000

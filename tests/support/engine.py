@@ -8,8 +8,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from orchestra_core.engine.checkpoint import Checkpoint, RunResult
-from orchestra_core.engine.events import EngineEvent
+from orchestra_core.model.checkpoint import Checkpoint, RunResult
+from orchestra_core.model.events import EngineEvent
 from orchestra_core.engine.runner import PipelineEngine
 from orchestra_core.engine.stage import Handler
 from orchestra_core.graph import Graph, parse_dot

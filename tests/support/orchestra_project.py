@@ -17,7 +17,7 @@ from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
 from orchestra_core.ports.session_store import StoredTurn
 from orchestra_core.session.api import history
 from orchestra_core.session.codec import decode_record
-from orchestra_core.session.records import AgentTurnRecord
+from orchestra_core.model.records import AgentTurnRecord
 from tests.support.git_repos import GitRepo, git
 
 ORCHESTRA = Path(sys.executable).with_name("orchestra")

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from orchestra_core.agents.turn import AgentTurn
-from orchestra_core.engine.checkpoint import RunResult
+from orchestra_core.model.turn import AgentTurn
+from orchestra_core.model.checkpoint import RunResult
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.graph import Graph
-from orchestra_core.graph.model import Node
+from orchestra_core.model.graph import Node
 from orchestra_core.handlers import build_registry
 from orchestra_core.ports.session_store import SessionMetadata, SessionStore, StoredTurn
 from orchestra_core.session import api
-from orchestra_core.session import records as r
+from orchestra_core.model import records as r
 from orchestra_core.session.checkpoints import PipelineSource, from_record
 from orchestra_core.session.codec import decode_record
 from orchestra_core.session.recorder import RepoHeads, SessionRecorder

@@ -10,7 +10,7 @@ import socket
 from orchestra_adapters.storage.cxdb import protocol
 from orchestra_adapters.storage.cxdb.envelope import CLIENT_TAG
 from orchestra_adapters.storage.cxdb.protocol import HEADER, MAX_FRAME, MsgType, Request
-from orchestra_core.session.errors import StoreError, StoreUnavailableError
+from orchestra_core.model.store_errors import StoreError, StoreUnavailableError
 
 DEFAULT_PORT = 9009
 

@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 import requests
 
-from orchestra_core.session.errors import BundleConflictError, StoreError, StoreUnavailableError
+from orchestra_core.model.store_errors import BundleConflictError, StoreError, StoreUnavailableError
 
 
 class HttpStatusError(StoreError):

@@ -20,7 +20,7 @@ from orchestra_adapters.storage.cxdb.turns import (
 from orchestra_adapters.storage.payload import decode_payload, tag_keys
 from orchestra_core.ports.session_store import Id, SessionMetadata
 from orchestra_core.session.cursor import CHECKPOINT_TYPE_ID
-from orchestra_core.session.errors import (
+from orchestra_core.model.store_errors import (
     BlobNotFoundError,
     SessionNotFoundError,
     StoreError,

@@ -38,7 +38,7 @@ from orchestra_core.ports.session_store import (
 from orchestra_core.session.bundle import parse_bundle_id
 from orchestra_core.session.codec import normalize_turn_data
 from orchestra_core.session.cursor import CHECKPOINT_TYPE_ID
-from orchestra_core.session.errors import (
+from orchestra_core.model.store_errors import (
     SessionNotFoundError,
     StoreError,
     TurnNotFoundError,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from orchestra_adapters.llm.chat_model_factory import LangChainChatModelFactory
-from orchestra_core.settings import OrchestraSettings, ProviderSettings, ProvidersSettings
+from orchestra_core.model.settings import OrchestraSettings, ProviderSettings, ProvidersSettings
 from tests.contracts.chat_models.contract import ChatModelFactoryContract
 
 

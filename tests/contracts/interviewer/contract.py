@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orchestra_core.interview.model import Answer, Option, Question, QuestionType
+from orchestra_core.model.interview import Answer, Option, Question, QuestionType
 from orchestra_core.ports.interviewer import Interviewer
 
 CHOICE = Question(

@@ -16,7 +16,7 @@ from orchestra_core.interview import (
     RecordingInterviewer,
     StageAnswersInterviewer,
 )
-from orchestra_core.interview.model import Question, QuestionType
+from orchestra_core.model.interview import Question, QuestionType
 from tests.contracts.interviewer.contract import CHOICE, InterviewerContract
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orchestra_core.agents.prompt_layers import LayerKind, PromptLayer
+from orchestra_core.model.prompt_layers import LayerKind, PromptLayer
 from orchestra_core.ports.prompt_library import PromptLibrary
 
 

@@ -9,7 +9,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from orchestra_adapters.config.prompt_files import YamlPromptLibrary
-from orchestra_core.agents.prompt_layers import PromptLayer
+from orchestra_core.model.prompt_layers import PromptLayer
 from orchestra_core.testing.prompt_library import InMemoryPromptLibrary
 from tests.contracts.prompt_library.contract import PromptLibraryContract
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from orchestra_core.engine.checkpoint import Checkpoint, OutcomeMap, RunManifest, RunStatus
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.checkpoint import Checkpoint, OutcomeMap, RunManifest, RunStatus
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.ports.artifact_store import ArtifactStore
 from orchestra_core.ports.run_directory import RunDirectory
 

@@ -16,7 +16,7 @@ from orchestra_core.ports.session_store import SessionMetadata, SessionStatus, S
 from orchestra_core.session import api
 from orchestra_core.session.bundle import bundle_bytes, bundle_id
 from orchestra_core.session.codec import decode_record
-from orchestra_core.session.errors import (
+from orchestra_core.model.store_errors import (
     BlobNotFoundError,
     BundleConflictError,
     SessionNotFoundError,
@@ -24,7 +24,7 @@ from orchestra_core.session.errors import (
     TurnDataError,
     TurnNotFoundError,
 )
-from orchestra_core.session.records import Checkpoint, LifecycleEvent, PipelineLifecycle
+from orchestra_core.model.records import Checkpoint, LifecycleEvent, PipelineLifecycle
 from tests.contracts.session_store.samples import RECORDS
 
 EVENT = "test.Event"

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from orchestra_core.agents.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
-from orchestra_core.engine.outcome import Outcome, StageStatus
-from orchestra_core.session import records as r
-from orchestra_core.session import workspace_events as w
-
+from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
+from orchestra_core.model.outcome import Outcome, StageStatus
+from orchestra_core.model import records as r
+from orchestra_core.model import stored_workspace_events as w
 SNAPSHOT = r.WorkspaceSnapshot(
     (
         r.RepoSnapshot("backend", "e4f5a6b7", "orchestra/pr-review/7", base_sha="0a1b2c"),

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
-from orchestra_core.session.errors import SessionNotFoundError, StoreError
+from orchestra_core.model.store_errors import SessionNotFoundError, StoreError
 from tests.support.orchestra_project import ORCHESTRA, orchestra, run_json, write_files
 
 SLOW_FAN = """digraph slow_fan {

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from attrs import frozen
 
-from orchestra_core.session.records import Checkpoint, LifecycleEvent, PipelineLifecycle
+from orchestra_core.model.records import Checkpoint, LifecycleEvent, PipelineLifecycle
 from tests.support.environment import hermetic_env
 from tests.support.git_repos import GitRepo, git, make_repo
 from tests.support.orchestra_project import (

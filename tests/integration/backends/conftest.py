@@ -12,9 +12,9 @@ from orchestra_adapters.backends.langgraph_backend import LangGraphBackend
 from orchestra_adapters.llm.chat_model_factory import LangChainChatModelFactory
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import AgentTool, WriteTracker
-from orchestra_core.engine.context import Context
-from orchestra_core.graph.model import Node
-from orchestra_core.settings import OrchestraSettings, ProviderSettings, ProvidersSettings
+from orchestra_core.model.context import Context
+from orchestra_core.model.graph import Node
+from orchestra_core.model.settings import OrchestraSettings, ProviderSettings, ProvidersSettings
 
 PATH_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 WRITE_SCHEMA = {

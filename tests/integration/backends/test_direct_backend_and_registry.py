@@ -11,11 +11,11 @@ from orchestra_adapters.backends.direct_backend import DirectLLMBackend
 from orchestra_adapters.backends.langgraph_backend import LangGraphBackend
 from orchestra_adapters.backends.registry import BACKEND_NAMES, UnknownBackendError, create_backend
 from orchestra_adapters.llm.chat_model_factory import LangChainChatModelFactory
-from orchestra_core.engine.context import Context
-from orchestra_core.engine.outcome import Outcome, StageStatus
-from orchestra_core.graph.model import Node
+from orchestra_core.model.context import Context
+from orchestra_core.model.outcome import Outcome, StageStatus
+from orchestra_core.model.graph import Node
 from orchestra_core.ports.codergen_backend import CodergenBackend
-from orchestra_core.settings import OrchestraSettings
+from orchestra_core.model.settings import OrchestraSettings
 
 from .conftest import RepoToolset, StaticResolver
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from orchestra_adapters.filesystem.run_directory import FileRunDirectories
 from orchestra_adapters.process.command_runner import SubprocessCommandRunner
-from orchestra_core.engine.checkpoint import RunStatus
+from orchestra_core.model.checkpoint import RunStatus
 from orchestra_core.engine.runner import PipelineEngine
 from orchestra_core.graph import Graph, load_pipeline
 from orchestra_core.handlers import build_registry

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from orchestra_adapters.git import SubprocessGit
-from orchestra_core.settings import RepoSettings
+from orchestra_core.model.settings import RepoSettings
 from orchestra_core.testing.clock import ManualClock
 from orchestra_core.workspace import ProtectedBranchError, WorkspaceCommitError, WorkspaceContext
 from orchestra_core.workspace.session import WorkspaceSession
@@ -157,8 +157,8 @@ _WRITER = textwrap.dedent(
     import sys
     from pathlib import Path
     from orchestra_adapters.git import SubprocessGit
-    from orchestra_core.agents.turn import AgentTurn
-    from orchestra_core.settings import RepoSettings, WorkspaceSettings
+    from orchestra_core.model.turn import AgentTurn
+    from orchestra_core.model.settings import RepoSettings, WorkspaceSettings
     from orchestra_adapters.process.system_clock import SystemClock
     from orchestra_core.workspace import WorkspaceContext, WorkspaceManager
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestra_core.agents.turn import AgentTurn
+from orchestra_core.model.turn import AgentTurn
 from orchestra_core.ports.commit_messages import CommitMessageRequest
 from orchestra_core.testing.commit_messages import ScriptedCommitMessages
 from orchestra_core.workspace import (

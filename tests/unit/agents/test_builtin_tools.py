@@ -11,7 +11,7 @@ from orchestra_core.agents import builtin_tools
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import AgentTool, WriteTracker, is_tool_error
 from orchestra_core.agents.toolset import build_tools, create_registry
-from orchestra_core.settings import OrchestraSettings
+from orchestra_core.model.settings import OrchestraSettings
 
 NAMES = [f"{repo}:{tool}" for repo in ("app", "lib") for tool in builtin_tools.BUILTIN_TOOL_NAMES]
 

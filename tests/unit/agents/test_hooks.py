@@ -10,7 +10,7 @@ import pytest
 from orchestra_adapters.process.command_runner import SubprocessCommandRunner
 from orchestra_core.agents.hooks import HookResult, ToolHooks
 from orchestra_core.agents.tools import AgentTool, ToolFailure, is_tool_error
-from orchestra_core.graph.model import Graph, Node
+from orchestra_core.model.graph import Graph, Node
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from orchestra_core.agents.models import ModelRequest, ModelResolutionError, ModelResolver
-from orchestra_core.settings import ProviderSettings, ProvidersSettings
+from orchestra_core.model.settings import ProviderSettings, ProvidersSettings
 
 ANTHROPIC = ProviderSettings(
     models={"smart": "claude-opus-4-20250514", "worker": "claude-sonnet-4-20250514", "cheap": "claude-haiku-3-20250514"}

@@ -16,8 +16,8 @@ from orchestra_adapters.config.orchestra_yaml import load_settings
 from orchestra_adapters.config.prompt_files import YamlPromptLibrary
 from orchestra_core.agents.resolver import AgentResolver, ResolvedAgent
 from orchestra_core.agents.toolset import create_registry
-from orchestra_core.engine.context import Context
-from orchestra_core.graph.model import Graph, Node
+from orchestra_core.model.context import Context
+from orchestra_core.model.graph import Graph, Node
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 CONFIG = """\

@@ -16,7 +16,7 @@ from orchestra_core.agents.tools import (
     is_tool_error,
     provider_safe_name,
 )
-from orchestra_core.errors import OrchestraError
+from orchestra_core.model.errors import OrchestraError
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from orchestra_core.agents.toolset import (
     create_registry,
     select_tools,
 )
-from orchestra_core.settings import (
+from orchestra_core.model.settings import (
     OrchestraSettings,
     RepoSettings,
     ToolCommandSettings,

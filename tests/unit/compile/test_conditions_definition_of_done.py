@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from orchestra_core.conditions import ConditionSyntaxError, evaluate_condition, parse_condition
-from orchestra_core.engine.context import Context
+from orchestra_core.model.conditions import ConditionSyntaxError, evaluate_condition, parse_condition
+from orchestra_core.model.context import Context
 from orchestra_core.graph import parse_dot
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pygraphviz
 import pytest
 
-from orchestra_core.errors import PipelineLoadError
+from orchestra_core.model.errors import PipelineLoadError
 from orchestra_core.graph import parse_dot, to_dot
 
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from orchestra_adapters.config.orchestra_yaml import load_settings
-from orchestra_core.settings import PUSH_POLICIES, ConfigError
+from orchestra_core.model.settings import PUSH_POLICIES, ConfigError
 
 names = st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True)
 texts = st.text(

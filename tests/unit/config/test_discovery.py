@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from orchestra_adapters.config.orchestra_yaml import discover_settings, find_project_root
-from orchestra_core.settings import ConfigError
+from orchestra_core.model.settings import ConfigError
 
 
 def config(directory: Path, backend: str) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from orchestra_adapters.config.orchestra_yaml import load_settings
-from orchestra_core.settings import ConfigError, OrchestraSettings
+from orchestra_core.model.settings import ConfigError, OrchestraSettings
 
 SEED_EXAMPLE = """\
 providers:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from orchestra_adapters.config.prompt_files import YamlPromptLibrary, prompt_library_for, prompt_roots
-from orchestra_core.agents.prompt_layers import LayerKind
-from orchestra_core.settings import ConfigError, OrchestraSettings
+from orchestra_core.model.prompt_layers import LayerKind
+from orchestra_core.model.settings import ConfigError, OrchestraSettings
 
 
 def layer_file(root: Path, kind: str, name: str, text: str, extension: str = ".yaml") -> Path:

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from orchestra_adapters.filesystem.checkpoint_codec import CheckpointEncoder, decode_checkpoint
-from orchestra_core.engine.checkpoint import Checkpoint, OutcomeMap, RunStatus
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.checkpoint import Checkpoint, OutcomeMap, RunStatus
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.ports.run_directory import RunDirectoryError
 
 MOMENT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)

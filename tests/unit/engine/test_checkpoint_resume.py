@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from orchestra_core.engine.checkpoint import Checkpoint, RunStatus
-from orchestra_core.engine.events import CheckpointSaved, EngineEvent, PipelineStarted
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.checkpoint import Checkpoint, RunStatus
+from orchestra_core.model.events import CheckpointSaved, EngineEvent, PipelineStarted
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.testing.backends import ScriptedCodergenBackend
 from orchestra_core.testing.run_directory import InMemoryRunDirectories
 from tests.support.engine import Harness, comparable, graph

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from orchestra_core.engine.checkpoint import RunStatus
-from orchestra_core.engine.context import Context
-from orchestra_core.engine.events import (
+from orchestra_core.model.checkpoint import RunStatus
+from orchestra_core.model.context import Context
+from orchestra_core.model.events import (
     CheckpointSaved,
     EdgeSelected,
     PipelineCompleted,
@@ -20,7 +20,7 @@ from orchestra_core.engine.events import (
     StageFailed,
     StageStarted,
 )
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.graph import Graph, Node
 from orchestra_core.testing.backends import ScriptedCodergenBackend

@@ -12,7 +12,7 @@ from orchestra_core.engine.fidelity import (
     resolve_thread_key,
     stage_history,
 )
-from orchestra_core.engine.outcome import Outcome
+from orchestra_core.model.outcome import Outcome
 from tests.support.engine import graph
 
 G = graph(

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from orchestra_core.engine.checkpoint import RunStatus
-from orchestra_core.engine.context import Context
-from orchestra_core.engine.events import InterviewCompleted, InterviewStarted, InterviewTimeout
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.checkpoint import RunStatus
+from orchestra_core.model.context import Context
+from orchestra_core.model.events import InterviewCompleted, InterviewStarted, InterviewTimeout
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.graph import Graph, Node
 from orchestra_core.handlers import CodergenHandler, HandlerRegistry, build_registry

@@ -5,16 +5,16 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from orchestra_core.engine.checkpoint import RunStatus
-from orchestra_core.engine.context import Context
-from orchestra_core.engine.events import (
+from orchestra_core.model.checkpoint import RunStatus
+from orchestra_core.model.context import Context
+from orchestra_core.model.events import (
     ParallelBranchCompleted,
     ParallelBranchStarted,
     ParallelCompleted,
     ParallelStarted,
     StageCompleted,
 )
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.graph import Graph, Node
 from orchestra_core.testing.backends import ScriptedCodergenBackend

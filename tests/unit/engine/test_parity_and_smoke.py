@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from orchestra_core.engine.checkpoint import RunStatus
-from orchestra_core.engine.context import Context
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.checkpoint import RunStatus
+from orchestra_core.model.context import Context
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.graph import Graph, Node
 from orchestra_core.interview import Answer, QueueInterviewer

@@ -5,14 +5,14 @@ from __future__ import annotations
 import io
 
 from orchestra_adapters.console.progress import PlainProgress, describe
-from orchestra_core.engine.events import (
+from orchestra_core.model.events import (
     CheckpointSaved,
     PipelineStarted,
     StageCompleted,
     StageFailed,
     StageRetrying,
 )
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.testing.clock import ManualClock
 from tests.support.engine import Harness, linear
 

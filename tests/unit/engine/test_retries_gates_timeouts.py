@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
-from orchestra_core.engine.checkpoint import RunStatus
-from orchestra_core.engine.context import Context
-from orchestra_core.engine.events import (
+from orchestra_core.model.checkpoint import RunStatus
+from orchestra_core.model.context import Context
+from orchestra_core.model.events import (
     EdgeSelected,
     GoalGateUnsatisfied,
     PipelineRestarted,
@@ -16,9 +16,9 @@ from orchestra_core.engine.events import (
     StageFailed,
     StageRetrying,
 )
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.engine.stage import StageRun
-from orchestra_core.errors import OrchestraError
+from orchestra_core.model.errors import OrchestraError
 from orchestra_core.graph import Graph, Node
 from orchestra_core.testing.backends import ScriptedCodergenBackend
 from tests.support.engine import Harness, graph

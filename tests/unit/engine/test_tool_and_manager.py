@@ -6,10 +6,10 @@ import threading
 import time
 from typing import Any
 
-from orchestra_core.engine.checkpoint import RunStatus
-from orchestra_core.engine.context import Context
-from orchestra_core.engine.events import StageCompleted
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.checkpoint import RunStatus
+from orchestra_core.model.context import Context
+from orchestra_core.model.events import StageCompleted
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.graph import Graph, Node
 from orchestra_core.ports.command_runner import CommandResult

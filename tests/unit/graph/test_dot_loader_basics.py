@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestra_core.errors import PipelineLoadError
+from orchestra_core.model.errors import PipelineLoadError
 from orchestra_core.graph import load_pipeline, parse_dot, to_dot
 
 

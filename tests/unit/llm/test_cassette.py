@@ -16,9 +16,9 @@ from orchestra_adapters.llm.cassette import (
     load_cassette,
     parse_cassette,
 )
-from orchestra_core.errors import OrchestraError
+from orchestra_core.model.errors import OrchestraError
 from orchestra_core.ports.chat_models import ProviderConfigError
-from orchestra_core.settings import ConfigError
+from orchestra_core.model.settings import ConfigError
 
 PATH = Path("cassette.yaml")
 

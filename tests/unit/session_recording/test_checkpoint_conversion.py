@@ -12,8 +12,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestra_core.engine.checkpoint import Checkpoint, RunStatus
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.checkpoint import Checkpoint, RunStatus
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.ports.session_store import SessionMetadata
 from orchestra_core.session.api import latest_checkpoint
 from orchestra_core.session.checkpoints import RepoHead, from_record, plain_values

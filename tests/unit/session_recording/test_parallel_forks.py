@@ -8,10 +8,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from orchestra_core.agents.turn import AgentTurn
-from orchestra_core.graph.model import Node
+from orchestra_core.model.turn import AgentTurn
+from orchestra_core.model.graph import Node
 from orchestra_core.ports.session_store import SessionStore
-from orchestra_core.session import records as r
+from orchestra_core.model import records as r
 from orchestra_core.testing.backends import ScriptedCodergenBackend
 from tests.support.engine import graph
 from tests.support.sessions import RecordedRun, records, story, turns

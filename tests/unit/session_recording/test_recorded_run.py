@@ -6,17 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from orchestra_core.agents.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
-from orchestra_core.engine.outcome import StageStatus
-from orchestra_core.graph.model import Node
+from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
+from orchestra_core.model.outcome import StageStatus
+from orchestra_core.model.graph import Node
 from orchestra_core.interview import QueueInterviewer
-from orchestra_core.interview.model import Answer, Option
+from orchestra_core.model.interview import Answer, Option
 from orchestra_core.ports.session_store import SessionStatus, SessionStore
-from orchestra_core.session import records as r
-from orchestra_core.session import workspace_events as w
+from orchestra_core.model import records as r
+from orchestra_core.model import stored_workspace_events as w
 from orchestra_core.session.checkpoints import PipelineSource, RepoHead
 from orchestra_core.testing.backends import ScriptedCodergenBackend
-from orchestra_core.workspace import events as ws
+from orchestra_core.model import workspace_events as ws
 from tests.support.engine import comparable, graph, linear
 from tests.support.sessions import RecordedRun, records, stored_checkpoints, story
 

@@ -17,7 +17,7 @@ from orchestra_cli.runtime.session_start import (
 )
 from orchestra_core.ports.session_store import SessionMetadata, SessionStore
 from orchestra_core.session.checkpoints import PipelineSource
-from orchestra_core.session.errors import SessionNotFoundError, TurnNotFoundError
+from orchestra_core.model.store_errors import SessionNotFoundError, TurnNotFoundError
 from tests.support.engine import graph
 from tests.support.sessions import RecordedRun, story, turns
 

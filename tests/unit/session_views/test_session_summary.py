@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from orchestra_core.agents.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
-from orchestra_core.engine.outcome import Outcome
-from orchestra_core.graph.model import Node
+from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
+from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.graph import Node
 from orchestra_core.ports.session_store import SessionMetadata, SessionStatus, SessionStore
 from orchestra_core.session import api
-from orchestra_core.session import records as r
-from orchestra_core.session import workspace_events as w
+from orchestra_core.model import records as r
+from orchestra_core.model import stored_workspace_events as w
 from orchestra_core.session.summary import session_summary
 from orchestra_core.testing.backends import ScriptedCodergenBackend
 from tests.support.engine import graph, linear

@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 import pytest
 
 from orchestra_cli.session_views import human_duration, token_text, turn_line
-from orchestra_core.agents.turn import TokenUsage, ToolCall, TurnCommit
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.turn import TokenUsage, ToolCall, TurnCommit
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.ports.session_store import StoredTurn
-from orchestra_core.session import records as r
-from orchestra_core.session import workspace_events as w
+from orchestra_core.model import records as r
+from orchestra_core.model import stored_workspace_events as w
 from orchestra_core.session.codec import encode_record
 from orchestra_core.session.turn_view import TurnView
 

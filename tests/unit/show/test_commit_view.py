@@ -8,10 +8,10 @@ from pathlib import Path
 
 from orchestra_cli.commit_trace import CommitFacts, TracedCommit
 from orchestra_cli.commit_view import MAX_CHARS, MAX_LINES, clip, show_json, show_text
-from orchestra_core.agents.turn import TokenUsage, ToolCall, TurnCommit
+from orchestra_core.model.turn import TokenUsage, ToolCall, TurnCommit
 from orchestra_core.ports.git import FileChange, LogEntry
 from orchestra_core.ports.session_store import SessionInfo, SessionMetadata, SessionStatus, StoredTurn
-from orchestra_core.session.records import AgentTurnRecord
+from orchestra_core.model.records import AgentTurnRecord
 from orchestra_core.workspace.correlation import CommitTurn, OrchestraTrailers
 
 SHA, OTHER = "1" * 40, "2" * 40

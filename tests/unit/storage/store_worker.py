@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
 from orchestra_core.session import api
-from orchestra_core.session.records import Checkpoint
+from orchestra_core.model.records import Checkpoint
 
 
 def append(db: str, session: str, count: int, checkpoint_every: int) -> None:

@@ -6,14 +6,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.ports.session_store import SessionMetadata, SessionStatus
 from orchestra_core.session import api
 from orchestra_core.session.catalog import LIFECYCLE_EVENT
 from orchestra_core.session.cursor import SessionCursor, status_after_lifecycle
-from orchestra_core.session.errors import BlobNotFoundError, TurnNotFoundError
+from orchestra_core.model.store_errors import BlobNotFoundError, TurnNotFoundError
 from orchestra_core.session.identifiers import normalize_blob_hash, parse_id
-from orchestra_core.session.records import (
+from orchestra_core.model.records import (
     AgentTurnRecord,
     Checkpoint,
     LifecycleEvent,

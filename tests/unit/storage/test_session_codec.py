@@ -7,13 +7,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orchestra_adapters.storage.payload import decode_payload, encode_payload
-from orchestra_core.agents.turn import TurnCommit
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.turn import TurnCommit
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.ports.session_store import StoredTurn
 from orchestra_core.session.catalog import AGENT_TURN, spec_for_record
 from orchestra_core.session.codec import decode_record, encode_record, normalize_turn_data
-from orchestra_core.session.errors import TurnDataError
-from orchestra_core.session.records import (
+from orchestra_core.model.store_errors import TurnDataError
+from orchestra_core.model.records import (
     AgentTurnRecord,
     Checkpoint,
     NodeEvent,

@@ -16,7 +16,7 @@ from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
 from orchestra_core.ports.session_store import SessionMetadata
 from orchestra_core.session import api
 from orchestra_core.session.cursor import CHECKPOINT_TYPE_ID
-from orchestra_core.session.errors import StoreCorruptError, StoreLockedError, StoreReadOnlyError
+from orchestra_core.model.store_errors import StoreCorruptError, StoreLockedError, StoreReadOnlyError
 
 WORKER = Path(__file__).with_name("store_worker.py")
 META = SessionMetadata(pipeline="p")
@@ -124,7 +124,7 @@ def test_a_read_only_file_reads_but_refuses_writes_with_a_clear_error(tmp_path: 
     code = (
         "import sys; sys.path.insert(0, sys.argv[2])\n"
         "from orchestra_adapters.storage.sqlite_store import SqliteSessionStore\n"
-        "from orchestra_core.session.errors import StoreError\n"
+        "from orchestra_core.model.store_errors import StoreError\n"
         "store = SqliteSessionStore(sys.argv[1])\n"
         "print('turns', store.get_session(sys.argv[3]).turn_count)\n"
         "try:\n    store.append(sys.argv[3], 't.E', 1, {1: 1})\n"

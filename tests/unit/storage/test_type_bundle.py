@@ -21,7 +21,7 @@ from orchestra_core.session.bundle import (
 )
 from orchestra_core.session.catalog import TURN_TYPES
 from orchestra_core.session.content_hash import blake3_hex
-from orchestra_core.session.errors import BundleConflictError
+from orchestra_core.model.store_errors import BundleConflictError
 from tests.support.cxdb_registry import Registry
 
 

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestra_core.agents.turn import TurnCommit
+from orchestra_core.model.turn import TurnCommit
 from orchestra_core.ports.session_store import SessionMetadata
-from orchestra_core.session import records as r
+from orchestra_core.model import records as r
 from orchestra_core.session.api import append_record, fork_session
-from orchestra_core.session.errors import SessionNotFoundError
+from orchestra_core.model.store_errors import SessionNotFoundError
 from orchestra_core.testing.session_store import InMemorySessionStore
 from orchestra_core.workspace.correlation import OrchestraTrailers, find_commit_turn
 

@@ -7,9 +7,9 @@ from typing import Protocol, runtime_checkable
 
 from attrs import frozen
 
-from orchestra_core.engine.checkpoint import Checkpoint
-from orchestra_core.engine.outcome import Outcome
-from orchestra_core.interview.model import Answer, Question
+from orchestra_core.model.checkpoint import Checkpoint
+from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.interview import Answer, Question
 
 
 @frozen(kw_only=True)

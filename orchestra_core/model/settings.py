@@ -13,7 +13,7 @@ from typing import Any, Literal, NewType, get_args
 
 from attrs import field, frozen
 
-from orchestra_core.errors import OrchestraError
+from orchestra_core.model.errors import OrchestraError
 
 ALIASES = ("smart", "worker", "cheap")
 PushPolicy = Literal["never", "on_completion", "on_checkpoint"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from orchestra_core.errors import OrchestraError
+from orchestra_core.model.errors import OrchestraError
 
 
 class StoreError(OrchestraError):

@@ -11,7 +11,7 @@ from typing import Any
 
 from attrs import field, frozen
 
-from orchestra_core.engine.outcome import Outcome
+from orchestra_core.model.outcome import Outcome
 
 
 class RunStatus(StrEnum):

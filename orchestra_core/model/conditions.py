@@ -16,8 +16,8 @@ from typing import Any, Literal, Protocol
 
 from attrs import frozen
 
-from orchestra_core.errors import OrchestraError
-from orchestra_core.quoting import quote_string, unescape_string
+from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.quoting import quote_string, unescape_string
 
 Operator = Literal["=", "!=", "truthy"]
 _KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*(?:\.[A-Za-z_][A-Za-z0-9_\-]*)*")

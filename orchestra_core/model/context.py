@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from orchestra_core.conditions import stringify
+from orchestra_core.model.conditions import stringify
 
 _IMMUTABLE = frozenset({str, int, float, bool, type(None)})  # values a snapshot can share, not copy
 

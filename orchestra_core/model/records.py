@@ -9,8 +9,8 @@ from typing import Any
 
 from attrs import field, frozen
 
-from orchestra_core.agents.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
-from orchestra_core.engine.outcome import Outcome, StageStatus
+from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
+from orchestra_core.model.outcome import Outcome, StageStatus
 
 
 def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from attrs import field, frozen
 
-from orchestra_core.session.records import WorkspaceSnapshot
+from orchestra_core.model.records import WorkspaceSnapshot
 
 
 @frozen
