@@ -26,11 +26,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore  # noqa: E402
-from orchestra_core.model.turn import TokenUsage, ToolCall, TurnCommit  # noqa: E402
+from orchestra_core.model import records as r  # noqa: E402
 from orchestra_core.model.outcome import Outcome  # noqa: E402
+from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit  # noqa: E402
 from orchestra_core.ports.session_store import SessionMetadata  # noqa: E402
 from orchestra_core.session import api  # noqa: E402
-from orchestra_core.model import records as r  # noqa: E402
 from orchestra_core.session.listing import list_session_rows  # noqa: E402
 from orchestra_core.session.summary import session_summary  # noqa: E402
 from orchestra_core.session.trace import SessionTrace  # noqa: E402
@@ -59,11 +59,10 @@ def build_big_session(store: SqliteSessionStore, turns: int) -> str:
             commit = (TurnCommit("project", sha, "Change things\n\nBody.", "orchestra/big/1"),) if number == 0 else ()
             api.append_record(
                 store, session,
-                r.AgentTurnRecord(
+                AgentTurn(
                     node, number, "worker", "anthropic", messages=TRANSCRIPT,
                     tool_calls=(ToolCall("project:write-file", {"path": f"f{number}.py", "content": "x = 1\n"}),),
                     files_written=(f"project:f{number}.py",), token_usage=TokenUsage(1500, 80), duration_s=1.2,
-                    git_sha=sha if commit else None, commit_message=commit[0].message if commit else None,
                     commits=commit,
                 ),
             )

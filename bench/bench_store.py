@@ -28,9 +28,9 @@ sys.path.insert(0, str(ROOT))
 
 from orchestra_adapters.storage.cxdb.store import CxdbSessionStore  # noqa: E402
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore  # noqa: E402
+from orchestra_core.model.records import Checkpoint  # noqa: E402
 from orchestra_core.ports.session_store import SessionMetadata, SessionStore  # noqa: E402
 from orchestra_core.session import api  # noqa: E402
-from orchestra_core.model.records import Checkpoint  # noqa: E402
 
 APPEND_TARGET_PER_S = 5000
 RESUME_TARGET_MS = 100

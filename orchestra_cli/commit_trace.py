@@ -16,9 +16,9 @@ from attrs import frozen
 
 from orchestra_cli.errors import one_line
 from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.store_errors import SessionNotFoundError
 from orchestra_core.ports.git import FileChange, Git, GitError, LogEntry
 from orchestra_core.ports.session_store import SessionInfo
-from orchestra_core.model.store_errors import SessionNotFoundError
 from orchestra_core.workspace.correlation import CommitTurn, OrchestraTrailers, find_commit_turn
 from orchestra_core.workspace.projects import linked_projects
 

@@ -126,8 +126,8 @@ def _graphviz() -> Check:
     except ImportError as error:
         return Check("graphviz", ERROR, f"pygraphviz cannot be imported ({error}); DOT files cannot be loaded")
     from orchestra_adapters.render.graph_renderer import render_graph
-    from orchestra_core.model.errors import OrchestraError
     from orchestra_core.graph.dot_loader import parse_dot
+    from orchestra_core.model.errors import OrchestraError
 
     graph = parse_dot("digraph doctor { start [shape=Mdiamond]; exit [shape=Msquare]; start -> exit }", path="doctor")
     with tempfile.TemporaryDirectory(prefix="orchestra-doctor-") as directory:

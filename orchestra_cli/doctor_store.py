@@ -52,9 +52,9 @@ def _use(store: Any) -> list[Check]:
 
 
 def _bundle(store: Any) -> Check:
+    from orchestra_core.model.store_errors import StoreError
     from orchestra_core.session.api import publish_types
     from orchestra_core.session.bundle import bundle_bytes, bundle_id
-    from orchestra_core.model.store_errors import StoreError
 
     name = bundle_id()
     try:

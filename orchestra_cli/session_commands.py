@@ -89,8 +89,8 @@ def attach(session: str, *, json_output: bool, config: Path | None, interval: fl
     Exit code 0 when the run succeeded (or on Ctrl-C, or when the output pipe closed), 1 when it failed
     or was interrupted.
     """
-    from orchestra_core.ports.session_store import SessionStatus
     from orchestra_core.model.records import LifecycleEvent
+    from orchestra_core.ports.session_store import SessionStatus
     from orchestra_core.session.trace import SessionTrace
 
     if interval <= 0:

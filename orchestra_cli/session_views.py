@@ -171,13 +171,13 @@ def _run_time(run: NodeRun) -> str:
 
 
 def _print_agent_turns(turns: Sequence[TurnView], branches: bool) -> None:
-    from orchestra_core.model.records import AgentTurnRecord
+    from orchestra_core.model.turn import AgentTurn
 
     headers = ["turn", "node", "#", "model", "tools", "files written", "commit", "tokens", "time"]
     rows = []
     for turn in turns:
         record = turn.record
-        assert isinstance(record, AgentTurnRecord)
+        assert isinstance(record, AgentTurn)
         commits = turn.commits
         commit = f"{commits[0].sha[:8]} {first_line(commits[0].message, 50)}" if commits else ""
         if len(commits) > 1:
@@ -213,11 +213,13 @@ def turn_line(view: TurnView) -> str | None:
     """
     from orchestra_core.model import records as r
     from orchestra_core.model import stored_workspace_events as w
+    from orchestra_core.model.turn import AgentTurn
+
     record = view.record
     describe = {
         r.PipelineLifecycle: _lifecycle_text,
         r.NodeExecution: _node_text,
-        r.AgentTurnRecord: lambda _record: _agent_text(view),
+        AgentTurn: lambda _record: _agent_text(view),
         r.Checkpoint: lambda _record: _checkpoint_text(view),
         r.HumanInteraction: _human_text,
         r.ParallelExecution: _parallel_text,
@@ -276,10 +278,10 @@ def _node_text(record: object) -> str:
 
 
 def _agent_text(view: TurnView) -> str:
-    from orchestra_core.model.records import AgentTurnRecord
+    from orchestra_core.model.turn import AgentTurn
 
     record = view.record
-    assert isinstance(record, AgentTurnRecord)
+    assert isinstance(record, AgentTurn)
     tools = ", ".join(call.name for call in record.tool_calls) or "no tools"
     line = f". {record.node_id} turn {record.turn_number} ({record.model}): {tools}"
     for commit in view.commits:

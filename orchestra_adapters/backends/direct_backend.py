@@ -11,8 +11,8 @@ from orchestra_adapters.backends.model_errors import model_failure
 from orchestra_adapters.backends.turn_records import content_text, token_usage
 from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
 from orchestra_core.model.context import Context
-from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.graph import Node
+from orchestra_core.model.outcome import Outcome
 from orchestra_core.ports.chat_models import ChatModelFactory
 from orchestra_core.ports.codergen_backend import OnTurn
 

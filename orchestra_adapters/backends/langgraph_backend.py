@@ -34,10 +34,10 @@ from orchestra_adapters.backends.turn_records import (
 )
 from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
 from orchestra_core.agents.tools import AgentTool, WriteTracker
-from orchestra_core.model.turn import AgentTurn
 from orchestra_core.model.context import Context
-from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.graph import Node
+from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.turn import AgentTurn
 from orchestra_core.ports.chat_models import ChatModelFactory
 from orchestra_core.ports.codergen_backend import OnTurn
 

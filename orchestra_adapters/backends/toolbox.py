@@ -15,9 +15,9 @@ from orchestra_adapters.backends.report_outcome import (
 )
 from orchestra_core.agents.tool_schema import check_arguments
 from orchestra_core.agents.tools import AgentTool, index_by_safe_name, is_tool_error
-from orchestra_core.model.turn import ToolCall
-from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.turn import ToolCall
 
 
 class ToolSetupError(OrchestraError):

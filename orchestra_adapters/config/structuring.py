@@ -20,8 +20,14 @@ from cattrs.errors import (
 from cattrs.gen import make_dict_structure_fn, make_mapping_structure_fn, override
 
 from orchestra_adapters.config.yaml_source import KeyPath, YamlSource, render_key_path
+from orchestra_core.model.settings import (
+    ConfigError,
+    ConfigProblem,
+    OrchestraSettings,
+    ProvidersSettings,
+    Seconds,
+)
 from orchestra_core.model.values import parse_duration
-from orchestra_core.model.settings import ConfigError, ConfigProblem, OrchestraSettings, ProvidersSettings, Seconds
 
 T = TypeVar("T")
 

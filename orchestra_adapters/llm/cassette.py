@@ -11,8 +11,8 @@ from attrs import field, frozen
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from orchestra_core.ports.chat_models import ProviderConfigError
 from orchestra_core.model.settings import ConfigError, ConfigProblem
+from orchestra_core.ports.chat_models import ProviderConfigError
 
 _TOP_KEYS = ("nodes", "commit_messages", "default")
 _REPLY_KEYS = ("content", "tool_calls", "error", "status_code")

@@ -15,8 +15,8 @@ from orchestra_adapters.llm.providers import (
     resolve_model_name,
     resolve_provider,
 )
-from orchestra_core.ports.chat_models import PURPOSES, ChatModelPurpose
 from orchestra_core.model.settings import OrchestraSettings
+from orchestra_core.ports.chat_models import PURPOSES, ChatModelPurpose
 
 # langchain-openai insists on some key; local OpenAI-compatible servers (llama.cpp, vLLM, Ollama) ignore it.
 _NO_KEY = "not-needed"

@@ -12,8 +12,8 @@ from pathlib import Path
 from attrs import frozen
 
 from orchestra_adapters.llm.cassette import load_cassette
-from orchestra_core.ports.chat_models import ProviderConfigError
 from orchestra_core.model.settings import ALIASES, OrchestraSettings, ProviderSettings, ProvidersSettings
+from orchestra_core.ports.chat_models import ProviderConfigError
 
 
 @frozen

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from orchestra_core.model.settings import StorageSettings
+from orchestra_core.model.store_errors import StoreError
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.session_store import SessionStore
-from orchestra_core.model.store_errors import StoreError
-from orchestra_core.model.settings import StorageSettings
 
 DEFAULT_SQLITE_PATH = Path(".orchestra") / "orchestra.db"
 CXDB_BINARY_PORT = 9009

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from orchestra_adapters.storage.payload import decode_payload, decompress
+from orchestra_core.model.store_errors import StoreCorruptError
 from orchestra_core.ports.session_store import SessionInfo, SessionMetadata, StoredTurn
 from orchestra_core.session.cursor import status_from_code
-from orchestra_core.model.store_errors import StoreCorruptError
 from orchestra_core.session.identifiers import format_id
 
 SESSION_SELECT = (

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from orchestra_adapters.storage.payload import decode_payload, decompress
 from orchestra_adapters.storage.sqlite_errors import store_error
-from orchestra_core.session.cursor import LIFECYCLE_TYPE_ID, STATUS_CODES, SessionCursor, status_from_code
 from orchestra_core.model.store_errors import (
     StoreCorruptError,
     StoreError,
@@ -16,6 +15,7 @@ from orchestra_core.model.store_errors import (
     StoreUnavailableError,
     StoreVersionError,
 )
+from orchestra_core.session.cursor import LIFECYCLE_TYPE_ID, STATUS_CODES, SessionCursor, status_from_code
 from orchestra_core.session.identifiers import format_id
 
 _V1 = """

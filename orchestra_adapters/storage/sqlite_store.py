@@ -30,6 +30,14 @@ from orchestra_adapters.storage.sqlite_rows import (
     to_ms,
 )
 from orchestra_adapters.storage.sqlite_schema import cursor_of, open_database
+from orchestra_core.model.store_errors import (
+    BlobNotFoundError,
+    BundleConflictError,
+    SessionNotFoundError,
+    StoreCorruptError,
+    StoreError,
+    TurnNotFoundError,
+)
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.session_store import (
     Id,
@@ -43,14 +51,6 @@ from orchestra_core.ports.session_store import (
 from orchestra_core.session.bundle import parse_bundle_id
 from orchestra_core.session.codec import normalize_turn_data
 from orchestra_core.session.cursor import CHECKPOINT_TYPE_ID, STATUS_CODES, SessionCursor
-from orchestra_core.model.store_errors import (
-    BlobNotFoundError,
-    BundleConflictError,
-    SessionNotFoundError,
-    StoreCorruptError,
-    StoreError,
-    TurnNotFoundError,
-)
 from orchestra_core.session.identifiers import format_id, normalize_blob_hash, parse_id
 
 DEFAULT_BUSY_TIMEOUT_S = 5.0

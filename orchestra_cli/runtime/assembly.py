@@ -12,10 +12,10 @@ from orchestra_cli.runtime.session_start import REPLAY, RESUME, SessionStart
 
 if TYPE_CHECKING:
     from orchestra_core.agents.repo_context import RepoContext
-    from orchestra_core.model.turn import AgentTurn
-    from orchestra_core.model.checkpoint import RunResult
     from orchestra_core.engine.stage import StageRun
+    from orchestra_core.model.checkpoint import RunResult
     from orchestra_core.model.graph import Graph, Node
+    from orchestra_core.model.turn import AgentTurn
     from orchestra_core.session.checkpoints import RepoHead
     from orchestra_core.session.recorder import SessionRecorder
     from orchestra_core.workspace.session import WorkspaceSession
@@ -225,8 +225,8 @@ class RunAssembly:
 
     def record_failure(self, reason: str, *, interrupted: bool = False) -> None:
         """Mark the session failed (or interrupted) when the run could not start or was stopped."""
-        from orchestra_core.model.outcome import StageStatus
         from orchestra_core.model import records
+        from orchestra_core.model.outcome import StageStatus
         from orchestra_core.session.api import append_record
 
         kind = records.LifecycleEvent.INTERRUPTED if interrupted else records.LifecycleEvent.FAILED

@@ -46,9 +46,9 @@ def _start(store: Any, session_id: str, checkpoint: Any, graph: Any, source: Pat
     from attrs import evolve
 
     from orchestra_cli.runtime.session_start import RESUME, SessionStart, session_metadata
+    from orchestra_core.model.store_errors import SessionNotFoundError
     from orchestra_core.session.api import latest_checkpoint
     from orchestra_core.session.checkpoints import PipelineSource, repo_heads
-    from orchestra_core.model.store_errors import SessionNotFoundError
 
     blob = store.put_blob(text.encode("utf-8"))
     try:

@@ -14,8 +14,8 @@ from typing import Any
 from orchestra_core.agents.registry import ToolRegistry, ToolSpec
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import ToolFailure
-from orchestra_core.ports.command_runner import CommandResult, CommandRunner
 from orchestra_core.model.settings import ToolCommandSettings
+from orchestra_core.ports.command_runner import CommandResult, CommandRunner
 
 DEFAULT_TIMEOUT_S = 600.0
 MAX_OUTPUT_CHARS = 20_000

@@ -9,8 +9,8 @@ from orchestra_core.agents.resolver import AgentResolver
 from orchestra_core.agents.templates import check_template
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.graph import Graph, Node
-from orchestra_core.ports.prompt_library import PromptLibrary
 from orchestra_core.model.settings import OrchestraSettings
+from orchestra_core.ports.prompt_library import PromptLibrary
 from orchestra_core.validation import Diagnostic, FunctionRule, LintRule, Severity
 
 # Variables every task template has, whatever the run's context holds.

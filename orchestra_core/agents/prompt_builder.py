@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from orchestra_core.agents.resolver import AgentResolver
-from orchestra_core.model.context import Context
 from orchestra_core.engine.stage import StageRun
-from orchestra_core.model.graph import Graph, Node
 from orchestra_core.handlers.codergen import stage_preamble
+from orchestra_core.model.context import Context
+from orchestra_core.model.graph import Graph, Node
 
 
 class AgentPromptBuilder:

@@ -7,9 +7,9 @@ from typing import Any
 
 from attrs import frozen
 
-from orchestra_core.model.prompt_layers import LayerKind, PromptLayer
 from orchestra_core.agents.templates import render_task
 from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.prompt_layers import LayerKind, PromptLayer
 from orchestra_core.ports.prompt_library import PromptLibrary
 
 

@@ -18,9 +18,9 @@ from orchestra_core.agents.toolset import DEFAULT_BASE_TOOLS, build_tools, selec
 from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.graph import Graph, Node
+from orchestra_core.model.settings import AGENT_MODES, AgentSettings, OrchestraSettings
 from orchestra_core.model.values import parse_list
 from orchestra_core.ports.prompt_library import PromptLibrary
-from orchestra_core.model.settings import AGENT_MODES, AgentSettings, OrchestraSettings
 
 DEFAULT_MODE = "autonomous"
 

@@ -7,8 +7,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from orchestra_core.model.prompt_layers import PromptLayer
 from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.prompt_layers import PromptLayer
 from orchestra_core.model.settings import ConfigError
 
 if TYPE_CHECKING:

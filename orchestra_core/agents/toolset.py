@@ -10,8 +10,8 @@ from orchestra_core.agents.command_tools import register_command_tools
 from orchestra_core.agents.registry import ToolRegistry, ToolRegistryError, matching
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import AgentTool, WriteTracker, index_by_safe_name
-from orchestra_core.ports.command_runner import CommandRunner
 from orchestra_core.model.settings import OrchestraSettings
+from orchestra_core.ports.command_runner import CommandRunner
 
 # What a tool-using backend offers every agent: the built-in tools of every repo.
 DEFAULT_BASE_TOOLS = tuple(f"*:{name}" for name in BUILTIN_TOOL_NAMES)

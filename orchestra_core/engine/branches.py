@@ -6,14 +6,14 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from orchestra_core.model.context import Context
 from orchestra_core.engine.execution import StageExecutor, StageVisit, apply_outcome
 from orchestra_core.engine.fan_out import branch_edges
-from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.engine.routing import Advance, Finish, next_transition
 from orchestra_core.engine.stage import BranchResult
+from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.graph import Edge, Graph, Node
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.ports.clock import Clock
 
 _ResultKey = tuple[str | None, str]

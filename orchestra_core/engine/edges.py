@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from attrs import frozen
 
 from orchestra_core.model.conditions import ContextLookup
-from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.graph import Edge
 from orchestra_core.model.interview import normalize_label
+from orchestra_core.model.outcome import Outcome
 
 
 @frozen

@@ -10,14 +10,14 @@ from typing import Any, Protocol
 
 from attrs import evolve, frozen
 
-from orchestra_core.model.context import Context
-from orchestra_core.model.events import EngineEvent, StageCompleted, StageFailed, StageRetrying, StageStarted
 from orchestra_core.engine.fidelity import effective_fidelity, resolve_fidelity, resolve_thread_key
-from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.engine.retry import RetryPolicy, build_retry_policy, is_retryable
 from orchestra_core.engine.stage import EngineServices, Handler, StageRun
+from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.events import EngineEvent, StageCompleted, StageFailed, StageRetrying, StageStarted
 from orchestra_core.model.graph import Edge, Graph, Node
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.values import format_duration
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.run_directory import STATUS_FILE, RunDirectory

@@ -13,8 +13,8 @@ from typing import Any
 from attrs import frozen
 
 from orchestra_core.model.conditions import stringify
-from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.graph import FIDELITY_MODES, Edge, Graph, Node
+from orchestra_core.model.outcome import Outcome
 
 DEFAULT_FIDELITY = "compact"
 RESUME_FIDELITY = "summary:high"

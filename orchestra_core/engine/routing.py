@@ -6,12 +6,12 @@ from collections.abc import Mapping
 
 from attrs import frozen
 
-from orchestra_core.model.conditions import ContextLookup
-from orchestra_core.model.checkpoint import RunStatus
 from orchestra_core.engine.edges import select_edge
 from orchestra_core.engine.fan_out import find_join_node
-from orchestra_core.model.outcome import Outcome, StageStatus
+from orchestra_core.model.checkpoint import RunStatus
+from orchestra_core.model.conditions import ContextLookup
 from orchestra_core.model.graph import Edge, Graph, Node
+from orchestra_core.model.outcome import Outcome, StageStatus
 
 
 @frozen

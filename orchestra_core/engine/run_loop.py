@@ -9,21 +9,8 @@ from typing import TYPE_CHECKING, Any
 from attrs import evolve
 
 from orchestra_core.engine.branches import BranchWalker
-from orchestra_core.model.checkpoint import Checkpoint, RunResult, RunStatus
-from orchestra_core.model.context import Context
 from orchestra_core.engine.emitter import BranchForwarder, Emitter
-from orchestra_core.model.events import (
-    CheckpointSaved,
-    EdgeSelected,
-    EventObserver,
-    GoalGateUnsatisfied,
-    PipelineCompleted,
-    PipelineFailed,
-    PipelineRestarted,
-    PipelineStarted,
-)
 from orchestra_core.engine.execution import StageExecutor, StageVisit
-from orchestra_core.model.outcome import Outcome
 from orchestra_core.engine.routing import (
     Advance,
     Finish,
@@ -34,8 +21,21 @@ from orchestra_core.engine.routing import (
 )
 from orchestra_core.engine.run_state import Position, RunState, fresh_context, manifest_for, resumed_edge
 from orchestra_core.engine.stage import BranchResult
+from orchestra_core.model.checkpoint import Checkpoint, RunResult, RunStatus
+from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.events import (
+    CheckpointSaved,
+    EdgeSelected,
+    EventObserver,
+    GoalGateUnsatisfied,
+    PipelineCompleted,
+    PipelineFailed,
+    PipelineRestarted,
+    PipelineStarted,
+)
 from orchestra_core.model.graph import Edge, Graph, Node
+from orchestra_core.model.outcome import Outcome
 
 if TYPE_CHECKING:
     from orchestra_core.engine.runner import PipelineEngine

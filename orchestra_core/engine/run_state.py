@@ -9,15 +9,15 @@ from typing import Any
 
 from attrs import define, field
 
-from orchestra_core.model.checkpoint import Checkpoint, OutcomeMap, RunManifest, RunStatus
-from orchestra_core.model.context import Context
 from orchestra_core.engine.edges import select_edge
 from orchestra_core.engine.execution import apply_outcome
-from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.engine.routing import Finish
 from orchestra_core.engine.stage import BranchResult
+from orchestra_core.model.checkpoint import Checkpoint, OutcomeMap, RunManifest, RunStatus
+from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.graph import Edge, Graph, Node
+from orchestra_core.model.outcome import Outcome, StageStatus
 
 WorkspaceSnapshot = Callable[[], Mapping[str, str]]
 

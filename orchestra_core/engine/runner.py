@@ -7,13 +7,13 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from orchestra_core.model.checkpoint import Checkpoint, RunResult
-from orchestra_core.model.context import Context
 from orchestra_core.engine.emitter import EventStream
-from orchestra_core.model.events import EventObserver
 from orchestra_core.engine.execution import HandlerResolver
 from orchestra_core.engine.run_loop import DEFAULT_MAX_NODE_VISITS, CheckpointSaveError, RunLoop
 from orchestra_core.engine.run_state import WorkspaceSnapshot
+from orchestra_core.model.checkpoint import Checkpoint, RunResult
+from orchestra_core.model.context import Context
+from orchestra_core.model.events import EventObserver
 from orchestra_core.model.graph import Graph
 from orchestra_core.ports.checkpoint_sink import CheckpointSink
 from orchestra_core.ports.clock import Clock

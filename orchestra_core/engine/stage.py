@@ -11,8 +11,8 @@ from attrs import field, frozen
 from orchestra_core.model.checkpoint import RunResult
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import EngineEvent, EventObserver
-from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.graph import Edge, Graph, Node
+from orchestra_core.model.outcome import Outcome
 from orchestra_core.ports.artifact_store import ArtifactStore
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.run_directory import RunDirectory

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from orchestra_core.model.errors import PipelineLoadError
 from orchestra_core.graph.dot_lexer import LexedDot, lex, restore
+from orchestra_core.model.errors import PipelineLoadError
 from orchestra_core.model.graph import Edge, Graph, Node
 
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from orchestra_core.model.context import Context
-from orchestra_core.model.outcome import Outcome
 from orchestra_core.engine.stage import StageRun
+from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Graph, Node
+from orchestra_core.model.outcome import Outcome
 
 
 class StartHandler:

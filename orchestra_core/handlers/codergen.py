@@ -11,11 +11,11 @@ from typing import Protocol, runtime_checkable
 
 from attrs import evolve
 
-from orchestra_core.model.context import Context
 from orchestra_core.engine.fidelity import build_preamble, history_limit, stage_history
-from orchestra_core.model.outcome import Outcome
 from orchestra_core.engine.stage import StageRun
+from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Graph, Node
+from orchestra_core.model.outcome import Outcome
 from orchestra_core.ports.codergen_backend import CodergenBackend, OnTurn
 
 LAST_RESPONSE_CHARS = 200

@@ -11,11 +11,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from orchestra_core.model.context import Context
-from orchestra_core.model.outcome import Outcome
 from orchestra_core.engine.stage import StageRun
-from orchestra_core.model.graph import Graph, Node
 from orchestra_core.handlers.codergen import expand_goal, truncate
+from orchestra_core.model.context import Context
+from orchestra_core.model.graph import Graph, Node
+from orchestra_core.model.outcome import Outcome
 from orchestra_core.ports.codergen_backend import CodergenBackend
 
 _RANK = {"success": 0, "partial_success": 1, "retry": 2, "fail": 3, "skipped": 4}

@@ -10,12 +10,11 @@ from collections.abc import Sequence
 
 from attrs import frozen
 
+from orchestra_core.engine.stage import StageRun
+from orchestra_core.handlers.codergen import expand_goal
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import InterviewCompleted, InterviewStarted, InterviewTimeout
-from orchestra_core.model.outcome import Outcome, StageStatus
-from orchestra_core.engine.stage import StageRun
 from orchestra_core.model.graph import Graph, Node
-from orchestra_core.handlers.codergen import expand_goal
 from orchestra_core.model.interview import (
     Answer,
     Option,
@@ -24,6 +23,7 @@ from orchestra_core.model.interview import (
     accelerator_key,
     match_option,
 )
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.ports.interviewer import Interviewer
 
 

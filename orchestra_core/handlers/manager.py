@@ -17,6 +17,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from orchestra_core.engine.stage import StageRun
+from orchestra_core.graph.dot_loader import load_pipeline
 from orchestra_core.model.conditions import Condition, parse_condition
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import (
@@ -27,10 +29,8 @@ from orchestra_core.model.events import (
     StageFailed,
     StageStarted,
 )
-from orchestra_core.model.outcome import Outcome
-from orchestra_core.engine.stage import StageRun
-from orchestra_core.graph.dot_loader import load_pipeline
 from orchestra_core.model.graph import Graph, Node
+from orchestra_core.model.outcome import Outcome
 
 PipelineLoader = Callable[[str], Graph]
 STEER_PREFIX = "stack.steer."

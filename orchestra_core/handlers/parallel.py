@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
+from orchestra_core.engine.fan_out import branch_edges, branch_stage_keys, find_join_node
+from orchestra_core.engine.stage import BranchResult, StageRun
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import (
     ParallelBranchCompleted,
@@ -18,10 +20,8 @@ from orchestra_core.model.events import (
     ParallelCompleted,
     ParallelStarted,
 )
-from orchestra_core.engine.fan_out import branch_edges, branch_stage_keys, find_join_node
-from orchestra_core.model.outcome import Outcome, StageStatus
-from orchestra_core.engine.stage import BranchResult, StageRun
 from orchestra_core.model.graph import Edge, Graph, Node
+from orchestra_core.model.outcome import Outcome, StageStatus
 
 JOIN_POLICIES = ("wait_all", "first_success")
 DEFAULT_MAX_PARALLEL = 4

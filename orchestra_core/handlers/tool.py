@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 
-from orchestra_core.model.context import Context
-from orchestra_core.model.outcome import Outcome
 from orchestra_core.engine.stage import StageRun
-from orchestra_core.model.graph import Graph, Node
-from orchestra_core.model.values import format_duration
 from orchestra_core.handlers.codergen import expand_goal
+from orchestra_core.model.context import Context
+from orchestra_core.model.graph import Graph, Node
+from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.values import format_duration
 from orchestra_core.ports.command_runner import CommandResult, CommandRunner
 
 CONTEXT_OUTPUT_CHARS = 64 * 1024

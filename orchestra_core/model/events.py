@@ -8,8 +8,8 @@ from typing import Protocol, runtime_checkable
 from attrs import frozen
 
 from orchestra_core.model.checkpoint import Checkpoint
-from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.interview import Answer, Question
+from orchestra_core.model.outcome import Outcome
 
 
 @frozen(kw_only=True)

@@ -13,9 +13,10 @@ from typing import Any, TypeVar
 
 from attrs import evolve, field, frozen
 
+from orchestra_core.model import values
 from orchestra_core.model.conditions import Condition, ConditionSyntaxError, parse_condition
 from orchestra_core.model.errors import AttributeValueError
-from orchestra_core.model import values
+
 T = TypeVar("T")
 
 SHAPE_TO_HANDLER: Mapping[str, str] = MappingProxyType(

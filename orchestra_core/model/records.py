@@ -9,8 +9,8 @@ from typing import Any
 
 from attrs import field, frozen
 
-from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
 from orchestra_core.model.outcome import Outcome, StageStatus
+from orchestra_core.model.turn import TokenUsage
 
 
 def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -84,67 +84,6 @@ class NodeExecution:
     duration_s: float | None = None
     total_token_usage: TokenUsage | None = None
     agent_turn_count: int | None = None
-
-
-@frozen
-class AgentTurnRecord:
-    """`dev.orchestra.AgentTurn` v2: one agent-loop turn, with the commit(s) its writes produced.
-
-    `git_sha`/`commit_message` are the single-repo v2 fields (the first commit); `commits` holds one
-    entry per repo for multi-repo turns.
-    """
-
-    node_id: str
-    turn_number: int
-    model: str
-    provider: str
-    messages: tuple[Mapping[str, Any], ...] = field(default=(), converter=tuple)
-    tool_calls: tuple[ToolCall, ...] = field(default=(), converter=tuple)
-    files_written: tuple[str, ...] = field(default=(), converter=tuple)
-    token_usage: TokenUsage = field(factory=TokenUsage)
-    agent_state_ref: str | None = None
-    duration_s: float = 0.0
-    git_sha: str | None = None
-    commit_message: str | None = None
-    commits: tuple[TurnCommit, ...] = field(default=(), converter=tuple)
-
-    @classmethod
-    def from_agent_turn(cls, turn: AgentTurn) -> AgentTurnRecord:
-        """The record of a backend's AgentTurn (after the workspace filled in its commits)."""
-        return cls(
-            node_id=turn.node_id,
-            turn_number=turn.turn_number,
-            model=turn.model,
-            provider=turn.provider,
-            messages=tuple(dict(m) for m in turn.messages),
-            tool_calls=turn.tool_calls,
-            files_written=turn.files_written,
-            token_usage=turn.token_usage,
-            agent_state_ref=turn.agent_state_ref,
-            duration_s=turn.duration_s,
-            git_sha=turn.git_sha,
-            commit_message=turn.commit_message,
-            commits=turn.commits,
-        )
-
-    def to_agent_turn(self) -> AgentTurn:
-        """Back to the core AgentTurn; a v1/v2 record without `commits` keeps its single SHA."""
-        commits = self.commits
-        if not commits and self.git_sha:
-            commits = (TurnCommit(repo="", sha=self.git_sha, message=self.commit_message or ""),)
-        return AgentTurn(
-            node_id=self.node_id,
-            turn_number=self.turn_number,
-            model=self.model,
-            provider=self.provider,
-            messages=self.messages,
-            tool_calls=self.tool_calls,
-            files_written=self.files_written,
-            token_usage=self.token_usage,
-            agent_state_ref=self.agent_state_ref,
-            duration_s=self.duration_s,
-            commits=commits,
-        )
 
 
 @frozen

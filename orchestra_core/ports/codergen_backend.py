@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
-from orchestra_core.model.turn import AgentTurn
 from orchestra_core.model.context import Context
-from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.graph import Node
+from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.turn import AgentTurn
 
 OnTurn = Callable[[AgentTurn], None]
 

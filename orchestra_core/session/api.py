@@ -6,13 +6,13 @@ from collections.abc import Iterator
 
 from attrs import evolve, frozen
 
+from orchestra_core.model.records import Checkpoint
+from orchestra_core.model.store_errors import TurnDataError
 from orchestra_core.ports.session_store import Id, SessionInfo, SessionStore, StoredTurn
 from orchestra_core.session.bundle import bundle_bytes
 from orchestra_core.session.checkpoints import expand_checkpoint
 from orchestra_core.session.codec import decode_record, encode_record
-from orchestra_core.model.store_errors import TurnDataError
 from orchestra_core.session.identifiers import format_id, parse_id
-from orchestra_core.model.records import Checkpoint
 
 HISTORY_PAGE = 512
 
@@ -33,7 +33,7 @@ def publish_types(store: SessionStore) -> bool:
 def append_record(
     store: SessionStore, session_id: Id, record: object, *, parent_turn_id: Id | None = None
 ) -> StoredTurn:
-    """Append a turn record (PipelineLifecycle, NodeExecution, AgentTurnRecord, Checkpoint, ...).
+    """Append a turn record (PipelineLifecycle, NodeExecution, AgentTurn, Checkpoint, ...).
 
     Raises:
         TypeError: Not a turn record.

@@ -7,8 +7,8 @@ import json
 from functools import cache
 from typing import Any
 
-from orchestra_core.session.catalog import ENUMS, NESTED_TYPES, TURN_TYPES
 from orchestra_core.model.store_errors import BundleConflictError
+from orchestra_core.session.catalog import ENUMS, NESTED_TYPES, TURN_TYPES
 from orchestra_core.session.schema import (
     ARRAY,
     CONTEXT_METADATA_TAG,

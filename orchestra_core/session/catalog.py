@@ -7,10 +7,12 @@ reserved. `tests/unit/storage/test_type_tags_pinned.py` fails when any of this c
 
 from __future__ import annotations
 
-from orchestra_core.model.turn import TokenUsage, ToolCall, TurnCommit
-from orchestra_core.model.outcome import Outcome, StageStatus
+from typing import Any
+
 from orchestra_core.model import records as r
 from orchestra_core.model import stored_workspace_events as w
+from orchestra_core.model.outcome import Outcome, StageStatus
+from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
 from orchestra_core.session.schema import (
     ARRAY,
     F64,
@@ -26,6 +28,16 @@ from orchestra_core.session.schema import (
 from orchestra_core.session.schema import field_spec as f
 
 NAMESPACE = "dev.orchestra"
+
+
+def _agent_turn(
+    *, git_sha: str | None = None, commit_message: str | None = None, **fields: Any
+) -> AgentTurn:
+    """An AgentTurn as stored: `git_sha` and `commit_message` repeat its first commit for v2 readers; a
+    turn written before `commits` existed keeps its one SHA as a commit."""
+    if git_sha and not fields.get("commits"):
+        fields["commits"] = (TurnCommit(repo="", sha=git_sha, message=commit_message or ""),)
+    return AgentTurn(**fields)
 
 STAGE_STATUS = EnumSpec(
     "dev.orchestra.StageStatus",
@@ -154,7 +166,7 @@ NODE_EXECUTION = TypeSpec(
 AGENT_TURN = TypeSpec(
     "dev.orchestra.AgentTurn",
     2,
-    r.AgentTurnRecord,
+    AgentTurn,
     [
         f(1, "node_id", STRING),
         f(2, "turn_number", U32),
@@ -170,6 +182,7 @@ AGENT_TURN = TypeSpec(
         f(12, "commit_message", STRING, since=2),
         f(13, "commits", ARRAY, ref=TURN_COMMIT, since=2),
     ],
+    build=_agent_turn,
 )
 CHECKPOINT = TypeSpec(
     "dev.orchestra.Checkpoint",

@@ -7,9 +7,9 @@ from typing import Any
 
 from attrs import frozen
 
+from orchestra_core.model.store_errors import TurnDataError
 from orchestra_core.ports.session_store import StoredTurn
 from orchestra_core.session.catalog import spec_for_record, spec_for_type
-from orchestra_core.model.store_errors import TurnDataError
 from orchestra_core.session.schema import (
     ARRAY,
     BOOL,
@@ -40,7 +40,7 @@ class EncodedTurn:
 
 
 def encode_record(record: object) -> EncodedTurn:
-    """Encode a turn record (PipelineLifecycle, AgentTurnRecord, Checkpoint, ...) by its field tags.
+    """Encode a turn record (PipelineLifecycle, AgentTurn, Checkpoint, ...) by its field tags.
 
     Raises:
         TypeError: Not a turn record.
@@ -175,7 +175,7 @@ def _decode(spec: TypeSpec, data: Mapping[Any, Any], where: str) -> object:
                 field_spec, data[field_spec.tag], f"{where}.{field_spec.name}"
             )
     try:
-        return spec.record(**kwargs)
+        return spec.make(kwargs)
     except (TypeError, ValueError) as error:
         raise TurnDataError(f"{where}: {error}") from None
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from attrs import evolve, frozen
 
+from orchestra_core.model.records import LifecycleEvent
 from orchestra_core.ports.session_store import SessionStatus
 from orchestra_core.session.catalog import CHECKPOINT, LIFECYCLE_EVENT, PIPELINE_LIFECYCLE
-from orchestra_core.model.records import LifecycleEvent
 
 CHECKPOINT_TYPE_ID = CHECKPOINT.type_id
 LIFECYCLE_TYPE_ID = PIPELINE_LIFECYCLE.type_id

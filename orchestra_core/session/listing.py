@@ -6,8 +6,8 @@ from typing import Any
 
 from attrs import frozen
 
-from orchestra_core.ports.session_store import SessionInfo, SessionStatus, SessionStore
 from orchestra_core.model import records as r
+from orchestra_core.ports.session_store import SessionInfo, SessionStatus, SessionStore
 from orchestra_core.session.summary import session_row
 from orchestra_core.session.trace import PARALLEL_SPAWN, branch_label
 from orchestra_core.session.turn_view import decode_fields

@@ -12,17 +12,18 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 
-from orchestra_core.model.turn import AgentTurn, TokenUsage
 from orchestra_core.model import events as ev
-from orchestra_core.model.checkpoint import Checkpoint as EngineCheckpoint
-from orchestra_core.model.outcome import StageStatus
-from orchestra_core.ports.session_store import SessionStore, StoredTurn
 from orchestra_core.model import records as r
 from orchestra_core.model import stored_workspace_events as w
+from orchestra_core.model import workspace_events as ws
+from orchestra_core.model.checkpoint import Checkpoint as EngineCheckpoint
+from orchestra_core.model.outcome import StageStatus
+from orchestra_core.model.turn import AgentTurn, TokenUsage
+from orchestra_core.ports.session_store import SessionStore, StoredTurn
 from orchestra_core.session.api import append_record, fork_session
 from orchestra_core.session.checkpoints import FULL_EVERY, CheckpointDeltas, PipelineSource, RepoHead
 from orchestra_core.session.trace import BRANCH_TITLE_PREFIX, PARALLEL_SPAWN
-from orchestra_core.model import workspace_events as ws
+
 RepoHeads = Callable[[], Mapping[str, RepoHead]]
 
 
@@ -85,7 +86,7 @@ class SessionRecorder:
             key = (branch, turn.node_id)
             count, usage = self._usage.get(key, (0, TokenUsage()))
             self._usage[key] = (count + 1, usage + turn.token_usage)
-        return self._append(branch, r.AgentTurnRecord.from_agent_turn(turn))
+        return self._append(branch, turn)
 
     def on_workspace_event(self, event: object) -> None:
         """Record a workspace event (branch created, commit made, warnings) on the main line."""

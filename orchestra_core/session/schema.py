@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from types import MappingProxyType
 from typing import Any
@@ -28,6 +28,10 @@ RESERVED_TAGS = (CONTEXT_METADATA_TAG, SESSION_CURSOR_TAG)
 
 def _frozen_map(value: Mapping[int, Any]) -> Mapping[int, Any]:
     return MappingProxyType(dict(value))
+
+
+def _field_tuple(fields: Sequence[FieldSpec]) -> tuple[FieldSpec, ...]:
+    return tuple(fields)
 
 
 @frozen
@@ -76,12 +80,18 @@ class FieldSpec:
 
 @frozen
 class TypeSpec:
-    """A turn type (or a nested record type): id, current version, record class and fields."""
+    """A turn type (or a nested record type): id, current version, record class and fields.
+
+    A field may name a read-only property of the record instead of an attrs field (a value kept on the
+    wire for older readers, derived from other fields); `build` then turns the decoded values back into
+    the record.
+    """
 
     type_id: str
     version: int
     record: type
-    fields: tuple[FieldSpec, ...] = field(converter=tuple)
+    fields: tuple[FieldSpec, ...] = field(converter=_field_tuple)
+    build: Callable[..., object] | None = None
 
     def __attrs_post_init__(self) -> None:
         names = {a.name for a in attrs.fields(self.record)}
@@ -89,7 +99,8 @@ class TypeSpec:
         if len(set(tags)) != len(tags):
             raise ValueError(f"{self.type_id}: duplicate field tag")
         for spec in self.fields:
-            if spec.name not in names:
+            derived = isinstance(getattr(self.record, spec.name, None), property)
+            if spec.name not in names and not (derived and self.build is not None):
                 raise ValueError(f"{self.type_id}: {spec.name} is not a field of {self.record.__name__}")
             if spec.tag in RESERVED_TAGS or spec.tag < 1:
                 raise ValueError(f"{self.type_id}: tag {spec.tag} of {spec.name} is reserved")
@@ -101,9 +112,13 @@ class TypeSpec:
         return tuple(f for f in self.fields if f.since <= version)
 
     def optional(self, spec: FieldSpec) -> bool:
-        """A field is optional on the wire when its record default is None."""
-        attribute = attrs.fields_dict(self.record)[spec.name]
-        return attribute.default is None
+        """A field is optional on the wire when its record default is None (derived fields always are)."""
+        attribute = attrs.fields_dict(self.record).get(spec.name)
+        return attribute is None or attribute.default is None
+
+    def make(self, values: Mapping[str, Any]) -> object:
+        """The record for decoded field values (missing fields take their defaults)."""
+        return (self.build or self.record)(**values)
 
 
 def field_spec(

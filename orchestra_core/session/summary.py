@@ -7,10 +7,10 @@ from typing import Any
 
 from attrs import evolve, frozen
 
-from orchestra_core.model.turn import TokenUsage
-from orchestra_core.ports.session_store import Id, SessionInfo, SessionStatus, SessionStore
 from orchestra_core.model import records as r
 from orchestra_core.model import stored_workspace_events as w
+from orchestra_core.model.turn import AgentTurn, TokenUsage
+from orchestra_core.ports.session_store import Id, SessionInfo, SessionStatus, SessionStore
 from orchestra_core.session.catalog import AGENT_TURN, CHECKPOINT
 from orchestra_core.session.timeline import NodeRun, Timeline
 from orchestra_core.session.trace import SessionTrace
@@ -85,7 +85,7 @@ class SessionSummary:
         """Tokens of every agent turn, branches included."""
         total = TokenUsage()
         for turn in self.agent_turns:
-            assert isinstance(turn.record, r.AgentTurnRecord)
+            assert isinstance(turn.record, AgentTurn)
             total = total + turn.record.token_usage
         return total
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from attrs import define, field, frozen
 
-from orchestra_core.model.turn import TokenUsage
 from orchestra_core.model import records as r
+from orchestra_core.model.turn import AgentTurn, TokenUsage
 from orchestra_core.session.turn_view import TurnView, tokens_json
 
 RUNNING = "running"
@@ -115,7 +115,7 @@ class Timeline:
             record = view.record
             if isinstance(record, r.NodeExecution):
                 self._node_event(view, record)
-            elif isinstance(record, r.AgentTurnRecord):
+            elif isinstance(record, AgentTurn):
                 self._agent_turn(view, record)
             elif isinstance(record, r.PipelineLifecycle) and record.event is not r.LifecycleEvent.STARTED:
                 self.close()
@@ -149,7 +149,7 @@ class Timeline:
         outcome = record.outcome
         run.failure_reason = outcome.failure_reason if outcome is not None else ""
 
-    def _agent_turn(self, view: TurnView, record: r.AgentTurnRecord) -> None:
+    def _agent_turn(self, view: TurnView, record: AgentTurn) -> None:
         run = self._latest.get((view.session_id, record.node_id))
         if run is None:
             return

@@ -14,10 +14,10 @@ from datetime import datetime
 
 from attrs import define
 
-from orchestra_core.ports.session_store import SessionInfo, SessionStore, StoredTurn
 from orchestra_core.model import records as r
-from orchestra_core.session.api import history, turns_after
 from orchestra_core.model.store_errors import SessionNotFoundError, TurnNotFoundError
+from orchestra_core.ports.session_store import SessionInfo, SessionStore, StoredTurn
+from orchestra_core.session.api import history, turns_after
 from orchestra_core.session.identifiers import parse_id
 from orchestra_core.session.turn_view import TurnView
 

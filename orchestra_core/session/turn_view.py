@@ -10,18 +10,18 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from orchestra_core.model.turn import TokenUsage, TurnCommit
-from orchestra_core.model.outcome import Outcome
-from orchestra_core.ports.session_store import StoredTurn
 from orchestra_core.model import records as r
 from orchestra_core.model import stored_workspace_events as w
+from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.turn import AgentTurn, TokenUsage, TurnCommit
+from orchestra_core.ports.session_store import StoredTurn
 from orchestra_core.session.catalog import spec_for_type
 from orchestra_core.session.codec import decode_record
 
 # The fields worth reading per type; the others (transcripts, context snapshots, outcome maps) are
 # skipped, so a long session is summarized without decoding what nobody looks at.
 _SKIPPED_FIELDS: dict[type, Collection[str]] = {
-    r.AgentTurnRecord: ("messages", "agent_state_ref"),
+    AgentTurn: ("messages", "agent_state_ref"),
     r.Checkpoint: (
         "context_snapshot", "node_outcomes", "logs", "retry_counters", "pipeline_blob", "completed_nodes",
         "context_removed",
@@ -99,7 +99,7 @@ class TurnView:
     def commits(self) -> tuple[TurnCommit, ...]:
         """The commits an AgentTurn or AgentCommitCreated turn stands for."""
         record = self.record
-        if isinstance(record, r.AgentTurnRecord):
+        if isinstance(record, AgentTurn):
             return _agent_commits(record)
         if isinstance(record, w.AgentCommitCreated):
             return (TurnCommit(record.repo, record.sha, record.message, record.branch),)
@@ -111,7 +111,7 @@ class TurnView:
         fields (`event`, `status`, `duration_s`, `tokens`, `tools`, `commits`, `error`, `question`, ...)."""
         commits = self.commits
         record = self.record
-        agent = record if isinstance(record, r.AgentTurnRecord) else None
+        agent = record if isinstance(record, AgentTurn) else None
         entry: dict[str, Any] = {
             "turn_id": self.turn_id,
             "type": self.type_id,
@@ -148,7 +148,7 @@ def status_of(outcome: Outcome | None) -> str | None:
     return outcome.status.value if outcome is not None else None
 
 
-def _agent_commits(record: r.AgentTurnRecord) -> tuple[TurnCommit, ...]:
+def _agent_commits(record: AgentTurn) -> tuple[TurnCommit, ...]:
     """The turn's commits; a record without `commits` (v2 single-repo) has at most its one SHA."""
     if record.commits or not record.git_sha:
         return record.commits
@@ -156,14 +156,14 @@ def _agent_commits(record: r.AgentTurnRecord) -> tuple[TurnCommit, ...]:
 
 
 def _files_written(record: object) -> list[str]:
-    if isinstance(record, r.AgentTurnRecord):
+    if isinstance(record, AgentTurn):
         return list(record.files_written)
     if isinstance(record, w.AgentCommitCreated):
         return [f"{record.repo}:{path}" for path in record.files]
     return []
 
 
-def _agent_turn(record: r.AgentTurnRecord) -> dict[str, Any]:
+def _agent_turn(record: AgentTurn) -> dict[str, Any]:
     return {
         "tools": [call.name for call in record.tool_calls],
         "tokens": tokens_json(record.token_usage),
@@ -247,7 +247,7 @@ def _worktree_created(record: w.WorktreeCreated) -> dict[str, Any]:
 
 
 _DETAILS: dict[type, Any] = {
-    r.AgentTurnRecord: _agent_turn,
+    AgentTurn: _agent_turn,
     r.NodeExecution: _node_execution,
     r.PipelineLifecycle: _lifecycle,
     r.Checkpoint: _checkpoint,

@@ -8,8 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from attrs import frozen
 
 from orchestra_core.model.context import Context
-from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.graph import Node
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.ports.codergen_backend import OnTurn
 
 Step = str | StageStatus | Outcome | BaseException | Callable[[Node, str, Context], str | Outcome]

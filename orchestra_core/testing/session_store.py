@@ -8,6 +8,13 @@ from datetime import UTC, datetime
 
 from attrs import define, evolve, frozen
 
+from orchestra_core.model.store_errors import (
+    BlobNotFoundError,
+    BundleConflictError,
+    SessionNotFoundError,
+    StoreError,
+    TurnNotFoundError,
+)
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.session_store import (
     Id,
@@ -22,13 +29,6 @@ from orchestra_core.session.bundle import parse_bundle_id
 from orchestra_core.session.codec import normalize_turn_data
 from orchestra_core.session.content_hash import blake3_hex
 from orchestra_core.session.cursor import SessionCursor
-from orchestra_core.model.store_errors import (
-    BlobNotFoundError,
-    BundleConflictError,
-    SessionNotFoundError,
-    StoreError,
-    TurnNotFoundError,
-)
 from orchestra_core.session.identifiers import format_id, normalize_blob_hash, parse_id
 
 

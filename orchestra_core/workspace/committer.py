@@ -7,19 +7,19 @@ from collections.abc import Callable, Sequence
 from attrs import frozen
 
 from orchestra_core.agents.repo_context import RepoContext, ToolPathError
-from orchestra_core.model.turn import AgentTurn, TurnCommit
-from orchestra_core.ports.clock import Clock
-from orchestra_core.ports.commit_messages import CommitMessageGenerator, CommitMessageRequest
-from orchestra_core.ports.git import Git, GitError, Identity, RefConflictError, TreeChange
 from orchestra_core.model.settings import RepoSettings
-from orchestra_core.workspace.context import WorkspaceContext
-from orchestra_core.workspace.errors import ProtectedBranchError, WorkspaceCommitError
+from orchestra_core.model.turn import AgentTurn, TurnCommit
 from orchestra_core.model.workspace_events import (
     AgentCommitCreated,
     CommitMessageFallback,
     WorkspaceEvent,
     WritesNotCommitted,
 )
+from orchestra_core.ports.clock import Clock
+from orchestra_core.ports.commit_messages import CommitMessageGenerator, CommitMessageRequest
+from orchestra_core.ports.git import Git, GitError, Identity, RefConflictError, TreeChange
+from orchestra_core.workspace.context import WorkspaceContext
+from orchestra_core.workspace.errors import ProtectedBranchError, WorkspaceCommitError
 from orchestra_core.workspace.messages import (
     agent_intent,
     clean_commit_message,

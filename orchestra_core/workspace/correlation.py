@@ -6,11 +6,12 @@ from collections.abc import Iterator, Mapping
 
 from attrs import frozen
 
+from orchestra_core.model.records import ParallelExecution
+from orchestra_core.model.turn import AgentTurn
 from orchestra_core.ports.session_store import SessionStore, StoredTurn
 from orchestra_core.session.api import history
 from orchestra_core.session.catalog import AGENT_TURN, PARALLEL_EXECUTION
 from orchestra_core.session.codec import decode_record
-from orchestra_core.model.records import AgentTurnRecord, ParallelExecution
 
 PARALLEL_SPAWN_REASON = "parallel"
 _SESSION_LISTING_LIMIT = 10_000
@@ -70,7 +71,7 @@ class CommitTurn:
 
     session_id: str
     turn: StoredTurn
-    record: AgentTurnRecord
+    record: AgentTurn
     exact: bool = True
 
 
@@ -96,7 +97,7 @@ def find_commit_turn(
     return fallback
 
 
-def _agent_turns(store: SessionStore, root: str) -> Iterator[tuple[str, StoredTurn, AgentTurnRecord]]:
+def _agent_turns(store: SessionStore, root: str) -> Iterator[tuple[str, StoredTurn, AgentTurn]]:
     """Every AgentTurn of `root` and of its branch sessions (each shared turn once), newest first per session."""
     seen: set[str] = set()
     walked: list[str] = []
@@ -113,7 +114,7 @@ def _agent_turns(store: SessionStore, root: str) -> Iterator[tuple[str, StoredTu
                 pending += [s for s in _branch_ids(turn) if s not in walked and s not in pending]
             elif turn.type_id == AGENT_TURN.type_id:
                 record = decode_record(turn)
-                if isinstance(record, AgentTurnRecord):
+                if isinstance(record, AgentTurn):
                     yield session_id, turn, record
         if not pending:
             # Branches of a run that died before fan-in are named by no record of the parent: list them.
@@ -137,14 +138,14 @@ def _parallel_forks(store: SessionStore) -> list[tuple[str, str | None]]:
     ]
 
 
-def _shas(record: AgentTurnRecord) -> set[str]:
+def _shas(record: AgentTurn) -> set[str]:
     shas = {commit.sha for commit in record.commits}
     if record.git_sha:
         shas.add(record.git_sha)
     return shas
 
 
-def _same_change(record: AgentTurnRecord, trailers: OrchestraTrailers, subject: str) -> bool:
+def _same_change(record: AgentTurn, trailers: OrchestraTrailers, subject: str) -> bool:
     if not subject or record.node_id != trailers.node_id or record.turn_number != trailers.turn_number:
         return False
     messages = [commit.message for commit in record.commits] or [record.commit_message or ""]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from orchestra_core.model.turn import AgentTurn
 from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.turn import AgentTurn
 
 
 class WorkspaceError(OrchestraError):

@@ -6,13 +6,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.settings import WorkspaceSettings
+from orchestra_core.model.workspace_events import ProjectLinkFailed, WorkspaceEvent, WorkspaceRestored
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.commit_messages import CommitMessageGenerator
 from orchestra_core.ports.git import Git, GitError
-from orchestra_core.model.settings import WorkspaceSettings
 from orchestra_core.workspace.context import IN_PLACE, WorkspaceContext
 from orchestra_core.workspace.errors import WorkspaceConfigError, WorkspaceError
-from orchestra_core.model.workspace_events import ProjectLinkFailed, WorkspaceEvent, WorkspaceRestored
 from orchestra_core.workspace.naming import ref_component
 from orchestra_core.workspace.projects import link_project
 from orchestra_core.workspace.session import WorkspaceSession

@@ -6,16 +6,16 @@ import threading
 from collections.abc import Callable, Mapping
 
 from orchestra_core.agents.repo_context import RepoContext
+from orchestra_core.model.settings import RepoSettings
 from orchestra_core.model.turn import AgentTurn, TurnCommit
+from orchestra_core.model.workspace_events import WorkspaceEvent, WorkspaceRestored, WritesNotCommitted
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.codergen_backend import OnTurn
 from orchestra_core.ports.commit_messages import CommitMessageGenerator
 from orchestra_core.ports.git import Git, GitError
-from orchestra_core.model.settings import RepoSettings
 from orchestra_core.workspace.committer import RepoCommitter
 from orchestra_core.workspace.context import IN_PLACE, WorkspaceContext
 from orchestra_core.workspace.errors import ProtectedBranchError, WorkspaceCommitError, WorkspaceError
-from orchestra_core.model.workspace_events import WorkspaceEvent, WorkspaceRestored, WritesNotCommitted
 from orchestra_core.workspace.naming import is_protected
 
 

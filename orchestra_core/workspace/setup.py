@@ -9,12 +9,12 @@ from typing import NoReturn
 
 from attrs import frozen
 
+from orchestra_core.model.settings import ISOLATION_MODES, RepoSettings
+from orchestra_core.model.workspace_events import SessionBranchCreated, WorkspaceEvent
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.git import Git, GitError, RefConflictError
-from orchestra_core.model.settings import ISOLATION_MODES, RepoSettings
 from orchestra_core.workspace.context import IN_PLACE, WorkspaceContext
 from orchestra_core.workspace.errors import WorkspaceConfigError, WorkspaceError
-from orchestra_core.model.workspace_events import SessionBranchCreated, WorkspaceEvent
 from orchestra_core.workspace.naming import free_branch_name, is_protected, session_branch_name
 
 _CREATE_ATTEMPTS = 3

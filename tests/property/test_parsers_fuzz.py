@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from orchestra_core.graph import parse_dot, to_dot
 from orchestra_core.model.conditions import ConditionSyntaxError, parse_condition
 from orchestra_core.model.errors import PipelineLoadError
-from orchestra_core.graph import parse_dot, to_dot
 from orchestra_core.stylesheet import StylesheetSyntaxError, parse_stylesheet
 from tests.property.strategies import graphs
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestra_core.model.conditions import Clause, Condition, parse_condition
 from orchestra_core.graph import Node
+from orchestra_core.model.conditions import Clause, Condition, parse_condition
 from orchestra_core.stylesheet import (
     PROPERTIES,
     Declaration,

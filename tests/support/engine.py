@@ -8,12 +8,12 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from orchestra_core.model.checkpoint import Checkpoint, RunResult
-from orchestra_core.model.events import EngineEvent
 from orchestra_core.engine.runner import PipelineEngine
 from orchestra_core.engine.stage import Handler
 from orchestra_core.graph import Graph, parse_dot
 from orchestra_core.handlers import HandlerRegistry, build_registry
+from orchestra_core.model.checkpoint import Checkpoint, RunResult
+from orchestra_core.model.events import EngineEvent
 from orchestra_core.ports.checkpoint_sink import CheckpointSink
 from orchestra_core.ports.codergen_backend import CodergenBackend
 from orchestra_core.ports.command_runner import CommandRunner

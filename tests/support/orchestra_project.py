@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
+from orchestra_core.model.turn import AgentTurn
 from orchestra_core.ports.session_store import StoredTurn
 from orchestra_core.session.api import history
 from orchestra_core.session.codec import decode_record
-from orchestra_core.model.records import AgentTurnRecord
 from tests.support.git_repos import GitRepo, git
 
 ORCHESTRA = Path(sys.executable).with_name("orchestra")
@@ -118,5 +118,5 @@ def records_of(project: Path, session_id: str, kind: type) -> list[tuple[StoredT
     ]
 
 
-def agent_turns(project: Path, session_id: str) -> list[tuple[StoredTurn, AgentTurnRecord]]:
-    return records_of(project, session_id, AgentTurnRecord)
+def agent_turns(project: Path, session_id: str) -> list[tuple[StoredTurn, AgentTurn]]:
+    return records_of(project, session_id, AgentTurn)

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from orchestra_core.model.turn import AgentTurn
-from orchestra_core.model.checkpoint import RunResult
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.graph import Graph
-from orchestra_core.model.graph import Node
 from orchestra_core.handlers import build_registry
+from orchestra_core.model import records as r
+from orchestra_core.model.checkpoint import RunResult
+from orchestra_core.model.graph import Node
+from orchestra_core.model.turn import AgentTurn
 from orchestra_core.ports.session_store import SessionMetadata, SessionStore, StoredTurn
 from orchestra_core.session import api
-from orchestra_core.model import records as r
 from orchestra_core.session.checkpoints import PipelineSource, from_record
 from orchestra_core.session.codec import decode_record
 from orchestra_core.session.recorder import RepoHeads, SessionRecorder
@@ -84,7 +84,7 @@ def describe(record: object) -> str:
         return f"{record.event.value} {record.node_id}{branch}"
     if isinstance(record, r.HumanInteraction):
         return f"human {record.node_id}"
-    if isinstance(record, r.AgentTurnRecord):
+    if isinstance(record, AgentTurn):
         return f"agent {record.node_id} {record.turn_number}"
     return type(record).__name__
 

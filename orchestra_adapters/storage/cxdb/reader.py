@@ -18,14 +18,14 @@ from orchestra_adapters.storage.cxdb.turns import (
     facts_from_record,
 )
 from orchestra_adapters.storage.payload import decode_payload, tag_keys
-from orchestra_core.ports.session_store import Id, SessionMetadata
-from orchestra_core.session.cursor import CHECKPOINT_TYPE_ID
 from orchestra_core.model.store_errors import (
     BlobNotFoundError,
     SessionNotFoundError,
     StoreError,
     TurnNotFoundError,
 )
+from orchestra_core.ports.session_store import Id, SessionMetadata
+from orchestra_core.session.cursor import CHECKPOINT_TYPE_ID
 from orchestra_core.session.identifiers import parse_id
 
 SCAN_PAGE = 256

@@ -25,6 +25,11 @@ from orchestra_adapters.storage.cxdb.turns import (
     stored_turn,
 )
 from orchestra_adapters.storage.payload import content_hash, encode_payload
+from orchestra_core.model.store_errors import (
+    SessionNotFoundError,
+    StoreError,
+    TurnNotFoundError,
+)
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.session_store import (
     Id,
@@ -38,11 +43,6 @@ from orchestra_core.ports.session_store import (
 from orchestra_core.session.bundle import parse_bundle_id
 from orchestra_core.session.codec import normalize_turn_data
 from orchestra_core.session.cursor import CHECKPOINT_TYPE_ID
-from orchestra_core.model.store_errors import (
-    SessionNotFoundError,
-    StoreError,
-    TurnNotFoundError,
-)
 from orchestra_core.session.identifiers import format_id, normalize_blob_hash, parse_id
 from orchestra_core.session.schema import CONTEXT_METADATA_TAG, SESSION_CURSOR_TAG
 

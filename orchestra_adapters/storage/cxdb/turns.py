@@ -10,8 +10,8 @@ from typing import Any
 from orchestra_adapters.storage.cxdb.envelope import TurnFacts, split_payload
 from orchestra_adapters.storage.cxdb.protocol import TurnRecord
 from orchestra_adapters.storage.payload import decode_payload, tag_keys
-from orchestra_core.ports.session_store import StoredTurn
 from orchestra_core.model.store_errors import StoreError
+from orchestra_core.ports.session_store import StoredTurn
 from orchestra_core.session.identifiers import format_id
 
 

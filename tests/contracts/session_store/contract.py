@@ -12,10 +12,7 @@ from datetime import datetime
 
 import pytest
 
-from orchestra_core.ports.session_store import SessionMetadata, SessionStatus, SessionStore
-from orchestra_core.session import api
-from orchestra_core.session.bundle import bundle_bytes, bundle_id
-from orchestra_core.session.codec import decode_record
+from orchestra_core.model.records import Checkpoint, LifecycleEvent, PipelineLifecycle
 from orchestra_core.model.store_errors import (
     BlobNotFoundError,
     BundleConflictError,
@@ -24,7 +21,10 @@ from orchestra_core.model.store_errors import (
     TurnDataError,
     TurnNotFoundError,
 )
-from orchestra_core.model.records import Checkpoint, LifecycleEvent, PipelineLifecycle
+from orchestra_core.ports.session_store import SessionMetadata, SessionStatus, SessionStore
+from orchestra_core.session import api
+from orchestra_core.session.bundle import bundle_bytes, bundle_id
+from orchestra_core.session.codec import decode_record
 from tests.contracts.session_store.samples import RECORDS
 
 EVENT = "test.Event"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
-from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model import records as r
 from orchestra_core.model import stored_workspace_events as w
+from orchestra_core.model.outcome import Outcome, StageStatus
+from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
+
 SNAPSHOT = r.WorkspaceSnapshot(
     (
         r.RepoSnapshot("backend", "e4f5a6b7", "orchestra/pr-review/7", base_sha="0a1b2c"),
@@ -65,7 +66,7 @@ RECORDS: tuple[object, ...] = (
         total_token_usage=TokenUsage(10, 20),
         agent_turn_count=3,
     ),
-    r.AgentTurnRecord.from_agent_turn(CORE_AGENT_TURN),
+    CORE_AGENT_TURN,
     r.Checkpoint(
         "critic",
         completed_nodes=("start", "plan", "critic"),

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestra_core.ports.session_store import SessionStatus
 from orchestra_core.model import records as r
+from orchestra_core.ports.session_store import SessionStatus
 from tests.e2e.sessions.projects import STEP_NODES, Project
 from tests.support.sessions import records, story
 

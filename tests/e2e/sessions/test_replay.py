@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from orchestra_core.ports.session_store import SessionStatus, SessionStore
 from orchestra_core.model import records as r
+from orchestra_core.ports.session_store import SessionStatus, SessionStore
 from tests.e2e.sessions.projects import STEP_NODES, Project
 from tests.support.sessions import records, story, turns
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from orchestra_adapters.filesystem.run_directory import FileRunDirectory
-from orchestra_core.ports.session_store import SessionStatus
 from orchestra_core.model import records as r
+from orchestra_core.ports.session_store import SessionStatus
 from tests.e2e.sessions.projects import STEP_NODES, STEPS, Project
 from tests.support.sessions import records, story
 

@@ -12,10 +12,10 @@ from orchestra_adapters.backends.langgraph_backend import LangGraphBackend
 from orchestra_adapters.backends.registry import BACKEND_NAMES, UnknownBackendError, create_backend
 from orchestra_adapters.llm.chat_model_factory import LangChainChatModelFactory
 from orchestra_core.model.context import Context
-from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.graph import Node
-from orchestra_core.ports.codergen_backend import CodergenBackend
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.settings import OrchestraSettings
+from orchestra_core.ports.codergen_backend import CodergenBackend
 
 from .conftest import RepoToolset, StaticResolver
 

@@ -10,10 +10,10 @@ import pytest
 from orchestra_adapters.backends.langgraph_backend import LangGraphBackend
 from orchestra_adapters.backends.turn_records import AgentStateRef
 from orchestra_core.agents.repo_context import RepoContext
-from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall
 from orchestra_core.model.context import Context
-from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.graph import Node
+from orchestra_core.model.outcome import Outcome, StageStatus
+from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall
 from orchestra_core.ports.codergen_backend import CodergenBackend
 
 THREE_TURNS = """\

@@ -12,10 +12,10 @@ from orchestra_adapters.backends.direct_backend import DirectLLMBackend
 from orchestra_adapters.backends.langgraph_backend import LangGraphBackend
 from orchestra_adapters.llm.chat_model_factory import LangChainChatModelFactory
 from orchestra_core.agents.repo_context import RepoContext
-from orchestra_core.model.turn import AgentTurn
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node
 from orchestra_core.model.settings import OrchestraSettings, ProviderSettings, ProvidersSettings
+from orchestra_core.model.turn import AgentTurn
 
 from .conftest import Agent, RepoToolset, StaticResolver
 

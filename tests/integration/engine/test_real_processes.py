@@ -9,10 +9,10 @@ from pathlib import Path
 
 from orchestra_adapters.filesystem.run_directory import FileRunDirectories
 from orchestra_adapters.process.command_runner import SubprocessCommandRunner
-from orchestra_core.model.checkpoint import RunStatus
 from orchestra_core.engine.runner import PipelineEngine
 from orchestra_core.graph import Graph, load_pipeline
 from orchestra_core.handlers import build_registry
+from orchestra_core.model.checkpoint import RunStatus
 from orchestra_core.testing.clock import ManualClock
 from tests.support.engine import graph
 

@@ -10,10 +10,10 @@ import pytest
 from attrs import define, field
 
 from orchestra_adapters.git import SubprocessGit
+from orchestra_core.model.settings import RepoSettings, WorkspaceSettings
 from orchestra_core.model.turn import AgentTurn
 from orchestra_core.ports.commit_messages import CommitMessageGenerator
 from orchestra_core.ports.git import Git
-from orchestra_core.model.settings import RepoSettings, WorkspaceSettings
 from orchestra_core.testing.clock import ManualClock
 from orchestra_core.testing.commit_messages import ScriptedCommitMessages
 from orchestra_core.workspace import WorkspaceManager

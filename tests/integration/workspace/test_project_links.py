@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from orchestra_adapters.git import SubprocessGit
-from orchestra_core.ports.git import GitError
 from orchestra_core.model.workspace_events import ProjectLinkFailed
+from orchestra_core.ports.git import GitError
 from orchestra_core.workspace.projects import (
     PROJECT_KEY,
     link_project,

@@ -9,8 +9,8 @@ import pytest
 
 from orchestra_adapters.git import SubprocessGit
 from orchestra_core.model.errors import OrchestraError
-from orchestra_core.ports.git import GitError
 from orchestra_core.model.settings import RepoSettings
+from orchestra_core.ports.git import GitError
 from orchestra_core.workspace import SessionBranchCreated, WorkspaceConfigError, WorkspaceError
 from tests.integration.workspace.conftest import SESSION_ID, Harness, make_turn
 from tests.support.git_repos import git, make_repo

@@ -7,7 +7,12 @@ import pytest
 from orchestra_core.agents.lint import agent_lint_rules
 from orchestra_core.agents.toolset import create_registry
 from orchestra_core.model.graph import Edge, Graph, Node
-from orchestra_core.model.settings import AgentSettings, OrchestraSettings, ProviderSettings, ProvidersSettings
+from orchestra_core.model.settings import (
+    AgentSettings,
+    OrchestraSettings,
+    ProviderSettings,
+    ProvidersSettings,
+)
 from orchestra_core.testing.prompt_library import InMemoryPromptLibrary
 from orchestra_core.validation import Diagnostic, LintRule, Severity, validate
 

@@ -9,12 +9,17 @@ import pytest
 from orchestra_core.agents.prompt_builder import AgentPromptBuilder
 from orchestra_core.agents.resolver import AgentConfigError, AgentResolver
 from orchestra_core.agents.toolset import create_registry
-from orchestra_core.model.context import Context
-from orchestra_core.model.outcome import Outcome
 from orchestra_core.engine.stage import StageRun
-from orchestra_core.model.graph import Graph, Node
 from orchestra_core.handlers.codergen import PromptBuilder, stage_preamble
-from orchestra_core.model.settings import AgentSettings, OrchestraSettings, ProviderSettings, ProvidersSettings
+from orchestra_core.model.context import Context
+from orchestra_core.model.graph import Graph, Node
+from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.settings import (
+    AgentSettings,
+    OrchestraSettings,
+    ProviderSettings,
+    ProvidersSettings,
+)
 from orchestra_core.testing.prompt_library import InMemoryPromptLibrary
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from orchestra_core.model.prompt_layers import LayerKind
 from orchestra_core.agents.prompts import LayerChoice, PromptLayerError, compose, load_layers
 from orchestra_core.agents.templates import template_variables
+from orchestra_core.model.prompt_layers import LayerKind
 from orchestra_core.testing.prompt_library import InMemoryPromptLibrary
 
 

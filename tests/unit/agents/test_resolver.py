@@ -8,7 +8,12 @@ from orchestra_core.agents.resolver import AgentConfigError, AgentResolver
 from orchestra_core.agents.toolset import create_registry
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Graph, Node
-from orchestra_core.model.settings import AgentSettings, OrchestraSettings, ProviderSettings, ProvidersSettings
+from orchestra_core.model.settings import (
+    AgentSettings,
+    OrchestraSettings,
+    ProviderSettings,
+    ProvidersSettings,
+)
 from orchestra_core.testing.prompt_library import InMemoryPromptLibrary
 
 PROVIDERS = ProvidersSettings(

@@ -11,8 +11,8 @@ from orchestra_adapters.config.prompt_files import prompt_library_for
 from orchestra_core.agents.lint import agent_lint_rules
 from orchestra_core.agents.resolver import AgentResolver
 from orchestra_core.agents.toolset import create_registry
-from orchestra_core.model.context import Context
 from orchestra_core.graph.dot_loader import parse_dot
+from orchestra_core.model.context import Context
 from orchestra_core.pipeline import prepare_pipeline
 from orchestra_core.validation import LintRule, Severity
 

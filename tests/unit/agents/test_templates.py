@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestra_core.model.prompt_layers import LayerKind, PromptLayer
 from orchestra_core.agents.templates import (
     PromptTemplateError,
     check_template,
     render_task,
     template_variables,
 )
+from orchestra_core.model.prompt_layers import LayerKind, PromptLayer
 from orchestra_core.model.settings import ConfigError
 
 

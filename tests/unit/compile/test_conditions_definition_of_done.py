@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from orchestra_core.graph import parse_dot
 from orchestra_core.model.conditions import ConditionSyntaxError, evaluate_condition, parse_condition
 from orchestra_core.model.context import Context
-from orchestra_core.graph import parse_dot
 
 
 def holds(text: str, outcome: str = "", preferred_label: str = "", **context: object) -> bool:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pygraphviz
 import pytest
 
-from orchestra_core.model.errors import PipelineLoadError
 from orchestra_core.graph import parse_dot, to_dot
+from orchestra_core.model.errors import PipelineLoadError
 
 
 def test_a_graphviz_layout_elsewhere_in_the_process_does_not_leak_labels_into_loaded_nodes() -> None:

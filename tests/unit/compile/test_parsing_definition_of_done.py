@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestra_core.model.errors import PipelineLoadError
 from orchestra_core.graph import load_pipeline, parse_dot
+from orchestra_core.model.errors import PipelineLoadError
 from orchestra_core.pipeline import prepare_pipeline
 
 LINEAR = """digraph Linear {

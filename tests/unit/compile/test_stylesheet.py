@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from orchestra_core.model.errors import OrchestraError
 from orchestra_core.graph import Graph, Node, parse_dot
+from orchestra_core.model.errors import OrchestraError
 from orchestra_core.pipeline import prepare_pipeline
 from orchestra_core.stylesheet import (
     Declaration,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestra_core.model.errors import PipelineLoadError
 from orchestra_core.graph import Graph, parse_dot, to_dot
+from orchestra_core.model.errors import PipelineLoadError
 from orchestra_core.pipeline import PreparedPipeline, prepare_pipeline
 from orchestra_core.transforms import (
     BUILT_IN_TRANSFORMS,

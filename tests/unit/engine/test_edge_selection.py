@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from orchestra_core.engine.edges import select_edge
 from orchestra_core.model.conditions import ConditionSyntaxError
 from orchestra_core.model.context import Context
-from orchestra_core.engine.edges import select_edge
-from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.graph import Edge
 from orchestra_core.model.interview import accelerator_key, normalize_label, split_accelerator
+from orchestra_core.model.outcome import Outcome, StageStatus
 
 
 def edge(target: str, **attrs: str) -> Edge:

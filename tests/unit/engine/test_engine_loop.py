@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from orchestra_core.engine.stage import StageRun
+from orchestra_core.graph import Graph, Node
 from orchestra_core.model.checkpoint import RunStatus
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import (
@@ -21,8 +23,6 @@ from orchestra_core.model.events import (
     StageStarted,
 )
 from orchestra_core.model.outcome import Outcome, StageStatus
-from orchestra_core.engine.stage import StageRun
-from orchestra_core.graph import Graph, Node
 from orchestra_core.testing.backends import ScriptedCodergenBackend
 from tests.support.engine import Harness, graph, linear
 

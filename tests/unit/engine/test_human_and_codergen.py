@@ -6,10 +6,6 @@ from typing import Any
 
 import pytest
 
-from orchestra_core.model.checkpoint import RunStatus
-from orchestra_core.model.context import Context
-from orchestra_core.model.events import InterviewCompleted, InterviewStarted, InterviewTimeout
-from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.graph import Graph, Node
 from orchestra_core.handlers import CodergenHandler, HandlerRegistry, build_registry
@@ -22,6 +18,10 @@ from orchestra_core.interview import (
     QueueInterviewer,
     RecordingInterviewer,
 )
+from orchestra_core.model.checkpoint import RunStatus
+from orchestra_core.model.context import Context
+from orchestra_core.model.events import InterviewCompleted, InterviewStarted, InterviewTimeout
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.testing.backends import ScriptedCodergenBackend
 from tests.support.engine import Harness, graph
 

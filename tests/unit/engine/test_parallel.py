@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from orchestra_core.engine.stage import StageRun
+from orchestra_core.graph import Graph, Node
 from orchestra_core.model.checkpoint import RunStatus
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import (
@@ -15,8 +17,6 @@ from orchestra_core.model.events import (
     StageCompleted,
 )
 from orchestra_core.model.outcome import Outcome, StageStatus
-from orchestra_core.engine.stage import StageRun
-from orchestra_core.graph import Graph, Node
 from orchestra_core.testing.backends import ScriptedCodergenBackend
 from tests.support.engine import Harness, graph
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from orchestra_core.model.checkpoint import RunStatus
-from orchestra_core.model.context import Context
-from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.graph import Graph, Node
 from orchestra_core.interview import Answer, QueueInterviewer
+from orchestra_core.model.checkpoint import RunStatus
+from orchestra_core.model.context import Context
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.pipeline import prepare_pipeline
 from orchestra_core.testing.backends import ScriptedCodergenBackend
 from orchestra_core.validation import Severity, validate

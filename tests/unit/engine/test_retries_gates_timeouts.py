@@ -6,8 +6,11 @@ import threading
 
 import pytest
 
+from orchestra_core.engine.stage import StageRun
+from orchestra_core.graph import Graph, Node
 from orchestra_core.model.checkpoint import RunStatus
 from orchestra_core.model.context import Context
+from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.events import (
     EdgeSelected,
     GoalGateUnsatisfied,
@@ -17,9 +20,6 @@ from orchestra_core.model.events import (
     StageRetrying,
 )
 from orchestra_core.model.outcome import Outcome, StageStatus
-from orchestra_core.engine.stage import StageRun
-from orchestra_core.model.errors import OrchestraError
-from orchestra_core.graph import Graph, Node
 from orchestra_core.testing.backends import ScriptedCodergenBackend
 from tests.support.engine import Harness, graph
 

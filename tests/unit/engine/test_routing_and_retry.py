@@ -6,10 +6,7 @@ import random
 
 import pytest
 
-from orchestra_core.model.checkpoint import RunStatus
-from orchestra_core.model.context import Context
 from orchestra_core.engine.fan_out import branch_stage_keys, find_join_node
-from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.engine.retry import PRESETS, BackoffConfig, build_retry_policy, is_retryable
 from orchestra_core.engine.routing import (
     Advance,
@@ -20,7 +17,10 @@ from orchestra_core.engine.routing import (
     next_transition,
     unsatisfied_goal_gate,
 )
+from orchestra_core.model.checkpoint import RunStatus
+from orchestra_core.model.context import Context
 from orchestra_core.model.errors import AttributeValueError, OrchestraError
+from orchestra_core.model.outcome import Outcome, StageStatus
 from tests.support.engine import graph
 
 GATES = graph(

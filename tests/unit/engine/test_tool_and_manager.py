@@ -6,12 +6,12 @@ import threading
 import time
 from typing import Any
 
+from orchestra_core.engine.stage import StageRun
+from orchestra_core.graph import Graph, Node
 from orchestra_core.model.checkpoint import RunStatus
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import StageCompleted
 from orchestra_core.model.outcome import Outcome, StageStatus
-from orchestra_core.engine.stage import StageRun
-from orchestra_core.graph import Graph, Node
 from orchestra_core.ports.command_runner import CommandResult
 from orchestra_core.testing.backends import ScriptedCodergenBackend
 from orchestra_core.testing.command_runner import CommandCall, ScriptedCommandRunner

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from orchestra_core.model.errors import PipelineLoadError
 from orchestra_core.graph import load_pipeline, parse_dot, to_dot
+from orchestra_core.model.errors import PipelineLoadError
 
 
 def test_qualified_keys_bare_values_and_escapes() -> None:

@@ -17,8 +17,8 @@ from orchestra_adapters.llm.cassette import (
     parse_cassette,
 )
 from orchestra_core.model.errors import OrchestraError
-from orchestra_core.ports.chat_models import ProviderConfigError
 from orchestra_core.model.settings import ConfigError
+from orchestra_core.ports.chat_models import ProviderConfigError
 
 PATH = Path("cassette.yaml")
 

@@ -12,8 +12,8 @@ import pytest
 
 from orchestra_adapters.llm.chat_model_factory import LangChainChatModelFactory
 from orchestra_adapters.llm.scripted import ScriptedChatModel
-from orchestra_core.ports.chat_models import ChatModelFactory, ProviderConfigError
 from orchestra_core.model.settings import OrchestraSettings, ProviderSettings, ProvidersSettings
+from orchestra_core.ports.chat_models import ChatModelFactory, ProviderConfigError
 
 ROOT = Path(__file__).resolve().parents[3]
 

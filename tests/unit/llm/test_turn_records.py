@@ -17,8 +17,8 @@ from orchestra_adapters.backends.turn_records import (
     unanswered_tool_calls,
 )
 from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
-from orchestra_core.model.turn import TokenUsage, ToolCall
 from orchestra_core.model.outcome import StageStatus
+from orchestra_core.model.turn import TokenUsage, ToolCall
 
 
 def _names(safe: str) -> str:

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from orchestra_core.model.checkpoint import RunStatus
+from orchestra_core.model.store_errors import StoreUnavailableError
 from orchestra_core.ports.session_store import SessionStatus
 from orchestra_core.session.api import latest_checkpoint
-from orchestra_core.model.store_errors import StoreUnavailableError
 from orchestra_core.testing.session_store import InMemorySessionStore
 from tests.support.engine import linear
 from tests.support.sessions import RecordedRun, story

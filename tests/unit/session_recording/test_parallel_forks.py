@@ -8,10 +8,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from orchestra_core.model.turn import AgentTurn
-from orchestra_core.model.graph import Node
-from orchestra_core.ports.session_store import SessionStore
 from orchestra_core.model import records as r
+from orchestra_core.model.graph import Node
+from orchestra_core.model.turn import AgentTurn
+from orchestra_core.ports.session_store import SessionStore
 from orchestra_core.testing.backends import ScriptedCodergenBackend
 from tests.support.engine import graph
 from tests.support.sessions import RecordedRun, records, story, turns
@@ -275,7 +275,7 @@ def test_threads_recording_agent_turns_on_many_lines_at_once_lose_nothing(store:
         own = [
             x
             for x in records(store, session)
-            if isinstance(x, r.AgentTurnRecord) and x.node_id == (line or "main")
+            if isinstance(x, AgentTurn) and x.node_id == (line or "main")
         ]
         assert [x.turn_number for x in own] == list(range(0 if line is None else 1, 41))
     assert len(set(lines.values())) == 6

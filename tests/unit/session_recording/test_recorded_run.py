@@ -6,17 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
-from orchestra_core.model.outcome import StageStatus
-from orchestra_core.model.graph import Node
 from orchestra_core.interview import QueueInterviewer
-from orchestra_core.model.interview import Answer, Option
-from orchestra_core.ports.session_store import SessionStatus, SessionStore
 from orchestra_core.model import records as r
 from orchestra_core.model import stored_workspace_events as w
+from orchestra_core.model import workspace_events as ws
+from orchestra_core.model.graph import Node
+from orchestra_core.model.interview import Answer, Option
+from orchestra_core.model.outcome import StageStatus
+from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
+from orchestra_core.ports.session_store import SessionStatus, SessionStore
 from orchestra_core.session.checkpoints import PipelineSource, RepoHead
 from orchestra_core.testing.backends import ScriptedCodergenBackend
-from orchestra_core.model import workspace_events as ws
 from tests.support.engine import comparable, graph, linear
 from tests.support.sessions import RecordedRun, records, stored_checkpoints, story
 
@@ -189,12 +189,12 @@ def test_agent_turns_land_between_their_nodes_start_and_end_with_totals(store: S
         "agent a 2",
         "node a completed",
     ]
-    turns = [x for x in records(store, run.session_id) if isinstance(x, r.AgentTurnRecord)]
+    turns = [x for x in records(store, run.session_id) if isinstance(x, AgentTurn)]
     assert [(t.turn_number, t.git_sha, t.commit_message) for t in turns] == [
         (1, "a1".ljust(40, "0"), "a 1"),
         (2, "a2".ljust(40, "0"), "a 2"),
     ]
-    assert turns[0].to_agent_turn().tool_calls[0].args == {"path": "a.py"}
+    assert turns[0].tool_calls[0].args == {"path": "a.py"}
     completed = next(
         x
         for x in records(store, run.session_id)

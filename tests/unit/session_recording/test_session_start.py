@@ -15,9 +15,9 @@ from orchestra_cli.runtime.session_start import (
     start_replay,
     start_resume,
 )
+from orchestra_core.model.store_errors import SessionNotFoundError, TurnNotFoundError
 from orchestra_core.ports.session_store import SessionMetadata, SessionStore
 from orchestra_core.session.checkpoints import PipelineSource
-from orchestra_core.model.store_errors import SessionNotFoundError, TurnNotFoundError
 from tests.support.engine import graph
 from tests.support.sessions import RecordedRun, story, turns
 

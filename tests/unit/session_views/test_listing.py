@@ -3,10 +3,10 @@ and the status of a branch session (its outcome, else the run's)."""
 
 from __future__ import annotations
 
+from orchestra_core.model import records as r
 from orchestra_core.model.outcome import StageStatus
 from orchestra_core.ports.session_store import SessionMetadata, SessionStore
 from orchestra_core.session import api
-from orchestra_core.model import records as r
 from orchestra_core.session.listing import list_session_rows
 from tests.support.engine import graph, linear
 from tests.support.sessions import RecordedRun

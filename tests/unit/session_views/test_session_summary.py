@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
-from orchestra_core.model.outcome import Outcome
-from orchestra_core.model.graph import Node
-from orchestra_core.ports.session_store import SessionMetadata, SessionStatus, SessionStore
-from orchestra_core.session import api
 from orchestra_core.model import records as r
 from orchestra_core.model import stored_workspace_events as w
+from orchestra_core.model.graph import Node
+from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
+from orchestra_core.ports.session_store import SessionMetadata, SessionStatus, SessionStore
+from orchestra_core.session import api
 from orchestra_core.session.summary import session_summary
 from orchestra_core.testing.backends import ScriptedCodergenBackend
 from tests.support.engine import graph, linear
@@ -110,7 +110,7 @@ def test_each_node_run_has_its_attempts_time_tokens_and_agent_turns(store: Sessi
     assert a.duration_s is not None and a.ended_at is not None
     assert summary.tokens == TokenUsage(150, 15)
     first, second = summary.agent_turns
-    assert isinstance(first.record, r.AgentTurnRecord) and first.record.messages == ()  # transcript not read
+    assert isinstance(first.record, AgentTurn) and first.record.messages == ()  # transcript not read
     assert first.to_json() | {"created_at": None} == {
         "turn_id": first.turn_id, "type": "dev.orchestra.AgentTurn", "node_id": "a", "turn_number": 0,
         "git_sha": SHA, "commit_message": "Add a.py\n\nBody.", "files_written": ["project:a.py"], "model": "m-1",

@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 import pytest
 
 from orchestra_cli.session_views import human_duration, token_text, turn_line
-from orchestra_core.model.turn import TokenUsage, ToolCall, TurnCommit
-from orchestra_core.model.outcome import Outcome, StageStatus
-from orchestra_core.ports.session_store import StoredTurn
 from orchestra_core.model import records as r
 from orchestra_core.model import stored_workspace_events as w
+from orchestra_core.model.outcome import Outcome, StageStatus
+from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
+from orchestra_core.ports.session_store import StoredTurn
 from orchestra_core.session.codec import encode_record
 from orchestra_core.session.turn_view import TurnView
 
@@ -51,13 +51,13 @@ def line(record: object, branch: str | None = None, turn_id: str = "9") -> str |
             "ok plan success in 3.2s (after 2 attempts, 2 agent turns, 1,204+61 tokens)",
         ),
         (
-            r.AgentTurnRecord(
+            AgentTurn(
                 "impl", 0, "m", "p", tool_calls=(ToolCall("project:write-file"),), token_usage=TokenUsage(10, 2),
                 duration_s=0.012, commits=(TurnCommit("project", SHA, "Add hello.py\n\nBody."),),
             ),
             f". impl turn 0 (m): project:write-file; project {SHA[:8]} Add hello.py [10+2 tokens, 12ms]",
         ),
-        (r.AgentTurnRecord("impl", 1, "m", "p", git_sha=SHA, commit_message="Fix"), f". impl turn 1 (m): no tools; {SHA[:8]} Fix"),
+        (AgentTurn("impl", 1, "m", "p", commits=(TurnCommit("", SHA, "Fix"),)), f". impl turn 1 (m): no tools; {SHA[:8]} Fix"),
         (r.Checkpoint("plan"), "checkpoint 9 after plan"),
         (r.Checkpoint(""), "checkpoint 9 before start"),
         (

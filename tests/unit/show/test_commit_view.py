@@ -8,10 +8,9 @@ from pathlib import Path
 
 from orchestra_cli.commit_trace import CommitFacts, TracedCommit
 from orchestra_cli.commit_view import MAX_CHARS, MAX_LINES, clip, show_json, show_text
-from orchestra_core.model.turn import TokenUsage, ToolCall, TurnCommit
+from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
 from orchestra_core.ports.git import FileChange, LogEntry
 from orchestra_core.ports.session_store import SessionInfo, SessionMetadata, SessionStatus, StoredTurn
-from orchestra_core.model.records import AgentTurnRecord
 from orchestra_core.workspace.correlation import CommitTurn, OrchestraTrailers
 
 SHA, OTHER = "1" * 40, "2" * 40
@@ -19,7 +18,7 @@ LONG = "\n".join(f"line {n} " + "x" * 60 for n in range(40))
 
 
 def traced(*, exact: bool = True, branch_session: str = "1") -> TracedCommit:
-    record = AgentTurnRecord(
+    record = AgentTurn(
         node_id="implement",
         turn_number=2,
         model="claude-sonnet-4",
@@ -41,8 +40,6 @@ def traced(*, exact: bool = True, branch_session: str = "1") -> TracedCommit:
         token_usage=TokenUsage(100, 20),
         agent_state_ref="langgraph:t:c",
         duration_s=1.5,
-        git_sha=SHA if exact else OTHER,
-        commit_message="Add a\n\nbody",
         commits=(
             TurnCommit("app", SHA if exact else OTHER, "Add a\n\nbody", "orchestra/p/1"),
             TurnCommit("web", "3" * 40, "Add b\n\nbody", "orchestra/p/1"),

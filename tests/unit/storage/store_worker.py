@@ -17,8 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
-from orchestra_core.session import api
 from orchestra_core.model.records import Checkpoint
+from orchestra_core.session import api
 
 
 def append(db: str, session: str, count: int, checkpoint_every: int) -> None:

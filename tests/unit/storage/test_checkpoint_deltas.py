@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from orchestra_core.model.checkpoint import Checkpoint as EngineCheckpoint
 from orchestra_core.model.outcome import Outcome, StageStatus
+from orchestra_core.model.records import Checkpoint
 from orchestra_core.ports.session_store import SessionMetadata
 from orchestra_core.session.api import append_record, latest_checkpoint
 from orchestra_core.session.checkpoints import (
@@ -18,7 +19,6 @@ from orchestra_core.session.checkpoints import (
     expand_checkpoint,
     to_record,
 )
-from orchestra_core.model.records import Checkpoint
 from orchestra_core.testing.session_store import InMemorySessionStore
 
 FULL_EVERY = 8  # small, so a few dozen steps cross several full checkpoints

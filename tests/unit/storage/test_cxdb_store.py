@@ -13,12 +13,12 @@ import requests
 from orchestra_adapters.storage.cxdb.connection import parse_address
 from orchestra_adapters.storage.cxdb.store import CxdbSessionStore
 from orchestra_adapters.storage.cxdb.turns import facts_from_http
+from orchestra_core.model.records import Checkpoint, LifecycleEvent, PipelineLifecycle
+from orchestra_core.model.store_errors import StoreError, StoreUnavailableError
 from orchestra_core.ports.session_store import SessionMetadata
 from orchestra_core.session import api
 from orchestra_core.session.bundle import bundle_bytes
 from orchestra_core.session.catalog import spec_for_record
-from orchestra_core.model.store_errors import StoreError, StoreUnavailableError
-from orchestra_core.model.records import Checkpoint, LifecycleEvent, PipelineLifecycle
 from tests.contracts.session_store.samples import RECORDS
 from tests.support.cxdb_server import FakeCxdbServer
 

@@ -7,20 +7,19 @@ from datetime import UTC, datetime
 import pytest
 
 from orchestra_core.model.outcome import Outcome, StageStatus
-from orchestra_core.ports.session_store import SessionMetadata, SessionStatus
-from orchestra_core.session import api
-from orchestra_core.session.catalog import LIFECYCLE_EVENT
-from orchestra_core.session.cursor import SessionCursor, status_after_lifecycle
-from orchestra_core.model.store_errors import BlobNotFoundError, TurnNotFoundError
-from orchestra_core.session.identifiers import normalize_blob_hash, parse_id
 from orchestra_core.model.records import (
-    AgentTurnRecord,
     Checkpoint,
     LifecycleEvent,
     NodeEvent,
     NodeExecution,
     PipelineLifecycle,
 )
+from orchestra_core.model.store_errors import BlobNotFoundError, TurnNotFoundError
+from orchestra_core.ports.session_store import SessionMetadata, SessionStatus
+from orchestra_core.session import api
+from orchestra_core.session.catalog import LIFECYCLE_EVENT
+from orchestra_core.session.cursor import SessionCursor, status_after_lifecycle
+from orchestra_core.session.identifiers import normalize_blob_hash, parse_id
 from orchestra_core.session.summary import session_row, session_summary
 from orchestra_core.testing.clock import ManualClock
 from orchestra_core.testing.session_store import InMemorySessionStore
@@ -37,7 +36,7 @@ def _run(store: InMemorySessionStore) -> str:
     records = [
         PipelineLifecycle(LifecycleEvent.STARTED, "pr-review"),
         NodeExecution("plan", NodeEvent.STARTED, handler_type="codergen"),
-        AgentTurnRecord.from_agent_turn(CORE_AGENT_TURN),
+        CORE_AGENT_TURN,
         NodeExecution(  # the engine's durations run from the node's start, over all its attempts
             "plan", NodeEvent.FAILED, attempt=1, outcome=Outcome(StageStatus.RETRY), duration_s=1.5
         ),
@@ -100,7 +99,7 @@ def test_latest_checkpoint_at_an_agent_turn_gives_the_enclosing_checkpoint(
     session = _run(store)
     first = api.latest_checkpoint(store, session)
     assert first is not None and first.checkpoint.current_node == "plan"
-    agent = api.append_record(store, session, AgentTurnRecord.from_agent_turn(CORE_AGENT_TURN))
+    agent = api.append_record(store, session, CORE_AGENT_TURN)
     api.append_record(store, session, Checkpoint("review", ("plan", "review")))
     enclosing = api.latest_checkpoint(store, session, at_turn_id=agent.turn_id)
     assert enclosing is not None and enclosing.turn.turn_id == first.turn.turn_id

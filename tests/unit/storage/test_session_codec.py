@@ -7,20 +7,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from orchestra_adapters.storage.payload import decode_payload, encode_payload
-from orchestra_core.model.turn import TurnCommit
 from orchestra_core.model.outcome import Outcome, StageStatus
-from orchestra_core.ports.session_store import StoredTurn
-from orchestra_core.session.catalog import AGENT_TURN, spec_for_record
-from orchestra_core.session.codec import decode_record, encode_record, normalize_turn_data
-from orchestra_core.model.store_errors import TurnDataError
 from orchestra_core.model.records import (
-    AgentTurnRecord,
     Checkpoint,
     NodeEvent,
     NodeExecution,
     RepoSnapshot,
     WorkspaceSnapshot,
 )
+from orchestra_core.model.store_errors import TurnDataError
+from orchestra_core.model.turn import AgentTurn, TurnCommit
+from orchestra_core.ports.session_store import StoredTurn
+from orchestra_core.session.catalog import AGENT_TURN, spec_for_record
+from orchestra_core.session.codec import decode_record, encode_record, normalize_turn_data
 from orchestra_core.session.schema import STRING, TypeSpec, field_spec
 from tests.contracts.session_store.samples import CORE_AGENT_TURN, RECORDS
 
@@ -38,19 +37,19 @@ def test_every_record_round_trips_through_tags_and_msgpack(record: object) -> No
 
 
 def test_agent_turn_converts_both_ways_with_per_repo_commits() -> None:
-    record = AgentTurnRecord.from_agent_turn(CORE_AGENT_TURN)
+    record = CORE_AGENT_TURN
     assert (record.git_sha, record.commit_message) == ("e4f5a6b7", "Add validation")
     assert len(record.commits) == 2
-    assert record.to_agent_turn() == CORE_AGENT_TURN
+    assert record == CORE_AGENT_TURN
 
 
 def test_a_v1_agent_turn_reads_with_defaults_and_a_v2_sha_without_commits_is_kept() -> None:
     v1 = {1: "plan", 2: 0, 3: "m", 4: "p"}
     old = decode_record(_stored(AGENT_TURN.type_id, 1, v1))
-    assert isinstance(old, AgentTurnRecord) and old.git_sha is None and old.commits == ()
+    assert isinstance(old, AgentTurn) and old.git_sha is None and old.commits == ()
     v2 = decode_record(_stored(AGENT_TURN.type_id, 2, {**v1, 11: "abc", 12: "msg"}))
-    assert isinstance(v2, AgentTurnRecord)
-    assert v2.to_agent_turn().commits == (TurnCommit("", "abc", "msg"),)
+    assert isinstance(v2, AgentTurn)
+    assert v2.commits == (TurnCommit("", "abc", "msg"),)
 
 
 def test_unknown_tags_from_newer_versions_are_ignored() -> None:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
+from orchestra_core.model.store_errors import StoreCorruptError, StoreLockedError, StoreReadOnlyError
 from orchestra_core.ports.session_store import SessionMetadata
 from orchestra_core.session import api
 from orchestra_core.session.cursor import CHECKPOINT_TYPE_ID
-from orchestra_core.model.store_errors import StoreCorruptError, StoreLockedError, StoreReadOnlyError
 
 WORKER = Path(__file__).with_name("store_worker.py")
 META = SessionMetadata(pipeline="p")

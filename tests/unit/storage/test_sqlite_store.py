@@ -10,11 +10,11 @@ import pytest
 from orchestra_adapters.storage.payload import content_hash, encode_payload
 from orchestra_adapters.storage.sqlite_schema import LATEST_VERSION, migrate
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
+from orchestra_core.model.records import Checkpoint, LifecycleEvent, PipelineLifecycle
+from orchestra_core.model.store_errors import StoreCorruptError, StoreVersionError
 from orchestra_core.ports.session_store import SessionMetadata, SessionStatus
 from orchestra_core.session import api
 from orchestra_core.session.codec import encode_record
-from orchestra_core.model.store_errors import StoreCorruptError, StoreVersionError
-from orchestra_core.model.records import Checkpoint, LifecycleEvent, PipelineLifecycle
 
 META = SessionMetadata(pipeline="p")
 

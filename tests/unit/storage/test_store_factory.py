@@ -9,8 +9,8 @@ import pytest
 from orchestra_adapters.storage.cxdb.store import CxdbSessionStore
 from orchestra_adapters.storage.factory import cxdb_endpoints, open_session_store, sqlite_path
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
-from orchestra_core.model.store_errors import StoreError
 from orchestra_core.model.settings import StorageSettings
+from orchestra_core.model.store_errors import StoreError
 
 
 def test_sqlite_is_the_zero_configuration_default(tmp_path: Path) -> None:

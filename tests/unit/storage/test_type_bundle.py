@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from orchestra_core.model.store_errors import BundleConflictError
 from orchestra_core.session.bundle import (
     BUNDLE_ID_PREFIX,
     bundle_bytes,
@@ -21,7 +22,6 @@ from orchestra_core.session.bundle import (
 )
 from orchestra_core.session.catalog import TURN_TYPES
 from orchestra_core.session.content_hash import blake3_hex
-from orchestra_core.model.store_errors import BundleConflictError
 from tests.support.cxdb_registry import Registry
 
 

@@ -6,27 +6,25 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestra_core.model.turn import TurnCommit
-from orchestra_core.ports.session_store import SessionMetadata
 from orchestra_core.model import records as r
-from orchestra_core.session.api import append_record, fork_session
 from orchestra_core.model.store_errors import SessionNotFoundError
+from orchestra_core.model.turn import AgentTurn, TurnCommit
+from orchestra_core.ports.session_store import SessionMetadata
+from orchestra_core.session.api import append_record, fork_session
 from orchestra_core.testing.session_store import InMemorySessionStore
 from orchestra_core.workspace.correlation import OrchestraTrailers, find_commit_turn
 
 SHA_A, SHA_B, SHA_C = "a" * 40, "b" * 40, "c" * 40
 
 
-def agent_turn(node: str, number: int, *commits: TurnCommit) -> r.AgentTurnRecord:
-    return r.AgentTurnRecord(
+def agent_turn(node: str, number: int, *commits: TurnCommit) -> AgentTurn:
+    return AgentTurn(
         node_id=node,
         turn_number=number,
         model="m",
         provider="p",
         messages=({"role": "assistant", "content": f"{node} {number}"},),
         commits=commits,
-        git_sha=commits[0].sha if commits else None,
-        commit_message=commits[0].message if commits else None,
     )
 
 
