@@ -212,7 +212,7 @@ def turn_line(view: TurnView) -> str | None:
     its session branch).
     """
     from orchestra_core.model import records as r
-    from orchestra_core.model import stored_workspace_events as w
+    from orchestra_core.model import workspace_events as w
     from orchestra_core.model.turn import AgentTurn
 
     record = view.record

@@ -19,6 +19,7 @@ from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tool_schema import check_arguments, describe, parameters_schema
 from orchestra_core.agents.tools import AgentTool, ToolFailure, WriteTracker
 from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.immutable import frozen_map
 
 F = TypeVar("F", bound=Callable[..., Any])
 INJECTED = ("repo", "repos", "tracker")
@@ -57,7 +58,7 @@ class ToolSpec:
     repo: str | None = None
     description: str = ""
     writes_files: bool = False
-    parameters: Mapping[str, Any] = field(factory=dict, converter=lambda v: MappingProxyType(dict(v)))
+    parameters: Mapping[str, Any] = field(factory=dict, converter=frozen_map)
 
     @property
     def returns_modified_files(self) -> bool:

@@ -5,19 +5,16 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from types import MappingProxyType
 from typing import Any
 
 from attrs import field, frozen
 
 from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.immutable import frozen_map
 
 _SAFE_RE = re.compile(r"[^A-Za-z0-9_-]")
 _FAILURE_PREFIX = "Error: "
 
-
-def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return MappingProxyType(dict(value or {}))
 
 
 def provider_safe_name(name: str) -> str:
@@ -42,7 +39,7 @@ class AgentTool:
 
     name: str
     description: str
-    parameters: Mapping[str, Any] = field(converter=_frozen_map)
+    parameters: Mapping[str, Any] = field(converter=frozen_map)
     func: Callable[..., str] = field(eq=False)
     writes_files: bool = False
 

@@ -6,11 +6,11 @@ import weakref
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from enum import StrEnum
-from types import MappingProxyType
 from typing import Any
 
 from attrs import field, frozen
 
+from orchestra_core.model.immutable import frozen_map
 from orchestra_core.model.outcome import Outcome
 
 
@@ -74,9 +74,6 @@ def _outcome_map(value: Mapping[str, Outcome] | None) -> OutcomeMap:
     return value if isinstance(value, OutcomeMap) else OutcomeMap(value)
 
 
-def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return value if isinstance(value, MappingProxyType) else MappingProxyType(dict(value or {}))
-
 
 @frozen
 class Checkpoint:
@@ -101,14 +98,14 @@ class Checkpoint:
     current_node: str
     completed_nodes: tuple[str, ...] = field(converter=tuple)
     node_outcomes: OutcomeMap = field(converter=_outcome_map)
-    node_retries: Mapping[str, int] = field(converter=_frozen_map)
-    context: Mapping[str, Any] = field(converter=_frozen_map)
+    node_retries: Mapping[str, int] = field(converter=frozen_map)
+    context: Mapping[str, Any] = field(converter=frozen_map)
     timestamp: datetime
     next_node: str | None = None
     status: RunStatus = RunStatus.RUNNING
     failure_reason: str = ""
     logs: tuple[str, ...] = field(default=(), converter=tuple)
-    workspace_snapshot: Mapping[str, str] = field(factory=dict, converter=_frozen_map)
+    workspace_snapshot: Mapping[str, str] = field(factory=dict, converter=frozen_map)
     node_visits: int = 0
     loop_restarts: int = 0
 
@@ -141,7 +138,7 @@ class RunManifest:
     source_path: str | None
     logs_root: str
     started_at: datetime
-    initial_context: Mapping[str, Any] = field(factory=dict, converter=_frozen_map)
+    initial_context: Mapping[str, Any] = field(factory=dict, converter=frozen_map)
     resumed_at: tuple[datetime, ...] = field(default=(), converter=tuple)
 
 

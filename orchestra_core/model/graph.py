@@ -16,6 +16,7 @@ from attrs import evolve, field, frozen
 from orchestra_core.model import values
 from orchestra_core.model.conditions import Condition, ConditionSyntaxError, parse_condition
 from orchestra_core.model.errors import AttributeValueError
+from orchestra_core.model.immutable import frozen_map
 
 T = TypeVar("T")
 
@@ -287,7 +288,7 @@ class Graph(_Attributed):
 
     name: str
     attrs: Mapping[str, str] = field(factory=freeze_attrs, converter=freeze_attrs)
-    nodes: Mapping[str, Node] = field(factory=dict, converter=lambda n: MappingProxyType(dict(n)))
+    nodes: Mapping[str, Node] = field(factory=dict, converter=frozen_map)
     edges: tuple[Edge, ...] = field(factory=tuple, converter=tuple)
     source_path: str | None = field(default=None, eq=False)
     _outgoing: Mapping[str, tuple[Edge, ...]] = field(init=False, eq=False, repr=False)

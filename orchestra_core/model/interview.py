@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from types import MappingProxyType
 from typing import Any
 
 from attrs import field, frozen
+
+from orchestra_core.model.immutable import frozen_map
 
 _ACCELERATOR_RES = (
     re.compile(r"^\s*\[(\w)\]\s*(.*)$", re.DOTALL),  # [Y] Yes, deploy
@@ -64,9 +65,6 @@ class Option:
     key: str
     label: str
 
-
-def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return MappingProxyType(dict(value or {}))
 
 
 @frozen
@@ -127,7 +125,7 @@ class Question:
     default: Answer | None = None
     timeout_seconds: float | None = None
     stage: str = ""
-    metadata: Mapping[str, Any] = field(factory=dict, converter=_frozen_map)
+    metadata: Mapping[str, Any] = field(factory=dict, converter=frozen_map)
 
     def find_option(self, reply: str) -> Option | None:
         """The option a reply names by key, label (normalized) or target node id; None when none does."""

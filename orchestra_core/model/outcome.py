@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from types import MappingProxyType
 from typing import Any
 
 from attrs import field, frozen
+
+from orchestra_core.model.immutable import frozen_map
 
 
 class StageStatus(StrEnum):
@@ -36,9 +37,6 @@ class StageStatus(StrEnum):
         return self in (StageStatus.SUCCESS, StageStatus.PARTIAL_SUCCESS)
 
 
-def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return MappingProxyType(dict(value or {}))
-
 
 @frozen
 class Outcome:
@@ -47,7 +45,7 @@ class Outcome:
     status: StageStatus
     preferred_label: str = ""
     suggested_next_ids: tuple[str, ...] = field(default=(), converter=tuple)
-    context_updates: Mapping[str, Any] = field(factory=dict, converter=_frozen_map)
+    context_updates: Mapping[str, Any] = field(factory=dict, converter=frozen_map)
     notes: str = ""
     failure_reason: str = ""
 

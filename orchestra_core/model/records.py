@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from types import MappingProxyType
 from typing import Any
 
 from attrs import field, frozen
 
+from orchestra_core.model.immutable import frozen_map
 from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.turn import TokenUsage
-
-
-def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return MappingProxyType(dict(value or {}))
 
 
 class LifecycleEvent(StrEnum):
@@ -122,10 +118,10 @@ class Checkpoint:
 
     current_node: str
     completed_nodes: tuple[str, ...] = field(default=(), converter=tuple)
-    context_snapshot: Mapping[str, Any] = field(factory=dict, converter=_frozen_map)
-    retry_counters: Mapping[str, int] = field(factory=dict, converter=_frozen_map)
+    context_snapshot: Mapping[str, Any] = field(factory=dict, converter=frozen_map)
+    retry_counters: Mapping[str, int] = field(factory=dict, converter=frozen_map)
     agent_turn_number: int | None = None
-    node_outcomes: Mapping[str, Outcome] = field(factory=dict, converter=_frozen_map)
+    node_outcomes: Mapping[str, Outcome] = field(factory=dict, converter=frozen_map)
     logs: tuple[str, ...] = field(default=(), converter=tuple)
     next_node: str | None = None
     run_status: str = "running"

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, Literal, NewType, get_args
+from typing import Literal, NewType, get_args
 
 from attrs import field, frozen
 
 from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.immutable import frozen_map
 
 ALIASES = ("smart", "worker", "cheap")
 PushPolicy = Literal["never", "on_completion", "on_checkpoint"]
@@ -29,9 +29,6 @@ IMPLICIT_REPO = "project"  # the one repo tools see when workspace.repos is empt
 # Seconds; orchestra.yaml accepts a number of seconds or a duration string such as "90s", "10m".
 Seconds = NewType("Seconds", float)
 
-
-def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return MappingProxyType(dict(value or {}))
 
 
 @frozen
@@ -92,7 +89,7 @@ class ConfigError(OrchestraError):
 class ProviderSettings:
     """One provider: its alias table (smart/worker/cheap -> model) and connection options."""
 
-    models: Mapping[str, str] = field(factory=dict, converter=_frozen_map)
+    models: Mapping[str, str] = field(factory=dict, converter=frozen_map)
     api_base: str | None = None
     api_key_env: str | None = None
     max_tokens: int | None = None
@@ -104,7 +101,7 @@ class ProvidersSettings:
     """`providers:`: the default provider name and each provider's settings (the other keys)."""
 
     default: str | None = None
-    entries: Mapping[str, ProviderSettings] = field(factory=dict, converter=_frozen_map)
+    entries: Mapping[str, ProviderSettings] = field(factory=dict, converter=frozen_map)
 
 
 @frozen
@@ -141,16 +138,16 @@ class ToolCommandSettings:
     command: str
     description: str = ""
     timeout: Seconds | None = None
-    parameters: Mapping[str, ToolParameterSettings] = field(factory=dict, converter=_frozen_map)
+    parameters: Mapping[str, ToolParameterSettings] = field(factory=dict, converter=frozen_map)
 
 
 @frozen
 class WorkspaceSettings:
     """`workspace:`."""
 
-    repos: Mapping[str, RepoSettings] = field(factory=dict, converter=_frozen_map)
+    repos: Mapping[str, RepoSettings] = field(factory=dict, converter=frozen_map)
     tools: Mapping[str, Mapping[str, ToolCommandSettings]] = field(
-        factory=dict, converter=lambda value: _frozen_map({repo: _frozen_map(t) for repo, t in (value or {}).items()})
+        factory=dict, converter=lambda value: frozen_map({repo: frozen_map(t) for repo, t in (value or {}).items()})
     )
 
     def repo_names(self) -> tuple[str, ...]:
@@ -199,9 +196,9 @@ class OrchestraSettings:
 
     providers: ProvidersSettings = field(factory=ProvidersSettings)
     backend: str | None = None
-    pipelines: Mapping[str, PipelineSettings] = field(factory=dict, converter=_frozen_map)
+    pipelines: Mapping[str, PipelineSettings] = field(factory=dict, converter=frozen_map)
     workspace: WorkspaceSettings = field(factory=WorkspaceSettings)
-    agents: Mapping[str, AgentSettings] = field(factory=dict, converter=_frozen_map)
+    agents: Mapping[str, AgentSettings] = field(factory=dict, converter=frozen_map)
     storage: StorageSettings = field(factory=StorageSettings)
     prompts: tuple[str, ...] = field(default=("prompts",), converter=tuple)
     source_path: Path | None = None

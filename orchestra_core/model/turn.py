@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any
 
 from attrs import evolve, field, frozen
 
-
-def _frozen_map(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return MappingProxyType(dict(value or {}))
+from orchestra_core.model.immutable import frozen_map
 
 
 @frozen
@@ -18,7 +15,7 @@ class ToolCall:
     """One tool call the model made: the tool's Orchestra name (`repo:tool`), arguments and result."""
 
     name: str
-    args: Mapping[str, Any] = field(factory=dict, converter=_frozen_map)
+    args: Mapping[str, Any] = field(factory=dict, converter=frozen_map)
     call_id: str = ""
     result: str | None = None
     error: str | None = None

@@ -1,51 +1,108 @@
-"""Workspace events, passed to the manager's event callback as they happen."""
+"""Workspace events (seeds 000 and 001): branches, worktrees, per-turn commits, merges and warnings.
+
+The workspace hands each event to its callback as it happens; the session recorder stores the ones that
+have a turn type (`dev.orchestra.SessionBranchCreated`, ...) as they are. Fields the store does not keep
+(`session_id`, `level`, where a worktree is, ...) take their defaults when a stored event is read back.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from attrs import field, frozen
 
+from orchestra_core.model.immutable import str_tuple
 
-@frozen
-class SessionBranchCreated:
-    """A session branch (and its worktree) was set up in a repo.
 
-    `requested_branch` differs from `branch` when the natural name was taken and another was chosen.
+@frozen(kw_only=True)
+class WorkspaceEvent:
+    """Base of every workspace event.
+
+    Attributes:
+        session_id: The session whose workspace it happened in ("" when read back from the store).
+        level: `info`, or `warning` for events a user should see (progress output prints them).
     """
 
-    session_id: str
-    repo: str
-    branch: str
-    base_ref: str
-    base_sha: str
-    worktree_path: Path
-    isolation: str
-    requested_branch: str
+    session_id: str = ""
     level: str = "info"
 
+    @property
+    def kind(self) -> str:
+        """The event's type name, e.g. `AgentCommitCreated`."""
+        return type(self).__name__
 
-@frozen
-class AgentCommitCreated:
-    """A turn's writes were committed to a session branch."""
 
-    session_id: str
+@frozen(kw_only=True)
+class SessionBranchCreated(WorkspaceEvent):
+    """A session branch was set up in a repo (stored as `dev.orchestra.SessionBranchCreated`).
+
+    `requested_branch` differs from `branch` when the natural name was taken and another was chosen;
+    `isolation` is `worktree` (then a WorktreeCreated event follows) or `in_place`.
+    """
+
     repo: str
     branch: str
+    base_sha: str
+    base_ref: str = ""
+    worktree_path: str = ""
+    isolation: str = "worktree"
+    requested_branch: str = ""
+
+
+@frozen(kw_only=True)
+class WorktreeCreated(WorkspaceEvent):
+    """A worktree was provisioned, for the session or for one parallel agent (`node_id`)."""
+
+    repo: str
+    path: str
+    branch: str
+    base_sha: str
+    node_id: str | None = None
+
+
+@frozen(kw_only=True)
+class AgentCommitCreated(WorkspaceEvent):
+    """A turn's writes were committed to a session branch.
+
+    `message_source` says whether the message came from the generator or the deterministic fallback.
+    """
+
+    repo: str
     sha: str
+    branch: str
     node_id: str
     turn_number: int
-    files: tuple[str, ...] = field(converter=tuple)
-    message: str = ""
-    message_source: str = "generator"  # or "fallback"
-    level: str = "info"
+    message: str
+    files: tuple[str, ...] = field(default=(), converter=str_tuple)
+    message_source: str = "generator"
 
 
-@frozen
-class CommitMessageFallback:
+@frozen(kw_only=True)
+class WorktreeMerged(WorkspaceEvent):
+    """A parallel agent's branch was merged back into the session branch at fan-in."""
+
+    repo: str
+    branch: str
+    into_branch: str
+    merge_sha: str
+    node_id: str | None = None
+
+
+@frozen(kw_only=True)
+class WorktreeMergeConflict(WorkspaceEvent):
+    """Merging a parallel agent's branch at fan-in conflicted; the session branch stayed as it was."""
+
+    repo: str
+    branch: str
+    into_branch: str
+    conflicting_files: tuple[str, ...] = field(default=(), converter=str_tuple)
+    node_id: str | None = None
+    detail: str | None = None
+    level: str = "warning"
+
+
+@frozen(kw_only=True)
+class CommitMessageFallback(WorkspaceEvent):
     """The commit message generator failed or produced nothing usable; the fallback message was used."""
 
-    session_id: str
     repo: str
     node_id: str
     turn_number: int
@@ -53,47 +110,47 @@ class CommitMessageFallback:
     level: str = "warning"
 
 
-@frozen
-class WritesNotCommitted:
+@frozen(kw_only=True)
+class WritesNotCommitted(WorkspaceEvent):
     """Some of a turn's writes were left out of its commit (ignored by git, or an unknown repo)."""
 
-    session_id: str
     repo: str
     node_id: str
     turn_number: int
-    paths: tuple[str, ...] = field(converter=tuple)
+    paths: tuple[str, ...] = field(default=(), converter=str_tuple)
     reason: str = ""
     level: str = "warning"
 
 
-@frozen
-class WorkspaceRestored:
+@frozen(kw_only=True)
+class WorkspaceRestored(WorkspaceEvent):
     """A repo's session worktree was discarded and recreated at `sha` (rollback, restore or reopen)."""
 
-    session_id: str
     repo: str
     branch: str
     sha: str
     reason: str
-    level: str = "info"
 
 
-@frozen
-class ProjectLinkFailed:
+@frozen(kw_only=True)
+class ProjectLinkFailed(WorkspaceEvent):
     """The project could not be recorded in a repo's git config, so `orchestra show` run from that repo
     alone will not find the session (it still does from the project, or with `--config`)."""
 
-    session_id: str
     repo: str
     reason: str
     level: str = "warning"
 
 
-WorkspaceEvent = (
-    SessionBranchCreated
-    | AgentCommitCreated
-    | CommitMessageFallback
-    | WritesNotCommitted
-    | WorkspaceRestored
-    | ProjectLinkFailed
-)
+__all__ = [
+    "AgentCommitCreated",
+    "CommitMessageFallback",
+    "ProjectLinkFailed",
+    "SessionBranchCreated",
+    "WorkspaceEvent",
+    "WorkspaceRestored",
+    "WorktreeCreated",
+    "WorktreeMergeConflict",
+    "WorktreeMerged",
+    "WritesNotCommitted",
+]

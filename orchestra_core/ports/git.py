@@ -6,12 +6,12 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
-from types import MappingProxyType
 from typing import Protocol, runtime_checkable
 
 from attrs import field, frozen
 
 from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.immutable import frozen_map
 
 
 class GitError(OrchestraError):
@@ -112,7 +112,7 @@ class LogEntry:
     committer_email: str
     authored_at: str
     message: str
-    trailers: Mapping[str, str] = field(factory=dict, converter=lambda m: MappingProxyType(dict(m)))
+    trailers: Mapping[str, str] = field(factory=dict, converter=frozen_map)
 
     @property
     def subject(self) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from orchestra_core.model import records as r
-from orchestra_core.model import stored_workspace_events as w
+from orchestra_core.model import workspace_events as w
 from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
 from orchestra_core.session.schema import (
@@ -297,13 +297,6 @@ WORKTREE_MERGE_CONFLICT = TypeSpec(
         f(6, "detail", STRING),
     ],
 )
-WORKSPACE_SNAPSHOT_RECORDED = TypeSpec(
-    "dev.orchestra.WorkspaceSnapshotRecorded",
-    1,
-    w.WorkspaceSnapshotRecorded,
-    [f(1, "node_id", STRING), f(2, "snapshot", REF, ref=WORKSPACE_SNAPSHOT)],
-)
-
 NESTED_TYPES = (TOOL_CALL, TOKEN_USAGE, TURN_COMMIT, OUTCOME, REPO_SNAPSHOT)
 TURN_TYPES = (
     PIPELINE_LIFECYCLE,
@@ -318,8 +311,10 @@ TURN_TYPES = (
     WORKTREE_CREATED,
     WORKTREE_MERGED,
     WORKTREE_MERGE_CONFLICT,
-    WORKSPACE_SNAPSHOT_RECORDED,
 )
+# Types that were defined once and are gone; their ids are never used again.
+RETIRED_TYPE_IDS = ("dev.orchestra.WorkspaceSnapshotRecorded",)  # never produced; WorkspaceSnapshot holds it
+
 _BY_ID = {spec.type_id: spec for spec in TURN_TYPES}
 _BY_RECORD = {spec.record: spec for spec in TURN_TYPES}
 
@@ -327,6 +322,11 @@ _BY_RECORD = {spec.record: spec for spec in TURN_TYPES}
 def spec_for_type(type_id: str) -> TypeSpec | None:
     """The turn type with this id, None for types Orchestra does not define."""
     return _BY_ID.get(type_id)
+
+
+def has_turn_type(record: object) -> bool:
+    """Whether the object is one of the turn records (an event without a turn type is only reported)."""
+    return type(record) in _BY_RECORD
 
 
 def spec_for_record(record: object) -> TypeSpec:

@@ -14,13 +14,13 @@ from collections.abc import Callable, Mapping
 
 from orchestra_core.model import events as ev
 from orchestra_core.model import records as r
-from orchestra_core.model import stored_workspace_events as w
-from orchestra_core.model import workspace_events as ws
 from orchestra_core.model.checkpoint import Checkpoint as EngineCheckpoint
 from orchestra_core.model.outcome import StageStatus
 from orchestra_core.model.turn import AgentTurn, TokenUsage
+from orchestra_core.model.workspace_events import WorkspaceEvent
 from orchestra_core.ports.session_store import SessionStore, StoredTurn
 from orchestra_core.session.api import append_record, fork_session
+from orchestra_core.session.catalog import has_turn_type
 from orchestra_core.session.checkpoints import FULL_EVERY, CheckpointDeltas, PipelineSource, RepoHead
 from orchestra_core.session.trace import BRANCH_TITLE_PREFIX, PARALLEL_SPAWN
 
@@ -88,10 +88,11 @@ class SessionRecorder:
             self._usage[key] = (count + 1, usage + turn.token_usage)
         return self._append(branch, turn)
 
-    def on_workspace_event(self, event: object) -> None:
-        """Record a workspace event (branch created, commit made, warnings) on the main line."""
-        for record in _workspace_records(event):
-            self._append(None, record)
+    def on_workspace_event(self, event: WorkspaceEvent) -> None:
+        """Record a workspace event that has a turn type (branch, worktree, commit, merge) on the main line;
+        the others (warnings, restores) are only reported."""
+        if has_turn_type(event):
+            self._append(None, event)
 
     # Engine events ------------------------------------------------------------------------------------
     def on_event(self, event: ev.EngineEvent) -> None:
@@ -229,21 +230,6 @@ class SessionRecorder:
         line = self._line(branch)
         with self._lock:
             return append_record(self._store, line, record)
-
-
-def _workspace_records(event: object) -> tuple[object, ...]:
-    if isinstance(event, ws.SessionBranchCreated):
-        branch = w.SessionBranchCreated(event.repo, event.branch, event.base_sha, event.base_ref)
-        if event.isolation == "in_place":
-            return (branch,)
-        return branch, w.WorktreeCreated(event.repo, str(event.worktree_path), event.branch, event.base_sha)
-    if isinstance(event, ws.AgentCommitCreated):
-        return (
-            w.AgentCommitCreated(
-                event.repo, event.sha, event.branch, event.node_id, event.turn_number, event.message, event.files
-            ),
-        )
-    return ()
 
 
 _EVENT_RECORDS: dict[type, Callable[[SessionRecorder, ev.EngineEvent], object | None]] = {

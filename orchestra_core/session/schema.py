@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
-from types import MappingProxyType
 from typing import Any
 
 import attrs
 from attrs import field, frozen
+
+from orchestra_core.model.immutable import frozen_map
 
 STRING = "string"
 BOOL = "bool"
@@ -26,9 +27,6 @@ SESSION_CURSOR_TAG = 31  # the stores' per-turn cursor (orchestra_core.session.c
 RESERVED_TAGS = (CONTEXT_METADATA_TAG, SESSION_CURSOR_TAG)
 
 
-def _frozen_map(value: Mapping[int, Any]) -> Mapping[int, Any]:
-    return MappingProxyType(dict(value))
-
 
 def _field_tuple(fields: Sequence[FieldSpec]) -> tuple[FieldSpec, ...]:
     return tuple(fields)
@@ -39,7 +37,7 @@ class EnumSpec:
     """An enum as stored: fixed numbers for a Python Enum's members (numbers are pinned forever)."""
 
     enum_id: str
-    numbers: Mapping[Enum, int] = field(converter=_frozen_map)
+    numbers: Mapping[Enum, int] = field(converter=frozen_map)
 
     def number(self, member: Enum) -> int:
         return self.numbers[member]

@@ -8,7 +8,7 @@ from typing import Any
 from attrs import evolve, frozen
 
 from orchestra_core.model import records as r
-from orchestra_core.model import stored_workspace_events as w
+from orchestra_core.model import workspace_events as w
 from orchestra_core.model.turn import AgentTurn, TokenUsage
 from orchestra_core.ports.session_store import Id, SessionInfo, SessionStatus, SessionStore
 from orchestra_core.session.catalog import AGENT_TURN, CHECKPOINT

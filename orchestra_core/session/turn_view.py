@@ -11,7 +11,7 @@ import attrs
 from attrs import frozen
 
 from orchestra_core.model import records as r
-from orchestra_core.model import stored_workspace_events as w
+from orchestra_core.model import workspace_events as w
 from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.turn import AgentTurn, TokenUsage, TurnCommit
 from orchestra_core.ports.session_store import StoredTurn

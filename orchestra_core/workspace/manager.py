@@ -200,7 +200,10 @@ class WorkspaceManager:
         self._git.worktree_add(root, path, context.branch_name)
         head = self._git.resolve_commit(root, context.branch_ref) or ""
         self._emit(
-            WorkspaceRestored(context.session_id, context.repo_name, context.branch_name, head, "reopen")
+            WorkspaceRestored(
+                session_id=context.session_id, repo=context.repo_name, branch=context.branch_name, sha=head,
+                reason="reopen",
+            )
         )
 
     def _link_project(self, contexts: Sequence[WorkspaceContext]) -> None:
@@ -209,7 +212,7 @@ class WorkspaceManager:
             try:
                 link_project(self._git, context.repo_root, self._project_root)
             except GitError as error:
-                self._emit(ProjectLinkFailed(context.session_id, context.repo_name, str(error)))
+                self._emit(ProjectLinkFailed(session_id=context.session_id, repo=context.repo_name, reason=str(error)))
 
     def _check_cheap_model(self, check: Callable[[], None]) -> None:
         try:

@@ -145,7 +145,9 @@ class WorkspaceSession:
                 f"{repo}: could not restore {context.branch_name} to {target}: {error}"
             ) from error
         self._set_head(repo, target)
-        self._emit(WorkspaceRestored(context.session_id, repo, context.branch_name, target, reason))
+        self._emit(WorkspaceRestored(
+                session_id=context.session_id, repo=repo, branch=context.branch_name, sha=target, reason=reason
+            ))
         return self.contexts[repo]
 
     def _reset_in_place(self, context: WorkspaceContext, target: str) -> None:

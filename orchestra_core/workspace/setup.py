@@ -10,7 +10,7 @@ from typing import NoReturn
 from attrs import frozen
 
 from orchestra_core.model.settings import ISOLATION_MODES, RepoSettings
-from orchestra_core.model.workspace_events import SessionBranchCreated, WorkspaceEvent
+from orchestra_core.model.workspace_events import SessionBranchCreated, WorkspaceEvent, WorktreeCreated
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.git import Git, GitError, RefConflictError
 from orchestra_core.workspace.context import IN_PLACE, WorkspaceContext
@@ -222,8 +222,18 @@ class BranchCreator:
                 branch=context.branch_name,
                 base_ref=context.base_ref,
                 base_sha=context.base_sha,
-                worktree_path=context.worktree_path,
+                worktree_path=str(context.worktree_path),
                 isolation=context.isolation,
                 requested_branch=wanted,
             )
         )
+        if context.isolation == "worktree":
+            self._emit(
+                WorktreeCreated(
+                    session_id=context.session_id,
+                    repo=context.repo_name,
+                    path=str(context.worktree_path),
+                    branch=context.branch_name,
+                    base_sha=context.base_sha,
+                )
+            )

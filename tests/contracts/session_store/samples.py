@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from orchestra_core.model import records as r
-from orchestra_core.model import stored_workspace_events as w
+from orchestra_core.model import workspace_events as w
 from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
 
@@ -102,21 +102,25 @@ RECORDS: tuple[object, ...] = (
         branch_session_ids=("8", "9"),
     ),
     SNAPSHOT,
-    w.SessionBranchCreated("backend", "orchestra/pr-review/7", "0a1b2c", base_ref="main"),
-    w.AgentCommitCreated("backend", "e4f5a6b7", "orchestra/pr-review/7", "plan", 2, "Add x", ("app/x.rb",)),
+    w.SessionBranchCreated(repo="backend", branch="orchestra/pr-review/7", base_sha="0a1b2c", base_ref="main"),
+    w.AgentCommitCreated(
+        repo="backend", sha="e4f5a6b7", branch="orchestra/pr-review/7", node_id="plan", turn_number=2,
+        message="Add x", files=("app/x.rb",),
+    ),
     w.WorktreeCreated(
-        "backend", "/w/.orchestra/worktrees/7/a", "orchestra/pr-review/7/a", "0a1b2c", node_id="a"
+        repo="backend", path="/w/.orchestra/worktrees/7/a", branch="orchestra/pr-review/7/a", base_sha="0a1b2c",
+        node_id="a",
     ),
     w.WorktreeMerged(
-        "backend", "orchestra/pr-review/7/a", "orchestra/pr-review/7", "fedcba", node_id="fan_in"
+        repo="backend", branch="orchestra/pr-review/7/a", into_branch="orchestra/pr-review/7", merge_sha="fedcba",
+        node_id="fan_in",
     ),
     w.WorktreeMergeConflict(
-        "backend",
-        "orchestra/pr-review/7/b",
-        "orchestra/pr-review/7",
-        ("app/x.rb",),
+        repo="backend",
+        branch="orchestra/pr-review/7/b",
+        into_branch="orchestra/pr-review/7",
+        conflicting_files=("app/x.rb",),
         node_id="fan_in",
         detail="both",
     ),
-    w.WorkspaceSnapshotRecorded("critic", SNAPSHOT),
 )

@@ -19,7 +19,7 @@ from tests.support.sessions import records, story
 # Each run waits in `meet` until both have started it, so the two really run (and append) at once.
 PAIR = r"""digraph pair_{tag} {{
     start [shape=Mdiamond]; done [shape=Msquare]
-    meet [shape=parallelogram, tool_command="touch met.{tag}; for i in $(seq 1 400); do if [ -e met.a ] && [ -e met.b ]; then exit 0; fi; sleep 0.025; done; exit 1"]
+    meet [shape=parallelogram, tool_command="touch met.{tag}; for i in $(seq 1 2400); do if [ -e met.a ] && [ -e met.b ]; then exit 0; fi; sleep 0.025; done; exit 1"]
     fan [shape=component]; left [prompt=l]; right [prompt=r]; join [shape=tripleoctagon]
     after [shape=parallelogram, tool_command="echo {tag} >> ran.txt"]
     start -> meet -> fan
@@ -45,8 +45,8 @@ def test_two_runs_on_one_store_at_once_do_not_interfere(project: Project) -> Non
         (project.root / f"pair_{tag}.dot").write_text(PAIR.format(tag=tag), encoding="utf-8")
     runs = [project.spawn("run", f"pair_{tag}.dot", "--quiet") for tag in ("a", "b")]
     for process in runs:
-        _out, err = process.communicate(timeout=120)
-        assert process.returncode == 0, err
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, out + err
     assert sorted(project.ran()) == ["a", "b"]
     with project.open_store() as store:
         mains = [info for info in store.list_sessions() if info.metadata.spawn_reason != "parallel"]

@@ -11,7 +11,7 @@ import pytest
 from attrs import frozen
 
 from orchestra_core.model.records import Checkpoint
-from orchestra_core.model.stored_workspace_events import SessionBranchCreated, WorktreeCreated
+from orchestra_core.model.workspace_events import SessionBranchCreated, WorktreeCreated
 from tests.support.environment import hermetic_env
 from tests.support.git_repos import GitRepo, git, make_repo
 from tests.support.orchestra_project import (

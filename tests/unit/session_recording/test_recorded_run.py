@@ -8,8 +8,7 @@ from typing import Any
 
 from orchestra_core.interview import QueueInterviewer
 from orchestra_core.model import records as r
-from orchestra_core.model import stored_workspace_events as w
-from orchestra_core.model import workspace_events as ws
+from orchestra_core.model import workspace_events as w
 from orchestra_core.model.graph import Node
 from orchestra_core.model.interview import Answer, Option
 from orchestra_core.model.outcome import StageStatus
@@ -248,27 +247,27 @@ def test_checkpoints_carry_the_workspace_heads_and_the_pipeline_source(store: Se
 
 def test_workspace_events_are_recorded_on_the_main_line(store: SessionStore, tmp_path: Any) -> None:
     run = RecordedRun(store)
-    branch = ws.SessionBranchCreated(
+    branch = w.SessionBranchCreated(
         session_id=run.session_id,
         repo="project",
         branch="orchestra/p/1",
         base_ref="main",
         base_sha="a" * 40,
-        worktree_path=tmp_path / "wt",
+        worktree_path=str(tmp_path / "wt"),
         isolation="worktree",
         requested_branch="orchestra/p/1",
     )
-    in_place = ws.SessionBranchCreated(
+    in_place = w.SessionBranchCreated(
         session_id=run.session_id,
         repo="docs",
         branch="orchestra/p/1",
         base_ref="main",
         base_sha="b" * 40,
-        worktree_path=tmp_path,
+        worktree_path=str(tmp_path),
         isolation="in_place",
         requested_branch="orchestra/p/1",
     )
-    commit = ws.AgentCommitCreated(
+    commit = w.AgentCommitCreated(
         session_id=run.session_id,
         repo="project",
         branch="orchestra/p/1",
@@ -278,14 +277,20 @@ def test_workspace_events_are_recorded_on_the_main_line(store: SessionStore, tmp
         files=("a.py",),
         message="Add a",
     )
-    restored = ws.WorkspaceRestored(
+    restored = w.WorkspaceRestored(
         session_id=run.session_id, repo="project", branch="orchestra/p/1", sha="c" * 40, reason="resume"
     )
-    for event in (branch, in_place, commit, restored):
+    worktree = w.WorktreeCreated(
+        session_id=run.session_id, repo="project", path=str(tmp_path / "wt"), branch="orchestra/p/1", base_sha="a" * 40
+    )
+    for event in (branch, worktree, in_place, commit, restored):
         run.recorder.on_workspace_event(event)
     assert records(store, run.session_id) == [
-        w.SessionBranchCreated("project", "orchestra/p/1", "a" * 40, "main"),
-        w.WorktreeCreated("project", str(tmp_path / "wt"), "orchestra/p/1", "a" * 40),
-        w.SessionBranchCreated("docs", "orchestra/p/1", "b" * 40, "main"),
-        w.AgentCommitCreated("project", "c" * 40, "orchestra/p/1", "a", 1, "Add a", ("a.py",)),
+        w.SessionBranchCreated(repo="project", branch="orchestra/p/1", base_sha="a" * 40, base_ref="main"),
+        w.WorktreeCreated(repo="project", path=str(tmp_path / "wt"), branch="orchestra/p/1", base_sha="a" * 40),
+        w.SessionBranchCreated(repo="docs", branch="orchestra/p/1", base_sha="b" * 40, base_ref="main"),
+        w.AgentCommitCreated(
+            repo="project", sha="c" * 40, branch="orchestra/p/1", node_id="a", turn_number=1, message="Add a",
+            files=("a.py",),
+        ),
     ]

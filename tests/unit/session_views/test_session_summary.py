@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from orchestra_core.model import records as r
-from orchestra_core.model import stored_workspace_events as w
+from orchestra_core.model import workspace_events as w
 from orchestra_core.model.graph import Node
 from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
@@ -279,9 +279,12 @@ def test_repos_follow_the_session_branch_its_commits_and_checkpoints(store: Sess
     base, first, second = "a" * 40, "b" * 40, "c" * 40
     snapshot = r.WorkspaceSnapshot((r.RepoSnapshot("api", second, "orchestra/p/1", base),), node_id="x")
     for record in (
-        w.SessionBranchCreated("api", "orchestra/p/1", base, "HEAD"),
-        w.SessionBranchCreated("web", "orchestra/p/1", base, "main"),
-        w.AgentCommitCreated("api", first, "orchestra/p/1", "x", 0, "Change api", ("a.py",)),
+        w.SessionBranchCreated(repo="api", branch="orchestra/p/1", base_sha=base, base_ref="HEAD"),
+        w.SessionBranchCreated(repo="web", branch="orchestra/p/1", base_sha=base, base_ref="main"),
+        w.AgentCommitCreated(
+            repo="api", sha=first, branch="orchestra/p/1", node_id="x", turn_number=0, message="Change api",
+            files=("a.py",),
+        ),
         r.Checkpoint("x", workspace_snapshot=snapshot),
     ):
         api.append_record(store, main, record)

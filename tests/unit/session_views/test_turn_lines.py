@@ -8,7 +8,7 @@ import pytest
 
 from orchestra_cli.session_views import human_duration, token_text, turn_line
 from orchestra_core.model import records as r
-from orchestra_core.model import stored_workspace_events as w
+from orchestra_core.model import workspace_events as w
 from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
 from orchestra_core.ports.session_store import StoredTurn
@@ -77,10 +77,10 @@ def line(record: object, branch: str | None = None, turn_id: str = "9") -> str |
             r.ParallelExecution("fan", r.ParallelEvent.FAN_IN, success_count=1, failure_count=1, branch_session_ids=("4", "5")),
             "|| fan: 1 succeeded, 1 failed (sessions 4, 5)",
         ),
-        (w.SessionBranchCreated("api", "orchestra/p/1", SHA), f"branch orchestra/p/1 in api from {SHA[:8]}"),
-        (w.WorktreeMerged("api", "b", "main", SHA), f"merged b into main in api ({SHA[:8]})"),
+        (w.SessionBranchCreated(repo="api", branch="orchestra/p/1", base_sha=SHA), f"branch orchestra/p/1 in api from {SHA[:8]}"),
+        (w.WorktreeMerged(repo="api", branch="b", into_branch="main", merge_sha=SHA), f"merged b into main in api ({SHA[:8]})"),
         (
-            w.WorktreeMergeConflict("api", "b", "main", ("x.py", "y.py")),
+            w.WorktreeMergeConflict(repo="api", branch="b", into_branch="main", conflicting_files=("x.py", "y.py")),
             "merge conflict: b into main in api: x.py, y.py",
         ),
     ],
@@ -91,8 +91,8 @@ def test_each_turn_is_one_line(record: object, text: str) -> None:
 
 def test_branch_turns_are_prefixed_and_told_turns_are_left_out() -> None:
     assert line(r.NodeExecution("l", r.NodeEvent.STARTED, "codergen"), branch="fan:l").endswith("  [fan:l] > l (codergen)")
-    assert line(w.AgentCommitCreated("api", SHA, "b", "impl", 0, "Add")) is None
-    assert line(w.WorktreeCreated("api", "/w", "b", SHA)) is None
+    assert line(w.AgentCommitCreated(repo="api", sha=SHA, branch="b", node_id="impl", turn_number=0, message="Add")) is None
+    assert line(w.WorktreeCreated(repo="api", path="/w", branch="b", base_sha=SHA)) is None
     foreign = StoredTurn("3", None, 0, "com.example.Note", 1, {1: "x"}, AT)
     assert turn_line(TurnView.of(foreign, "1")).endswith("  com.example.Note turn 3")  # type: ignore[union-attr]
 

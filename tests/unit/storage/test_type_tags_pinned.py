@@ -6,7 +6,7 @@ new tag (and bump the type's version), or a new enum number. Then add the new en
 
 from __future__ import annotations
 
-from orchestra_core.session.catalog import ENUMS, NESTED_TYPES, TURN_TYPES
+from orchestra_core.session.catalog import ENUMS, NESTED_TYPES, RETIRED_TYPE_IDS, TURN_TYPES
 from orchestra_core.session.cursor import STATUS_CODES
 from orchestra_core.session.schema import CONTEXT_METADATA_TAG, SESSION_CURSOR_TAG
 
@@ -212,13 +212,6 @@ PINNED_TYPES = {
             6: ("detail", "string", 1, None),
         },
     ),
-    "dev.orchestra.WorkspaceSnapshotRecorded": (
-        1,
-        {
-            1: ("node_id", "string", 1, None),
-            2: ("snapshot", "ref", 1, "dev.orchestra.WorkspaceSnapshot"),
-        },
-    ),
 }
 
 PINNED_ENUMS = {
@@ -261,3 +254,8 @@ def test_enum_numbers_are_pinned() -> None:
 def test_session_status_codes_and_reserved_tags_are_pinned() -> None:
     assert {status.value: code for status, code in STATUS_CODES.items()} == PINNED_STATUS_CODES
     assert (CONTEXT_METADATA_TAG, SESSION_CURSOR_TAG) == (30, 31)
+
+
+def test_retired_type_ids_are_never_reused() -> None:
+    assert RETIRED_TYPE_IDS == ("dev.orchestra.WorkspaceSnapshotRecorded",)
+    assert not set(RETIRED_TYPE_IDS) & set(_current_types())
