@@ -70,7 +70,7 @@ def build_big_session(store: SqliteSessionStore, turns: int) -> str:
             store, session,
             r.NodeExecution(node, r.NodeEvent.COMPLETED, "codergen", outcome=Outcome.success(), duration_s=4.0),
         )
-        api.append_record(store, session, r.Checkpoint(node, (node,), {"last_stage": node}))
+        api.append_record(store, session, r.CheckpointRecord(node, (node,), {"last_stage": node}))
     return session
 
 
@@ -78,7 +78,7 @@ def build_small_sessions(store: SqliteSessionStore, count: int) -> None:
     for n in range(count):
         session = store.create_session(SessionMetadata(pipeline=f"p{n % 7}")).session_id
         api.append_record(store, session, r.PipelineLifecycle(r.LifecycleEvent.STARTED, "p"))
-        api.append_record(store, session, r.Checkpoint("start", ("start",), node_visits=1))
+        api.append_record(store, session, r.CheckpointRecord("start", ("start",), node_visits=1))
         api.append_record(store, session, r.PipelineLifecycle(r.LifecycleEvent.COMPLETED, "p", duration_s=1.0))
 
 

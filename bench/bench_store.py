@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from orchestra_adapters.storage.cxdb.store import CxdbSessionStore  # noqa: E402
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore  # noqa: E402
-from orchestra_core.model.records import Checkpoint  # noqa: E402
+from orchestra_core.model.records import CheckpointRecord  # noqa: E402
 from orchestra_core.ports.session_store import SessionMetadata, SessionStore  # noqa: E402
 from orchestra_core.session import api  # noqa: E402
 
@@ -86,7 +86,7 @@ def build_session(store: SessionStore, turns: int) -> tuple[str, str]:
     last_checkpoint = ""
     for n in range(1, turns + 1):
         if n % CHECKPOINT_EVERY == 0 and n <= turns - TAIL_AFTER_CHECKPOINT:
-            record = Checkpoint(f"node{n}", (f"node{n}",), {"n": n, "goal": "bench"})
+            record = CheckpointRecord(f"node{n}", (f"node{n}",), {"n": n, "goal": "bench"})
             last_checkpoint = api.append_record(store, session, record).turn_id
         else:
             store.append(session, "bench.Event", 1, {1: n, 2: TEXT})

@@ -220,7 +220,7 @@ def turn_line(view: TurnView) -> str | None:
         r.PipelineLifecycle: _lifecycle_text,
         r.NodeExecution: _node_text,
         AgentTurn: lambda _record: _agent_text(view),
-        r.Checkpoint: lambda _record: _checkpoint_text(view),
+        r.CheckpointRecord: lambda _record: _checkpoint_text(view),
         r.HumanInteraction: _human_text,
         r.ParallelExecution: _parallel_text,
         w.SessionBranchCreated: lambda b: f"branch {b.branch} in {b.repo} from {b.base_sha[:8]}",

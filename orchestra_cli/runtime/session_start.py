@@ -8,7 +8,7 @@ from typing import Any
 
 from attrs import evolve, field, frozen
 
-from orchestra_core.model.checkpoint import Checkpoint as EngineCheckpoint
+from orchestra_core.model.checkpoint import Checkpoint
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.graph import Graph
 from orchestra_core.ports.session_store import SessionInfo, SessionMetadata, SessionStore
@@ -42,7 +42,7 @@ class SessionStart:
     session_id: str
     pipeline_text: str
     source: PipelineSource
-    checkpoint: EngineCheckpoint | None = None
+    checkpoint: Checkpoint | None = None
     repo_heads: Mapping[str, RepoHead] = field(factory=dict)
     origin: tuple[str, str] | None = None
     fork_at: str | None = None

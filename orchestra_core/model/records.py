@@ -104,9 +104,11 @@ class WorkspaceSnapshot:
 
 
 @frozen
-class Checkpoint:
-    """`dev.orchestra.Checkpoint` v4: the pipeline state after a node (Attractor 5.3) plus the workspace.
+class CheckpointRecord:
+    """`dev.orchestra.Checkpoint` v4, the stored form of a `Checkpoint`: a delta over an earlier record,
+    plus each workspace repo's branch and the pipeline source (`session.checkpoints` converts both ways).
 
+    Only the session layer reads and writes these; everything else works with the model's `Checkpoint`.
     It holds everything the engine's checkpoint holds, so a resume needs nothing but the store: v1 had
     the first five fields; v2 added full node outcomes (for exact routing after a resume), logs, the next
     node, the run status and loop counters; v3 added `workspace_snapshot` (every workspace repo's head;

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from attrs import evolve, frozen
 
-from orchestra_core.model.records import Checkpoint
+from orchestra_core.model.records import CheckpointRecord
 from orchestra_core.model.store_errors import TurnDataError
 from orchestra_core.ports.session_store import Id, SessionInfo, SessionStore, StoredTurn
 from orchestra_core.session.bundle import bundle_bytes
@@ -19,10 +19,10 @@ HISTORY_PAGE = 512
 
 @frozen
 class CheckpointAt:
-    """A Checkpoint record and the turn that holds it (fork or resume from `turn.turn_id`)."""
+    """A CheckpointRecord record and the turn that holds it (fork or resume from `turn.turn_id`)."""
 
     turn: StoredTurn
-    checkpoint: Checkpoint
+    checkpoint: CheckpointRecord
 
 
 def publish_types(store: SessionStore) -> bool:
@@ -33,7 +33,7 @@ def publish_types(store: SessionStore) -> bool:
 def append_record(
     store: SessionStore, session_id: Id, record: object, *, parent_turn_id: Id | None = None
 ) -> StoredTurn:
-    """Append a turn record (PipelineLifecycle, NodeExecution, AgentTurn, Checkpoint, ...).
+    """Append a turn record (PipelineLifecycle, NodeExecution, AgentTurn, CheckpointRecord, ...).
 
     Raises:
         TypeError: Not a turn record.
@@ -48,7 +48,7 @@ def append_record(
 def latest_checkpoint(
     store: SessionStore, session_id: Id, *, at_turn_id: Id | None = None
 ) -> CheckpointAt | None:
-    """The newest Checkpoint at or before `at_turn_id` (default: the head), found by index, not by scan,
+    """The newest CheckpointRecord at or before `at_turn_id` (default: the head), found by index, not by scan,
     and expanded to the full state when it was stored as a delta (at most a few dozen turns read).
 
     For `resume SESSION` leave `at_turn_id` out; for `resume SESSION --turn T` pass T to get the
@@ -63,9 +63,9 @@ def latest_checkpoint(
     if turn is None:
         return None
 
-    def checkpoint_in(stored: StoredTurn) -> Checkpoint:
+    def checkpoint_in(stored: StoredTurn) -> CheckpointRecord:
         record = decode_record(stored)
-        if not isinstance(record, Checkpoint):
+        if not isinstance(record, CheckpointRecord):
             raise TurnDataError(f"turn {stored.turn_id} of session {session_id} is not a Checkpoint")
         return record
 
@@ -76,7 +76,7 @@ def latest_checkpoint(
     # (a store like CXDB has no cheap read of a single old turn).
     older = history(store, session_id, start_before=turn.turn_id)
 
-    def base_of(turn_id: str) -> Checkpoint:
+    def base_of(turn_id: str) -> CheckpointRecord:
         for stored in older:
             if stored.turn_id == turn_id:
                 return checkpoint_in(stored)

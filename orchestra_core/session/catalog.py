@@ -187,7 +187,7 @@ AGENT_TURN = TypeSpec(
 CHECKPOINT = TypeSpec(
     "dev.orchestra.Checkpoint",
     4,
-    r.Checkpoint,
+    r.CheckpointRecord,
     [
         f(1, "current_node", STRING),
         f(2, "completed_nodes", ARRAY, items=STRING),

@@ -1,4 +1,4 @@
-"""Conversion between the engine's Checkpoint and the stored `dev.orchestra.Checkpoint` record."""
+"""Conversion between the engine's Checkpoint and its stored form, the `dev.orchestra.Checkpoint` record."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ from typing import Any
 
 from attrs import evolve, frozen
 
-from orchestra_core.model.checkpoint import Checkpoint as EngineCheckpoint
-from orchestra_core.model.checkpoint import RunStatus
+from orchestra_core.model.checkpoint import Checkpoint, RunStatus
 from orchestra_core.model.outcome import Outcome
-from orchestra_core.model.records import Checkpoint, RepoSnapshot, WorkspaceSnapshot
+from orchestra_core.model.records import CheckpointRecord, RepoSnapshot, WorkspaceSnapshot
 
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what the stores' msgpack holds
 
@@ -35,14 +34,14 @@ class PipelineSource:
 
 
 def to_record(
-    checkpoint: EngineCheckpoint,
+    checkpoint: Checkpoint,
     *,
     repos: Mapping[str, RepoHead] | None = None,
     source: PipelineSource | None = None,
-) -> Checkpoint:
+) -> CheckpointRecord:
     """The stored form of an engine checkpoint, with every workspace repo's head and the pipeline source."""
     source = source or PipelineSource()
-    return Checkpoint(
+    return CheckpointRecord(
         current_node=checkpoint.current_node,
         completed_nodes=checkpoint.completed_nodes,
         context_snapshot=plain_values(checkpoint.context),
@@ -60,10 +59,10 @@ def to_record(
     )
 
 
-def from_record(record: Checkpoint, created_at: datetime | None) -> EngineCheckpoint:
+def from_record(record: CheckpointRecord, created_at: datetime | None) -> Checkpoint:
     """The engine checkpoint a stored record describes (to resume or replay from it)."""
     snapshot = record.workspace_snapshot.sha_by_repo() if record.workspace_snapshot else {}
-    return EngineCheckpoint(
+    return Checkpoint(
         current_node=record.current_node,
         completed_nodes=record.completed_nodes,
         node_outcomes=record.node_outcomes,
@@ -80,7 +79,7 @@ def from_record(record: Checkpoint, created_at: datetime | None) -> EngineCheckp
     )
 
 
-def repo_heads(record: Checkpoint) -> dict[str, RepoHead]:
+def repo_heads(record: CheckpointRecord) -> dict[str, RepoHead]:
     """Each workspace repo's branch and head as the checkpoint recorded them."""
     if record.workspace_snapshot is None:
         return {}
@@ -108,7 +107,7 @@ def _plain_outcome(outcome: Outcome) -> Outcome:
     return evolve(outcome, context_updates=plain_values(outcome.context_updates)) if outcome.context_updates else outcome
 
 
-def _snapshot(checkpoint: EngineCheckpoint, repos: Mapping[str, RepoHead]) -> WorkspaceSnapshot:
+def _snapshot(checkpoint: Checkpoint, repos: Mapping[str, RepoHead]) -> WorkspaceSnapshot:
     heads = checkpoint.workspace_snapshot
     return WorkspaceSnapshot(
         repo_snapshots=tuple(
@@ -136,17 +135,17 @@ class CheckpointDeltas:
 
     def __init__(self, full_every: int = FULL_EVERY) -> None:
         self._full_every = max(full_every, 1)
-        self._previous: EngineCheckpoint | None = None
+        self._previous: Checkpoint | None = None
         self._previous_turn: str | None = None
         self._chain = 0
 
     def record(
         self,
-        checkpoint: EngineCheckpoint,
+        checkpoint: Checkpoint,
         *,
         repos: Mapping[str, RepoHead] | None = None,
         source: PipelineSource | None = None,
-    ) -> Checkpoint:
+    ) -> CheckpointRecord:
         """The record to append for this checkpoint (a delta when possible)."""
         previous = self._previous
         if previous is None or self._previous_turn is None or self._chain + 1 >= self._full_every:
@@ -163,12 +162,12 @@ class CheckpointDeltas:
             full, base_turn_id=self._previous_turn, context_removed=removed, chain_length=self._chain + 1
         )
 
-    def remember(self, checkpoint: EngineCheckpoint, record: Checkpoint, turn_id: str) -> None:
+    def remember(self, checkpoint: Checkpoint, record: CheckpointRecord, turn_id: str) -> None:
         """Note the checkpoint just stored, as the base of the next delta."""
         self._previous, self._previous_turn, self._chain = checkpoint, turn_id, record.chain_length
 
 
-def expand_checkpoint(record: Checkpoint, base_of: Callable[[str], Checkpoint]) -> Checkpoint:
+def expand_checkpoint(record: CheckpointRecord, base_of: Callable[[str], CheckpointRecord]) -> CheckpointRecord:
     """The full checkpoint a (possibly delta) record stands for.
 
     Args:
@@ -184,7 +183,7 @@ def expand_checkpoint(record: Checkpoint, base_of: Callable[[str], Checkpoint]) 
     return full
 
 
-def _apply(base: Checkpoint, delta: Checkpoint) -> Checkpoint:
+def _apply(base: CheckpointRecord, delta: CheckpointRecord) -> CheckpointRecord:
     context = {k: v for k, v in base.context_snapshot.items() if k not in set(delta.context_removed)}
     context.update(delta.context_snapshot)
     return evolve(
@@ -229,7 +228,7 @@ def _changed_outcomes(current: Any, previous: Any) -> dict[str, Any]:
     return {node: outcome for node, outcome in current.items() if previous.get(node) is not outcome}
 
 
-def _delta_view(checkpoint: EngineCheckpoint, previous: EngineCheckpoint, added: dict[str, Any]) -> EngineCheckpoint:
+def _delta_view(checkpoint: Checkpoint, previous: Checkpoint, added: dict[str, Any]) -> Checkpoint:
     return evolve(
         checkpoint,
         completed_nodes=checkpoint.completed_nodes[len(previous.completed_nodes) :],

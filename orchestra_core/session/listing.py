@@ -102,7 +102,7 @@ def _nodes_run(store: SessionStore, info: SessionInfo) -> int:
     if turn is None:
         return 0
     record = decode_fields(turn, _CHECKPOINT_SKIPPED)
-    return record.node_visits if isinstance(record, r.Checkpoint) else 0
+    return record.node_visits if isinstance(record, r.CheckpointRecord) else 0
 
 
 def _branch_status(store: SessionStore, info: SessionInfo, by_id: dict[str, SessionInfo]) -> str:

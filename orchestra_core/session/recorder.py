@@ -1,7 +1,7 @@
 """SessionRecorder: writes a run into the session store as it happens (seed 003, "Execution Trace as Turn DAG").
 
 It is three things to the engine: an event observer (lifecycle, node, parallel and human turns), a
-checkpoint sink (Checkpoint turns; a failure there stops the run, since a resume depends on them) and the
+checkpoint sink (CheckpointRecord turns; a failure there stops the run, since a resume depends on them) and the
 end of every codergen stage's `on_turn` chain (AgentTurn turns, after the workspace committed them). The
 workspace's events land here too. Parallel branches and child runs get their own sessions, forked from
 their parent line where they start, so the store shows them as forks.
@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 
 from orchestra_core.model import events as ev
 from orchestra_core.model import records as r
-from orchestra_core.model.checkpoint import Checkpoint as EngineCheckpoint
+from orchestra_core.model.checkpoint import Checkpoint
 from orchestra_core.model.outcome import StageStatus
 from orchestra_core.model.turn import AgentTurn, TokenUsage
 from orchestra_core.model.workspace_events import WorkspaceEvent
@@ -63,8 +63,8 @@ class SessionRecorder:
         with self._lock:
             return {branch: sid for branch, sid in self._lines.items() if branch is not None}
 
-    # Checkpoint sink -------------------------------------------------------------------------------
-    def save(self, checkpoint: EngineCheckpoint) -> None:
+    # CheckpointRecord sink -------------------------------------------------------------------------------
+    def save(self, checkpoint: Checkpoint) -> None:
         """Append the checkpoint (with every workspace repo's head) to the main line, as a delta when it can.
 
         Raises:

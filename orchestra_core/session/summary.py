@@ -186,7 +186,7 @@ def repo_states(turns: list[TurnView]) -> tuple[RepoState, ...]:
                 if known
                 else RepoState(record.repo, record.branch, None, record.sha)
             )
-        elif isinstance(record, r.Checkpoint) and record.workspace_snapshot is not None:
+        elif isinstance(record, r.CheckpointRecord) and record.workspace_snapshot is not None:
             for snapshot in record.workspace_snapshot.repo_snapshots:
                 known = repos.get(snapshot.repo_name)
                 repos[snapshot.repo_name] = RepoState(

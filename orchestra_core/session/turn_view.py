@@ -22,7 +22,7 @@ from orchestra_core.session.codec import decode_record
 # skipped, so a long session is summarized without decoding what nobody looks at.
 _SKIPPED_FIELDS: dict[type, Collection[str]] = {
     AgentTurn: ("messages", "agent_state_ref"),
-    r.Checkpoint: (
+    r.CheckpointRecord: (
         "context_snapshot", "node_outcomes", "logs", "retry_counters", "pipeline_blob", "completed_nodes",
         "context_removed",
     ),
@@ -91,7 +91,7 @@ class TurnView:
     @property
     def node_id(self) -> str | None:
         """The node the turn is about; a Checkpoint's is the node it was taken after (None before the start)."""
-        if isinstance(self.record, r.Checkpoint):
+        if isinstance(self.record, r.CheckpointRecord):
             return self.record.current_node or None
         return getattr(self.record, "node_id", None)
 
@@ -198,7 +198,7 @@ def _lifecycle(record: r.PipelineLifecycle) -> dict[str, Any]:
     }
 
 
-def _checkpoint(record: r.Checkpoint) -> dict[str, Any]:
+def _checkpoint(record: r.CheckpointRecord) -> dict[str, Any]:
     snapshot = record.workspace_snapshot
     return {
         "status": record.run_status,
@@ -250,7 +250,7 @@ _DETAILS: dict[type, Any] = {
     AgentTurn: _agent_turn,
     r.NodeExecution: _node_execution,
     r.PipelineLifecycle: _lifecycle,
-    r.Checkpoint: _checkpoint,
+    r.CheckpointRecord: _checkpoint,
     r.ParallelExecution: _parallel,
     r.HumanInteraction: _human,
     w.SessionBranchCreated: _branch_created,

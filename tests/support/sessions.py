@@ -77,7 +77,7 @@ def describe(record: object) -> str:
         return f"lifecycle {record.event.value}"
     if isinstance(record, r.NodeExecution):
         return f"node {record.node_id} {record.event.value}"
-    if isinstance(record, r.Checkpoint):
+    if isinstance(record, r.CheckpointRecord):
         return f"checkpoint {record.current_node or '-'}"
     if isinstance(record, r.ParallelExecution):
         branch = f" {record.branch_id}" if record.branch_id else ""
@@ -93,7 +93,7 @@ def stored_checkpoints(store: SessionStore, session_id: str) -> list[Any]:
     """Every Checkpoint turn of the session read back as the engine checkpoint a resume from it would use."""
     found = []
     for turn in turns(store, session_id):
-        if isinstance(decode_record(turn), r.Checkpoint):
+        if isinstance(decode_record(turn), r.CheckpointRecord):
             at = api.latest_checkpoint(store, session_id, at_turn_id=turn.turn_id)
             assert at is not None and at.turn.turn_id == turn.turn_id
             found.append(from_record(at.checkpoint, at.turn.created_at))

@@ -12,7 +12,7 @@ from datetime import datetime
 
 import pytest
 
-from orchestra_core.model.records import Checkpoint, LifecycleEvent, PipelineLifecycle
+from orchestra_core.model.records import CheckpointRecord, LifecycleEvent, PipelineLifecycle
 from orchestra_core.model.store_errors import (
     BlobNotFoundError,
     BundleConflictError,
@@ -36,7 +36,7 @@ def _append_events(store: SessionStore, session_id: str, count: int) -> list[str
 
 
 def _checkpoint(store: SessionStore, session_id: str, node: str, **kwargs: object) -> str:
-    return api.append_record(store, session_id, Checkpoint(node, (node,)), **kwargs).turn_id  # type: ignore[arg-type]
+    return api.append_record(store, session_id, CheckpointRecord(node, (node,)), **kwargs).turn_id  # type: ignore[arg-type]
 
 
 class SessionStoreContract:

@@ -67,7 +67,7 @@ RECORDS: tuple[object, ...] = (
         agent_turn_count=3,
     ),
     CORE_AGENT_TURN,
-    r.Checkpoint(
+    r.CheckpointRecord(
         "critic",
         completed_nodes=("start", "plan", "critic"),
         context_snapshot={"goal": "x", "graph.goal": "x", "n": 1, "f": 0.5, "list": ["a", 1]},

@@ -39,7 +39,7 @@ def test_a_run_is_a_session_whose_turns_tell_the_run_directorys_story(project: P
         status = json.loads((logs / node.node_id / "status.json").read_text(encoding="utf-8"))
         assert node.outcome is not None and status["outcome"] == node.outcome.status.value
         assert status["notes"] == node.outcome.notes
-    assert [x.current_node for x in recorded if isinstance(x, r.Checkpoint)] == ["", *STEP_NODES]
+    assert [x.current_node for x in recorded if isinstance(x, r.CheckpointRecord)] == ["", *STEP_NODES]
 
     mirror = FileRunDirectory(str(logs))
     manifest = mirror.read_manifest()

@@ -43,7 +43,13 @@ def _one_line_error(result: subprocess.CompletedProcess[str], *parts: str) -> No
 def test_two_runs_on_one_store_at_once_do_not_interfere(project: Project) -> None:
     for tag in ("a", "b"):
         (project.root / f"pair_{tag}.dot").write_text(PAIR.format(tag=tag), encoding="utf-8")
-    runs = [project.spawn("run", f"pair_{tag}.dot", "--quiet") for tag in ("a", "b")]
+    runs = [
+        subprocess.Popen(
+            [str(ORCHESTRA), "run", f"pair_{tag}.dot", "--quiet"], cwd=project.root, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "NO_COLOR": "1"},
+        )
+        for tag in ("a", "b")
+    ]
     for process in runs:
         out, err = process.communicate(timeout=120)
         assert process.returncode == 0, out + err

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from attrs import frozen
 
-from orchestra_core.model.records import Checkpoint, LifecycleEvent, PipelineLifecycle
+from orchestra_core.model.records import CheckpointRecord, LifecycleEvent, PipelineLifecycle
 from tests.support.environment import hermetic_env
 from tests.support.git_repos import GitRepo, git, make_repo
 from tests.support.orchestra_project import (
@@ -107,7 +107,7 @@ def test_resume_restores_the_checkpoints_commit_and_finishes(crashed: Crashed) -
     assert [record.git_sha for record in finish] == [commits[1], None]
     events = [record.event for _, record in records_of(crashed.project, "1", PipelineLifecycle)]
     assert events == [LifecycleEvent.STARTED, LifecycleEvent.RESUMED, LifecycleEvent.COMPLETED]
-    last = records_of(crashed.project, "1", Checkpoint)[-1][1]
+    last = records_of(crashed.project, "1", CheckpointRecord)[-1][1]
     assert last.workspace_snapshot.sha_by_repo() == {"app": commits[1]}
 
 
@@ -115,7 +115,7 @@ def test_resume_restores_the_checkpoints_commit_and_finishes(crashed: Crashed) -
 def test_replay_starts_a_new_branch_at_the_checkpoints_commit(crashed: Crashed) -> None:
     [(checkpoint, _)] = [
         (turn, record)
-        for turn, record in records_of(crashed.project, "1", Checkpoint)
+        for turn, record in records_of(crashed.project, "1", CheckpointRecord)
         if record.current_node == "implement"
     ][:1]
     replayed = run_json(

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from attrs import frozen
 
-from orchestra_core.model.records import Checkpoint
+from orchestra_core.model.records import CheckpointRecord
 from orchestra_core.model.workspace_events import SessionBranchCreated, WorktreeCreated
 from tests.support.environment import hermetic_env
 from tests.support.git_repos import GitRepo, git, make_repo
@@ -214,7 +214,7 @@ def test_the_users_checkout_is_untouched_byte_for_byte(run: Lifecycle) -> None:
 def test_checkpoints_record_each_repos_head(run: Lifecycle) -> None:
     heads = {
         record.current_node: record.workspace_snapshot.sha_by_repo()
-        for _, record in records_of(run.project, "1", Checkpoint)
+        for _, record in records_of(run.project, "1", CheckpointRecord)
     }
     tip = run.commits[-1]
     assert heads == {

@@ -117,7 +117,7 @@ def test_a_failed_run_ends_failed_with_its_reason(store: SessionStore) -> None:
     assert isinstance(failed, r.PipelineLifecycle) and failed.status is StageStatus.FAIL
     assert failed.error == result.failure_reason and "scripted fail for a" in failed.error
     assert (
-        isinstance(checkpoint, r.Checkpoint)
+        isinstance(checkpoint, r.CheckpointRecord)
         and checkpoint.run_status == "fail"
         and checkpoint.next_node is None
     )
@@ -227,7 +227,7 @@ def test_checkpoints_carry_the_workspace_heads_and_the_pipeline_source(store: Se
     run = RecordedRun(store, source=PipelineSource("pipelines/p.dot", blob), repo_heads=repo_heads)
     run.harness.engine.workspace_snapshot = snapshot
     run.run(linear("a", "b"))
-    stored = [x for x in records(store, run.session_id) if isinstance(x, r.Checkpoint)]
+    stored = [x for x in records(store, run.session_id) if isinstance(x, r.CheckpointRecord)]
     assert len(stored) == len(shas) == 5
     for record, sha in zip(stored, shas, strict=True):
         assert record.pipeline_path == "pipelines/p.dot" and record.pipeline_blob == blob

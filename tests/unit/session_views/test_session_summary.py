@@ -251,7 +251,7 @@ def _checkpoint_after(store: SessionStore, session: str, node: str) -> Any:
 
     return next(
         t for t in turns(store, session)
-        if isinstance(record := decode_record(t), r.Checkpoint) and record.current_node == node
+        if isinstance(record := decode_record(t), r.CheckpointRecord) and record.current_node == node
     )
 
 
@@ -285,7 +285,7 @@ def test_repos_follow_the_session_branch_its_commits_and_checkpoints(store: Sess
             repo="api", sha=first, branch="orchestra/p/1", node_id="x", turn_number=0, message="Change api",
             files=("a.py",),
         ),
-        r.Checkpoint("x", workspace_snapshot=snapshot),
+        r.CheckpointRecord("x", workspace_snapshot=snapshot),
     ):
         api.append_record(store, main, record)
     document = session_summary(store, main).to_json()

@@ -58,8 +58,8 @@ def line(record: object, branch: str | None = None, turn_id: str = "9") -> str |
             f". impl turn 0 (m): project:write-file; project {SHA[:8]} Add hello.py [10+2 tokens, 12ms]",
         ),
         (AgentTurn("impl", 1, "m", "p", commits=(TurnCommit("", SHA, "Fix"),)), f". impl turn 1 (m): no tools; {SHA[:8]} Fix"),
-        (r.Checkpoint("plan"), "checkpoint 9 after plan"),
-        (r.Checkpoint(""), "checkpoint 9 before start"),
+        (r.CheckpointRecord("plan"), "checkpoint 9 after plan"),
+        (r.CheckpointRecord(""), "checkpoint 9 before start"),
         (
             r.HumanInteraction("gate", r.InteractionMode.GATE, "Ship it?", ("[A] Approve",), selected_option="[A] Approve"),
             "? gate: Ship it? -> [A] Approve",

@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
-from orchestra_core.model.records import Checkpoint
+from orchestra_core.model.records import CheckpointRecord
 from orchestra_core.session import api
 
 
@@ -26,7 +26,7 @@ def append(db: str, session: str, count: int, checkpoint_every: int) -> None:
     numbers = itertools.count(1) if count == 0 else range(1, count + 1)
     for n in numbers:
         if checkpoint_every and n % checkpoint_every == 0:
-            turn = api.append_record(store, session, Checkpoint(f"node{n}", (f"node{n}",), {"n": n}))
+            turn = api.append_record(store, session, CheckpointRecord(f"node{n}", (f"node{n}",), {"n": n}))
         else:
             turn = store.append(session, "test.Event", 1, {1: n, 2: "x" * 200})
         print(turn.turn_id, flush=True)

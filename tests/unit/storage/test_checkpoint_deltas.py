@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from orchestra_core.model.checkpoint import Checkpoint as EngineCheckpoint
+from orchestra_core.model.checkpoint import Checkpoint
 from orchestra_core.model.outcome import Outcome, StageStatus
-from orchestra_core.model.records import Checkpoint
+from orchestra_core.model.records import CheckpointRecord
 from orchestra_core.ports.session_store import SessionMetadata
 from orchestra_core.session.api import append_record, latest_checkpoint
 from orchestra_core.session.checkpoints import (
@@ -37,7 +37,7 @@ step = st.tuples(
 )
 
 
-def run_of(steps: list[tuple]) -> list[EngineCheckpoint]:
+def run_of(steps: list[tuple]) -> list[Checkpoint]:
     """The checkpoints an engine would take through these steps."""
     completed: tuple[str, ...] = ()
     outcomes: dict[str, Outcome] = {}
@@ -53,7 +53,7 @@ def run_of(steps: list[tuple]) -> list[EngineCheckpoint]:
         context.update(updates)
         logs += (f"{node} done",)
         taken.append(
-            EngineCheckpoint(
+            Checkpoint(
                 current_node=node, completed_nodes=completed, node_outcomes=outcomes, node_retries={},
                 context=dict(context), timestamp=datetime(2026, 1, 1, tzinfo=UTC), next_node="x",
                 logs=logs, workspace_snapshot={"repo": f"{number:040x}"}, node_visits=number + 1,
@@ -65,7 +65,7 @@ def run_of(steps: list[tuple]) -> list[EngineCheckpoint]:
 @given(st.lists(step, min_size=1, max_size=2 * FULL_EVERY + 5))
 def test_every_record_expands_to_the_full_checkpoint(steps: list[tuple]) -> None:
     deltas = CheckpointDeltas(FULL_EVERY)
-    stored: dict[str, Checkpoint] = {}
+    stored: dict[str, CheckpointRecord] = {}
     repos = {"repo": RepoHead("orchestra/p/1", "0" * 40, "f" * 40)}
     source = PipelineSource("p.dot", "ab" * 32)
     for number, checkpoint in enumerate(run_of(steps)):

@@ -13,7 +13,7 @@ import requests
 from orchestra_adapters.storage.cxdb.connection import parse_address
 from orchestra_adapters.storage.cxdb.store import CxdbSessionStore
 from orchestra_adapters.storage.cxdb.turns import facts_from_http
-from orchestra_core.model.records import Checkpoint, LifecycleEvent, PipelineLifecycle
+from orchestra_core.model.records import CheckpointRecord, LifecycleEvent, PipelineLifecycle
 from orchestra_core.model.store_errors import StoreError, StoreUnavailableError
 from orchestra_core.ports.session_store import SessionMetadata
 from orchestra_core.session import api
@@ -103,7 +103,7 @@ def test_resume_reads_the_head_and_one_blob_not_the_history(server: FakeCxdbServ
     with CxdbSessionStore(server.addr, server.url) as writer:
         info = writer.create_session(META)
         api.append_record(writer, info.session_id, PipelineLifecycle(LifecycleEvent.STARTED, "pr-review"))
-        checkpoint = api.append_record(writer, info.session_id, Checkpoint("plan", ("plan",), {"k": "v"}))
+        checkpoint = api.append_record(writer, info.session_id, CheckpointRecord("plan", ("plan",), {"k": "v"}))
         for n in range(300):
             writer.append(info.session_id, "t.E", 1, {1: n})
     server.state.counts.clear()

@@ -8,7 +8,7 @@ import pytest
 
 from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.records import (
-    Checkpoint,
+    CheckpointRecord,
     LifecycleEvent,
     NodeEvent,
     NodeExecution,
@@ -42,7 +42,7 @@ def _run(store: InMemorySessionStore) -> str:
         ),
         NodeExecution("plan", NodeEvent.RETRYING, attempt=2),
         NodeExecution("plan", NodeEvent.COMPLETED, attempt=2, outcome=Outcome.success(), duration_s=2.0),
-        Checkpoint("plan", ("plan",)),
+        CheckpointRecord("plan", ("plan",)),
         NodeExecution("review", NodeEvent.STARTED),
     ]
     for record in records:
@@ -100,7 +100,7 @@ def test_latest_checkpoint_at_an_agent_turn_gives_the_enclosing_checkpoint(
     first = api.latest_checkpoint(store, session)
     assert first is not None and first.checkpoint.current_node == "plan"
     agent = api.append_record(store, session, CORE_AGENT_TURN)
-    api.append_record(store, session, Checkpoint("review", ("plan", "review")))
+    api.append_record(store, session, CheckpointRecord("review", ("plan", "review")))
     enclosing = api.latest_checkpoint(store, session, at_turn_id=agent.turn_id)
     assert enclosing is not None and enclosing.turn.turn_id == first.turn.turn_id
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from orchestra_adapters.storage.payload import decode_payload, encode_payload
 from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.records import (
-    Checkpoint,
+    CheckpointRecord,
     NodeEvent,
     NodeExecution,
     RepoSnapshot,
@@ -144,7 +144,7 @@ _outcomes = st.builds(
     failure_reason=st.text(max_size=20),
 )
 _checkpoints = st.builds(
-    Checkpoint,
+    CheckpointRecord,
     current_node=_names,
     completed_nodes=st.lists(_names, max_size=5).map(tuple),
     context_snapshot=st.dictionaries(_names, _json, max_size=4),
@@ -163,7 +163,7 @@ _checkpoints = st.builds(
 
 
 @given(_checkpoints)
-def test_any_checkpoint_round_trips(checkpoint: Checkpoint) -> None:
+def test_any_checkpoint_round_trips(checkpoint: CheckpointRecord) -> None:
     encoded = encode_record(checkpoint)
     wire = decode_payload(encode_payload(encoded.data))
     assert decode_record(_stored(encoded.type_id, encoded.type_version, wire)) == checkpoint

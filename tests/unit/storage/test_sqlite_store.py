@@ -10,7 +10,7 @@ import pytest
 from orchestra_adapters.storage.payload import content_hash, encode_payload
 from orchestra_adapters.storage.sqlite_schema import LATEST_VERSION, migrate
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
-from orchestra_core.model.records import Checkpoint, LifecycleEvent, PipelineLifecycle
+from orchestra_core.model.records import CheckpointRecord, LifecycleEvent, PipelineLifecycle
 from orchestra_core.model.store_errors import StoreCorruptError, StoreVersionError
 from orchestra_core.ports.session_store import SessionMetadata, SessionStatus
 from orchestra_core.session import api
@@ -64,11 +64,11 @@ def test_a_version_1_store_is_migrated_and_its_cursor_backfilled(tmp_path: Path)
     )
     turns = [
         PipelineLifecycle(LifecycleEvent.STARTED, "p"),
-        Checkpoint("a", ("a",)),
+        CheckpointRecord("a", ("a",)),
         PipelineLifecycle(LifecycleEvent.COMPLETED, "p"),
     ]
     rows = [encode_record(record) for record in turns]
-    rows.append(encode_record(Checkpoint("b", ("a", "b"))))
+    rows.append(encode_record(CheckpointRecord("b", ("a", "b"))))
     for number, encoded in enumerate(rows, start=1):
         payload = encode_payload(encoded.data)
         connection.execute(
