@@ -17,7 +17,8 @@ test:
 
 lint:
 	$(BIN)/python -m ruff check orchestra_core orchestra_adapters orchestra_cli tests bench
-	$(BIN)/python -m pytest -q tests/unit/test_core_boundary.py
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/python -m mypy
 
 bench:
 	@for script in bench/bench_*.py; do $(BIN)/python $$script || exit 1; done

@@ -14,23 +14,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from attrs import frozen
+from orchestra_cli.doctor_check import ERROR, OK, WARNING, Check
 
-OK, WARNING, ERROR = "ok", "warning", "error"
 MIN_GIT = (2, 36)  # `git worktree list --porcelain -z`, used to find session worktrees
 _GIT_TIMEOUT_S = 10
-
-
-@frozen
-class Check:
-    """One line of the report: what was checked, how it went, and a one-line detail."""
-
-    name: str
-    status: str
-    detail: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"name": self.name, "status": self.status, "detail": self.detail}
 
 
 def run_checks(config: Path | None, cwd: Path) -> list[Check]:

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from orchestra_cli.doctor_checks import ERROR, OK, WARNING, Check
+from orchestra_cli.doctor_check import ERROR, OK, WARNING, Check
 
 
 def store_checks(container: Any) -> list[Check]:

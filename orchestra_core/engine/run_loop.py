@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import random
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from attrs import evolve
 
 from orchestra_core.engine.branches import BranchWalker
 from orchestra_core.engine.emitter import BranchForwarder, Emitter
-from orchestra_core.engine.execution import StageExecutor, StageVisit
+from orchestra_core.engine.execution import HandlerResolver, StageExecutor, StageVisit
 from orchestra_core.engine.routing import (
     Advance,
     Finish,
@@ -19,7 +20,14 @@ from orchestra_core.engine.routing import (
     exit_transition,
     next_transition,
 )
-from orchestra_core.engine.run_state import Position, RunState, fresh_context, manifest_for, resumed_edge
+from orchestra_core.engine.run_state import (
+    Position,
+    RunState,
+    WorkspaceSnapshot,
+    fresh_context,
+    manifest_for,
+    resumed_edge,
+)
 from orchestra_core.engine.stage import BranchResult
 from orchestra_core.model.checkpoint import Checkpoint, RunResult, RunStatus
 from orchestra_core.model.context import Context
@@ -36,11 +44,49 @@ from orchestra_core.model.events import (
 )
 from orchestra_core.model.graph import Edge, Graph, Node
 from orchestra_core.model.outcome import Outcome
-
-if TYPE_CHECKING:
-    from orchestra_core.engine.runner import PipelineEngine
+from orchestra_core.ports.checkpoint_sink import CheckpointSink
+from orchestra_core.ports.clock import Clock
+from orchestra_core.ports.run_directory import RunDirectoryFactory
 
 DEFAULT_MAX_NODE_VISITS = 10_000
+
+
+class Engine(Protocol):
+    """What a run takes from the engine that runs it (`PipelineEngine`)."""
+
+    @property
+    def registry(self) -> HandlerResolver: ...
+    @property
+    def run_directory(self) -> RunDirectoryFactory: ...
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def observers(self) -> tuple[EventObserver, ...]: ...
+    @property
+    def checkpoint_sinks(self) -> tuple[CheckpointSink, ...]: ...
+    @property
+    def max_node_visits(self) -> int | None: ...
+    @property
+    def rng(self) -> random.Random: ...
+    @property
+    def workspace_snapshot(self) -> WorkspaceSnapshot | None: ...
+
+    def child(self, observers: Sequence[EventObserver]) -> Engine:
+        """An engine for a supervised child run."""
+        ...
+
+    def run(
+        self,
+        graph: Graph,
+        *,
+        session_id: str,
+        logs_root: str,
+        initial_context: Mapping[str, Any] | None = None,
+        stop: threading.Event | None = None,
+        on_context: Callable[[Context], None] | None = None,
+    ) -> RunResult:
+        """Run a pipeline."""
+        ...
 
 
 class CheckpointSaveError(OrchestraError):
@@ -52,7 +98,7 @@ class RunLoop:
 
     def __init__(
         self,
-        engine: PipelineEngine,
+        engine: Engine,
         graph: Graph,
         session_id: str,
         logs_root: str,
