@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -88,7 +89,7 @@ def open_database(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
             path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
         )
         connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-        connection.execute("PRAGMA journal_mode = WAL")
+        _enable_wal(connection, busy_timeout_s)
         connection.execute("PRAGMA synchronous = NORMAL")
         migrate(connection, location)
         return connection
@@ -98,6 +99,22 @@ def open_database(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
         if isinstance(error, StoreError):
             raise
         raise store_error(error, location, "open the store") from None
+
+
+def _enable_wal(connection: sqlite3.Connection, busy_timeout_s: float) -> None:
+    """Switch to WAL. SQLite answers SQLITE_BUSY at once, without its busy handler, when another connection
+    is switching a new file or creating its schema, so wait here as the busy timeout would."""
+    deadline = time.monotonic() + busy_timeout_s
+    delay = 0.002
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if getattr(error, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
 
 
 def migrate(connection: sqlite3.Connection, path: str, *, target: int = LATEST_VERSION) -> int:

@@ -2,6 +2,7 @@
 
     python store_worker.py append DB SESSION COUNT CHECKPOINT_EVERY   (COUNT 0: until killed)
     python store_worker.py lock DB SECONDS
+    python store_worker.py open DB GO_FILE    (opens the store once GO_FILE exists)
 
 `append` prints each turn id once its transaction committed; `lock` prints "locked" once it holds the lock.
 """
@@ -41,8 +42,17 @@ def lock(db: str, seconds: float) -> None:
     connection.execute("ROLLBACK")
 
 
+def open_when(db: str, go_file: str) -> None:
+    while not Path(go_file).exists():
+        time.sleep(0.001)
+    SqliteSessionStore(db).close()
+    print("opened", flush=True)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "append":
         append(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    elif sys.argv[1] == "open":
+        open_when(sys.argv[2], sys.argv[3])
     else:
         lock(sys.argv[2], float(sys.argv[3]))

@@ -8,6 +8,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,16 @@ def test_two_processes_appending_at_once_do_not_interfere(tmp_path: Path) -> Non
             assert events == sorted(events, reverse=True) and len(events) == 135
         assert store.get_session(shared).turn_count == 300
         assert store.latest_checkpoint(shared).turn_id == _checkpoint_by_scan(store, shared)
+
+
+@pytest.mark.slow
+def test_processes_creating_a_new_store_at_once_all_open_it(tmp_path: Path) -> None:
+    # Switching a new file to WAL answers "database is locked" at once while another process does it.
+    for round_number in range(6):
+        db, go = tmp_path / f"r{round_number}" / "orchestra.db", tmp_path / f"go{round_number}"
+        workers = [_worker("open", db, go) for _ in range(3)]
+        time.sleep(0.3)  # let them start and wait for the signal
+        go.touch()
+        for worker in workers:
+            out, err = worker.communicate(timeout=60)
+            assert worker.returncode == 0 and out == "opened\n", err
