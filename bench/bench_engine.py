@@ -72,7 +72,7 @@ class _NoCheckpointWrites:
 def engine_overhead_us(count: int, repeats: int = 5) -> float:
     """Microseconds per node of the engine itself: simulation handlers, in-memory stage files,
     checkpoints built but not written, no observers."""
-    from orchestra_adapters.process.system_clock import SystemClock
+    from orchestra_core.ports.clock import SystemClock
     from orchestra_core.engine.runner import PipelineEngine
     from orchestra_core.graph import parse_dot
     from orchestra_core.handlers import build_registry
@@ -115,7 +115,7 @@ def checkpoint_write_us(count: int) -> float:
 def recording_us(count: int) -> float:
     """Microseconds per node that recording the run into a SQLite session store adds (three turns per
     node: stage started, stage completed, checkpoint), measured in process against an unrecorded run."""
-    from orchestra_adapters.process.system_clock import SystemClock
+    from orchestra_core.ports.clock import SystemClock
     from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
     from orchestra_core.engine.runner import PipelineEngine
     from orchestra_core.graph import parse_dot

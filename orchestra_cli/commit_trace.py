@@ -16,14 +16,12 @@ from attrs import frozen
 
 from orchestra_cli.errors import one_line
 from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.layout import STATE_DIR, ProjectLayout
 from orchestra_core.model.store_errors import SessionNotFoundError
 from orchestra_core.ports.git import FileChange, Git, GitError, LogEntry
 from orchestra_core.ports.session_store import SessionInfo
 from orchestra_core.workspace.correlation import CommitTurn, OrchestraTrailers, find_commit_turn
 from orchestra_core.workspace.projects import linked_projects
-
-STATE_DIR = ".orchestra"
-WORKTREES_DIR = "worktrees"
 
 
 class CommitNotTracedError(OrchestraError):
@@ -152,7 +150,7 @@ def enclosing_project(cwd: Path) -> Path | None:
     resolved = cwd.resolve()
     parts = resolved.parts
     for index in range(len(parts) - 1):
-        if parts[index] == STATE_DIR and parts[index + 1] == WORKTREES_DIR:
+        if parts[index] == STATE_DIR and parts[index + 1] == ProjectLayout(Path()).worktrees_dir.name:
             return Path(*parts[:index])
     root = find_project_root(resolved)
     return root if (root / CONFIG_NAME).is_file() or (root / STATE_DIR).is_dir() else None

@@ -14,7 +14,7 @@ from orchestra_cli.dependency_injection import containers, providers
 
 
 def _clock() -> Any:
-    from orchestra_adapters.process.system_clock import SystemClock
+    from orchestra_core.ports.clock import SystemClock
 
     return SystemClock()
 

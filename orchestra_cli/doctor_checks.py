@@ -192,8 +192,8 @@ def _provider_detail(provider: Any, is_default: bool) -> str:
 
 
 def _repos(container: Any, git_found: bool) -> list[Check]:
+    from orchestra_core.model.layout import ProjectLayout
     from orchestra_core.workspace.errors import WorkspaceConfigError
-    from orchestra_core.workspace.manager import STATE_DIR_NAME
     from orchestra_core.workspace.setup import RepoChecker
 
     settings = container.settings()
@@ -202,7 +202,7 @@ def _repos(container: Any, git_found: bool) -> list[Check]:
         return [Check("repos", OK, "no workspace repos configured: agents work in the project directory")]
     if not git_found:
         return [Check(f"repo {name}", ERROR, "not checked: git not found") for name in repos]
-    state_dir = Path(container.project_root()) / STATE_DIR_NAME
+    state_dir = ProjectLayout(Path(container.project_root())).state_dir
     checker = RepoChecker(container.git(), settings.base_dir, state_dir)
 
     def plans(selected: Any) -> dict[str, Any]:

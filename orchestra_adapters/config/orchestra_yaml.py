@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 from attrs import evolve
 
+from orchestra_core.model.layout import STATE_DIR
 from orchestra_core.model.settings import ConfigError, ConfigProblem, OrchestraSettings, ToolCommandSettings
 
 CONFIG_NAME = "orchestra.yaml"
-STATE_DIR = ".orchestra"
 CONFIG_ENV = "ORCHESTRA_CONFIG"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _PARAMETER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -9,7 +9,7 @@ import threading
 from typing import Any
 
 from orchestra_adapters.filesystem.atomic import atomic_write
-from orchestra_adapters.process.system_clock import SystemClock
+from orchestra_core.ports.clock import SystemClock
 from orchestra_core.ports.artifact_store import (
     FILE_BACKING_THRESHOLD,
     ArtifactInfo,

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from orchestra_core.model.layout import ProjectLayout
 from orchestra_core.model.settings import StorageSettings
 from orchestra_core.model.store_errors import StoreError
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.session_store import SessionStore
 
-DEFAULT_SQLITE_PATH = Path(".orchestra") / "orchestra.db"
 CXDB_BINARY_PORT = 9009
 CXDB_HTTP_PORT = 9010
 
@@ -42,7 +42,7 @@ def open_session_store(
 def sqlite_path(settings: StorageSettings, project_root: Path) -> Path:
     """Where the SQLite store lives for these settings."""
     if not settings.path:
-        return project_root / DEFAULT_SQLITE_PATH
+        return ProjectLayout(project_root).store_path
     path = Path(settings.path).expanduser()
     return path if path.is_absolute() else project_root / path
 

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from orchestra_adapters.process.system_clock import SystemClock
+from orchestra_core.ports.clock import SystemClock
 from orchestra_adapters.storage.payload import (
     compress,
     content_hash,

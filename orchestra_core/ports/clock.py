@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import time
+from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
 
 
@@ -22,3 +23,17 @@ class Clock(Protocol):
         """Block for `seconds`."""
         ...
 
+
+
+class SystemClock:
+    """The operating system's clock: UTC wall time, `time.monotonic`, real sleeps."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            time.sleep(seconds)

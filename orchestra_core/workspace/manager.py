@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.layout import ProjectLayout
 from orchestra_core.model.settings import WorkspaceSettings
 from orchestra_core.model.workspace_events import ProjectLinkFailed, WorkspaceEvent, WorkspaceRestored
 from orchestra_core.ports.clock import Clock
@@ -17,9 +18,6 @@ from orchestra_core.workspace.naming import ref_component
 from orchestra_core.workspace.projects import link_project
 from orchestra_core.workspace.session import WorkspaceSession
 from orchestra_core.workspace.setup import BranchCreator, RepoChecker
-
-STATE_DIR_NAME = ".orchestra"
-WORKTREES_DIR_NAME = "worktrees"
 
 
 class WorkspaceManager:
@@ -62,11 +60,11 @@ class WorkspaceManager:
 
     @property
     def state_dir(self) -> Path:
-        return self._project_root / STATE_DIR_NAME
+        return ProjectLayout(self._project_root).state_dir
 
     def worktrees_dir(self, session_id: str) -> Path:
         """Where the session's worktrees live: `<project>/.orchestra/worktrees/<session-id>/`."""
-        return self.state_dir / WORKTREES_DIR_NAME / ref_component(session_id, "session")
+        return ProjectLayout(self._project_root).worktrees_dir / ref_component(session_id, "session")
 
     def setup_session(
         self, session_id: str, pipeline_name: str, *, check_cheap_model: Callable[[], None] | None = None

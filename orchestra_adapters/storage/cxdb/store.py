@@ -8,7 +8,7 @@ from typing import Any
 
 from attrs import evolve
 
-from orchestra_adapters.process.system_clock import SystemClock
+from orchestra_core.ports.clock import SystemClock
 from orchestra_adapters.storage.cxdb import protocol
 from orchestra_adapters.storage.cxdb.connection import ConnectionDropped, CxdbConnection
 from orchestra_adapters.storage.cxdb.envelope import (

@@ -159,7 +159,7 @@ _WRITER = textwrap.dedent(
     from orchestra_adapters.git import SubprocessGit
     from orchestra_core.model.turn import AgentTurn
     from orchestra_core.model.settings import RepoSettings, WorkspaceSettings
-    from orchestra_adapters.process.system_clock import SystemClock
+    from orchestra_core.ports.clock import SystemClock
     from orchestra_core.workspace import WorkspaceContext, WorkspaceManager
 
     repo, worktree, branch, base, name = sys.argv[1:6]
