@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from orchestra_adapters.git.command import GitCommand, decode, encode, identity_environment
-from orchestra_adapters.git.locks import RepoLocks
+from orchestra_adapters.git.locks import repo_lock
 from orchestra_adapters.git.parsing import (
     LOG_FORMAT,
     parse_log,
@@ -298,7 +298,7 @@ class SubprocessGit:
 
     @contextmanager
     def lock(self, repo: Path) -> Iterator[None]:
-        with RepoLocks.for_common_dir(self._info(repo).common_dir).held():
+        with repo_lock(self._info(repo).common_dir):
             yield
 
     def _info(self, path: Path) -> RepositoryInfo:
