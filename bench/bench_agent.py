@@ -84,8 +84,10 @@ def bench_turn_overhead(workdir: Path) -> dict[str, object]:
 
     class Tools:
         def tools_for(self, node, agent, context, tracker):  # type: ignore[no-untyped-def]
-            schema = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
-            return [AgentTool("project:note", "Take a note.", schema, lambda text: f"noted {text}")]
+            def note(text: str) -> str:
+                return f"noted {text}"
+
+            return [AgentTool("project:note", "Take a note.", note)]
 
     backend = LangGraphBackend(
         LangChainChatModelFactory(settings, environ={}), Resolver(), Tools(), workdir / "agents.db"

@@ -13,7 +13,7 @@ from orchestra_adapters.backends.report_outcome import (
     REPORT_OUTCOME_SCHEMA,
     outcome_from_report,
 )
-from orchestra_core.agents.tool_schema import check_arguments
+from orchestra_adapters.backends.tool_schemas import arguments_to_pass, check_arguments, schema_of
 from orchestra_core.agents.tools import AgentTool, index_by_safe_name, is_tool_error
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.outcome import Outcome
@@ -53,10 +53,13 @@ class Toolbox:
         self._tools = index_by_safe_name(tools)
 
     def schemas(self) -> list[dict[str, Any]]:
-        """Function definitions in the OpenAI format every LangChain chat model's `bind_tools` accepts."""
+        """Function definitions in the OpenAI format every LangChain chat model's `bind_tools` accepts.
+
+        Raises:
+            ToolSchemaError: A tool's parameters have no JSON Schema.
+        """
         definitions = [
-            _definition(safe_name, tool.description, tool.parameters)
-            for safe_name, tool in self._tools.items()
+            _definition(safe_name, tool.description, schema_of(tool)) for safe_name, tool in self._tools.items()
         ]
         definitions.append(_definition(REPORT_OUTCOME, REPORT_OUTCOME_DESCRIPTION, REPORT_OUTCOME_SCHEMA))
         return definitions
@@ -80,11 +83,11 @@ class Toolbox:
             return _failed(
                 name, arguments, call_id, f"unknown tool {safe_name!r}; available tools: {available}"
             )
-        problem = check_arguments(tool.parameters, arguments)
+        problem = check_arguments(tool, arguments)
         if problem is not None:
             return _failed(name, arguments, call_id, problem)
         try:
-            result = tool.func(**arguments)
+            result = tool.func(**arguments_to_pass(tool, arguments))
         except OrchestraError as error:
             return _failed(name, arguments, call_id, str(error))
         except Exception as error:  # a tool's bug or failure goes back to the model, never ends the run

@@ -6,12 +6,13 @@ configuration declares (`{name}` in the command); each value is shell-quoted bef
 
 from __future__ import annotations
 
+import inspect
 import re
 import shlex
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any
 
-from orchestra_core.agents.registry import ToolRegistry, ToolSpec
+from orchestra_core.agents.registry import ToolRegistry, ToolRegistryError, ToolSpec
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import ToolFailure
 from orchestra_core.model.settings import ToolCommandSettings
@@ -35,18 +36,18 @@ def register_command_tools(
             such a tool reports that commands cannot run here.
 
     Raises:
-        ToolRegistryError: A command's name clashes with a built-in or another tool of the same repo.
+        ToolRegistryError: A command's name clashes with a built-in or another tool of the same repo, or
+            a parameter name cannot be a keyword argument.
     """
     for repo, commands in tools.items():
         for name, settings in commands.items():
             registry.add(
                 ToolSpec(
                     name=name,
-                    func=_command_function(settings, runner),
+                    func=_typed(_command_function(settings, runner), settings, f"{repo}:{name}"),
                     scope="repo",
                     repo=repo,
                     description=settings.description or f"Run `{settings.command}` in the {repo} repo.",
-                    parameters=_schema(settings),
                 )
             )
     return registry
@@ -83,7 +84,7 @@ def format_result(command: str, result: CommandResult) -> str:
     return "\n".join(parts)
 
 
-def _command_function(settings: ToolCommandSettings, runner: CommandRunner | None) -> Any:
+def _command_function(settings: ToolCommandSettings, runner: CommandRunner | None) -> Callable[..., str]:
     def run_command(repo: RepoContext, **arguments: Any) -> str:
         if runner is None:
             return ToolFailure.of("commands cannot run here (no command runner)")
@@ -100,19 +101,23 @@ def _command_function(settings: ToolCommandSettings, runner: CommandRunner | Non
     return run_command
 
 
-def _schema(settings: ToolCommandSettings) -> dict[str, Any]:
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    for name, parameter in settings.parameters.items():
-        schema: dict[str, Any] = {"type": "string"}
-        if parameter.description:
-            schema["description"] = parameter.description
-        if parameter.default is None:
-            required.append(name)
-        else:
-            schema["default"] = parameter.default
-        properties[name] = schema
-    return {"type": "object", "properties": properties, "required": required}
+def _typed(func: Callable[..., str], settings: ToolCommandSettings, tool: str) -> Callable[..., str]:
+    """Give the command's function the signature its declared parameters make: each a string, required
+    unless it has a default, described by an `Annotated` note, so its schema is built as for any tool."""
+    annotations: dict[str, Any] = {"repo": RepoContext, "return": str}
+    parameters = [inspect.Parameter("repo", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=RepoContext)]
+    try:
+        for name, parameter in settings.parameters.items():
+            annotations[name] = Annotated[str, parameter.description] if parameter.description else str
+            default = inspect.Parameter.empty if parameter.default is None else parameter.default
+            keyword = inspect.Parameter.KEYWORD_ONLY
+            parameters.append(inspect.Parameter(name, keyword, default=default, annotation=annotations[name]))
+        signature = inspect.Signature(parameters, return_annotation=str)
+    except ValueError as error:  # a Python keyword, or the injected `repo`
+        raise ToolRegistryError(f"tool {tool}: {error} (rename the parameter)") from None
+    func.__signature__ = signature  # type: ignore[attr-defined]
+    func.__annotations__ = annotations
+    return func
 
 
 def _tail(text: str) -> str:

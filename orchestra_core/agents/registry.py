@@ -1,25 +1,26 @@
 """The agent tool registry: built-in per-repo tools, repo-scoped and cross-repo tools, by decorator.
 
-A registered function's parameters become the tool's JSON Schema, except three injected by name:
-`repo` (the RepoContext a repo-scoped tool runs in), `repos` (every RepoContext, by name) and
-`tracker` (the WriteTracker of the current turn).
+A registered function's parameters are the tool's arguments (adapters derive the schema offered to the
+model from its annotations and docstring), except three injected by name: `repo` (the RepoContext a
+repo-scoped tool runs in), `repos` (every RepoContext, by name) and `tracker` (the WriteTracker of the
+current turn).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import inspect
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-from attrs import field, frozen
+from attrs import Factory, field, frozen
 
 from orchestra_core.agents.repo_context import RepoContext
-from orchestra_core.agents.tool_schema import check_arguments, describe, parameters_schema
 from orchestra_core.agents.tools import AgentTool, ToolFailure, WriteTracker
 from orchestra_core.model.errors import OrchestraError
-from orchestra_core.model.immutable import frozen_map
+from orchestra_core.model.immutable import str_tuple
 
 F = TypeVar("F", bound=Callable[..., Any])
 INJECTED = ("repo", "repos", "tracker")
@@ -50,6 +51,8 @@ class ToolSpec:
         repo: The repo of a `repo`-scoped tool.
         description: Shown to the model (default: the docstring's summary).
         writes_files: The tool records its own writes in the tracker (built-in write tools).
+        injected: The parameters of `func` Orchestra fills in (default: those of `repo`, `repos`, `tracker`
+            it accepts); the others are the model's arguments.
     """
 
     name: str
@@ -58,7 +61,9 @@ class ToolSpec:
     repo: str | None = None
     description: str = ""
     writes_files: bool = False
-    parameters: Mapping[str, Any] = field(factory=dict, converter=frozen_map)
+    injected: tuple[str, ...] = field(
+        default=Factory(lambda spec: injected_parameters(spec.func), takes_self=True), converter=str_tuple
+    )
 
     @property
     def returns_modified_files(self) -> bool:
@@ -143,12 +148,22 @@ class ToolRegistry:
                     repo=repo,
                     description=description or describe(func),
                     writes_files=writes_files,
-                    parameters=parameters_schema(func, INJECTED),
                 )
             )
             return func
 
         return register
+
+
+def describe(func: Callable[..., Any]) -> str:
+    """The docstring's text before its `Args:`/`Returns:`/`Raises:` sections."""
+    doc = inspect.getdoc(func) or ""
+    return re.split(r"\n\s*(?:Args|Arguments|Returns|Raises):\s*\n", doc, maxsplit=1)[0].strip()
+
+
+def injected_parameters(func: Callable[..., Any]) -> tuple[str, ...]:
+    """The parameters of `func` that Orchestra injects (`repo`, `repos`, `tracker`), in signature order."""
+    return tuple(name for name in inspect.signature(func).parameters if name in INJECTED)
 
 
 def matching(patterns: Iterable[str], names: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -179,13 +194,9 @@ def _bind(
     spec: ToolSpec, name: str, repo: RepoContext | None, repos: Mapping[str, RepoContext], tracker: WriteTracker
 ) -> AgentTool:
     injections = {"repo": repo, "repos": MappingProxyType(dict(repos)), "tracker": tracker}
-    accepted = set(_accepted(spec.func))
-    injected = {key: value for key, value in injections.items() if key in accepted}
+    injected = {key: value for key, value in injections.items() if key in spec.injected}
 
     def call(**arguments: Any) -> str:
-        problem = check_arguments(spec.parameters, arguments)
-        if problem is not None:
-            return ToolFailure.of(f"{name}: {problem}")
         try:
             result = spec.func(**arguments, **injected)
             if spec.returns_modified_files:
@@ -195,11 +206,14 @@ def _bind(
             return ToolFailure.of(_message(error))
 
     writes = spec.writes_files or spec.returns_modified_files
-    return AgentTool(name=name, description=spec.description, parameters=spec.parameters, func=call, writes_files=writes)
-
-
-def _accepted(func: Callable[..., Any]) -> list[str]:
-    return [name for name in inspect.signature(func).parameters if name in INJECTED]
+    return AgentTool(
+        name=name,
+        description=spec.description,
+        func=call,
+        writes_files=writes,
+        source=spec.func,
+        injected=spec.injected,
+    )
 
 
 def _record_modified(

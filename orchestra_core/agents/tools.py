@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from operator import attrgetter
+from typing import Any, TypeGuard
 
-from attrs import field, frozen
+from attrs import Factory, field, frozen
 
 from orchestra_core.model.errors import OrchestraError
-from orchestra_core.model.immutable import frozen_map
+from orchestra_core.model.immutable import str_tuple
 
 _SAFE_RE = re.compile(r"[^A-Za-z0-9_-]")
 _FAILURE_PREFIX = "Error: "
@@ -32,16 +33,20 @@ class AgentTool:
     Attributes:
         name: Orchestra name, `repo:tool` for repo-scoped tools or a plain name for cross-repo tools.
         description: What the tool does, shown to the model.
-        parameters: JSON Schema (an object schema) of the keyword arguments.
         func: Called with the model's arguments; returns the text the model sees.
         writes_files: Whether the tool can modify files (so its writes are tracked and committed).
+        source: The typed function whose parameters, apart from `injected`, are the tool's arguments:
+            adapters build the schema offered to the model (and check the model's arguments) from its
+            annotations, defaults and Google-style `Args:` docstring. Defaults to `func`.
+        injected: Parameters of `source` that Orchestra fills in (`repo`, `repos`, `tracker`), not the model.
     """
 
     name: str
     description: str
-    parameters: Mapping[str, Any] = field(converter=frozen_map)
     func: Callable[..., str] = field(eq=False)
     writes_files: bool = False
+    source: Callable[..., Any] = field(eq=False, default=Factory(attrgetter("func"), takes_self=True))
+    injected: tuple[str, ...] = field(default=(), converter=str_tuple)
 
     @property
     def safe_name(self) -> str:
@@ -64,7 +69,7 @@ class ToolFailure(str):
         return self.removeprefix(_FAILURE_PREFIX)
 
 
-def is_tool_error(result: str) -> bool:
+def is_tool_error(result: str) -> TypeGuard[ToolFailure]:
     """Whether a tool's result reports a failure (for recording ToolCall.error)."""
     return isinstance(result, ToolFailure)
 

@@ -16,13 +16,6 @@ from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node
 from orchestra_core.model.settings import OrchestraSettings, ProviderSettings, ProvidersSettings
 
-PATH_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
-WRITE_SCHEMA = {
-    "type": "object",
-    "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-    "required": ["path", "content"],
-}
-
 
 @frozen
 class Agent:
@@ -64,10 +57,10 @@ def file_tools(repo: RepoContext, tracker: WriteTracker) -> list[AgentTool]:
         raise RuntimeError("the tool itself crashed")
 
     return [
-        AgentTool(f"{repo.name}:read-file", "Read a file.", PATH_SCHEMA, read_file),
-        AgentTool(f"{repo.name}:write-file", "Write a file.", WRITE_SCHEMA, write_file, writes_files=True),
-        AgentTool(f"{repo.name}:list-files", "List files.", {"type": "object", "properties": {}}, list_files),
-        AgentTool(f"{repo.name}:explode", "Always fails.", {"type": "object", "properties": {}}, explode),
+        AgentTool(f"{repo.name}:read-file", "Read a file.", read_file),
+        AgentTool(f"{repo.name}:write-file", "Write a file.", write_file, writes_files=True),
+        AgentTool(f"{repo.name}:list-files", "List files.", list_files),
+        AgentTool(f"{repo.name}:explode", "Always fails.", explode),
     ]
 
 

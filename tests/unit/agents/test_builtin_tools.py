@@ -210,11 +210,3 @@ def test_paths_that_leave_the_repo_are_refused(
     assert reason in result
     assert (outside / "secret.txt").read_text(encoding="utf-8") == "secret\n"
     assert tracker.flush() == []
-
-
-def test_bad_arguments_come_back_as_tool_errors(tools: dict[str, AgentTool]) -> None:
-    assert call(tools, "app:read-file") == "Error: app:read-file: missing required argument(s): path"
-    unknown = call(tools, "app:read-file", path="README.md", encoding="latin-1")
-    assert is_tool_error(unknown) and "unknown argument(s): encoding" in unknown
-    wrong = call(tools, "app:read-file", path="README.md", start_line="2")
-    assert is_tool_error(wrong) and "'start_line' must be an integer" in wrong

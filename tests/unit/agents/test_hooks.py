@@ -24,7 +24,7 @@ def tool(calls: list[dict[str, object]]) -> AgentTool:
         calls.append({"path": path, "content": content})
         return f"wrote {path}"
 
-    return AgentTool("app:write-file", "Write a file", {"type": "object"}, write, writes_files=True)
+    return AgentTool("app:write-file", "Write a file", write, writes_files=True)
 
 
 def hooks(tmp_path: Path, **commands: str) -> ToolHooks:
@@ -85,7 +85,7 @@ def test_post_hook_failure_is_recorded_but_does_not_change_the_result(tmp_path: 
 
 
 def test_post_hook_sees_tool_errors(tmp_path: Path) -> None:
-    failing = AgentTool("app:read-file", "", {}, lambda **_: ToolFailure.of("no such file: x"))
+    failing = AgentTool("app:read-file", "", lambda **_: ToolFailure.of("no such file: x"))
     capture = tmp_path / "post.json"
     (wrapped,) = hooks(tmp_path, post=f"cat > {capture}").wrap([failing])
     assert is_tool_error(wrapped.func(path="x"))

@@ -1,4 +1,4 @@
-"""The tool registry: decorator registration, schemas from signatures, @modifies_files, names and safe names."""
+"""The tool registry: decorator registration, injected parameters, @modifies_files, names and safe names."""
 
 from __future__ import annotations
 
@@ -85,19 +85,16 @@ def test_names_builtin_per_repo_then_repo_scoped_then_cross_repo(registry: ToolR
     assert registry.names(["frontend"]) == ("frontend:count-files", "run-integration-tests", "frontend:apply-patch", "touch-everywhere")
 
 
-def test_schema_and_description_come_from_the_function(registry: ToolRegistry, repos: dict[str, RepoContext]) -> None:
+def test_description_source_and_injected_names_come_from_the_function(
+    registry: ToolRegistry, repos: dict[str, RepoContext]
+) -> None:
     tools = built(registry, repos, WriteTracker())
     count = tools["backend:count-files"]
     assert count.description == "Count the repo's files."
-    assert dict(count.parameters) == {
-        "type": "object",
-        "properties": {"suffix": {"type": "string", "description": "Only files ending with this, e.g. `.py`. Empty counts every file.", "default": ""}},
-        "required": [],
-    }
-    migration = tools["backend:run-migration"].parameters
-    assert migration["properties"] == {"steps": {"type": "integer"}, "dry_run": {"type": "boolean", "default": False}}
-    assert migration["required"] == ["steps"]
-    assert tools["run-integration-tests"].parameters["properties"] == {"tags": {"type": "array", "items": {"type": "string"}}}
+    assert count.source.__name__ == "count_files" and count.injected == ("repo",)
+    assert tools["backend:run-migration"].injected == ()
+    assert tools["run-integration-tests"].injected == ("repos",)
+    assert [spec.injected for spec in registry.specs if spec.name == "apply-patch"] == [("repo",)]
 
 
 def test_tools_run_with_injected_repos(registry: ToolRegistry, repos: dict[str, RepoContext]) -> None:
@@ -168,15 +165,9 @@ def test_duplicate_registrations_are_refused(registry: ToolRegistry) -> None:
     registry.register("run-migration", repo="frontend")(lambda: "x")  # another repo's tool of that name is fine
 
 
-def test_bad_names_and_annotations(registry: ToolRegistry) -> None:
+def test_bad_names(registry: ToolRegistry) -> None:
     with pytest.raises(ToolRegistryError, match="must not contain ':'"):
         registry.register("a:b")(lambda: "x")
-
-    def takes_object(thing: object) -> str:
-        return ""
-
-    with pytest.raises(TypeError, match="no JSON Schema type"):
-        registry.register("odd")(takes_object)
 
 
 def test_unknown_names_cannot_be_built(registry: ToolRegistry, repos: dict[str, RepoContext]) -> None:
@@ -192,7 +183,7 @@ def test_safe_names_map_back_to_tools(registry: ToolRegistry, repos: dict[str, R
 
 
 def test_safe_name_collisions_are_refused() -> None:
-    first = AgentTool("a:b", "", {}, lambda: "")
-    second = AgentTool("a__b", "", {}, lambda: "")
+    first = AgentTool("a:b", "", lambda: "")
+    second = AgentTool("a__b", "", lambda: "")
     with pytest.raises(OrchestraError, match="share the provider name 'a__b'"):
         index_by_safe_name([first, second])

@@ -98,7 +98,7 @@ def test_commands_become_repo_scoped_tools(workspace: tuple[OrchestraSettings, d
     assert list(tools) == ["backend:where", "backend:test", "backend:fail", "backend:slow"]
     assert tools["backend:where"].description == "Show where commands run"
     assert tools["backend:fail"].description == "Run `echo out; echo err >&2; exit 3` in the backend repo."
-    assert tools["backend:test"].parameters["required"] == ["target"]
+    assert tools["backend:test"].injected == ("repo",)
 
 
 def test_commands_run_in_the_repo_root(workspace: tuple[OrchestraSettings, dict[str, RepoContext]]) -> None:
@@ -115,11 +115,6 @@ def test_model_arguments_are_quoted_not_interpreted(workspace: tuple[OrchestraSe
     assert f"['a b; touch {marker}', '$(touch {{marker}})']" in result
     assert not marker.exists()
     assert "['x', '-q']" in tool.func(target="x")
-
-
-def test_missing_required_parameter(workspace: tuple[OrchestraSettings, dict[str, RepoContext]]) -> None:
-    result = command_tools(workspace, SubprocessCommandRunner())["backend:test"].func()
-    assert result == "Error: backend:test: missing required argument(s): target"
 
 
 def test_failing_command_shows_exit_code_and_both_streams(workspace: tuple[OrchestraSettings, dict[str, RepoContext]]) -> None:
@@ -145,4 +140,12 @@ def test_without_a_runner_names_register_but_do_not_run(workspace: tuple[Orchest
 def test_command_name_clashing_with_a_builtin_is_refused(tmp_path: Path) -> None:
     settings = OrchestraSettings(workspace=WorkspaceSettings(tools={"project": {"read-file": ToolCommandSettings(command="cat")}}))
     with pytest.raises(ToolRegistryError, match="registered twice"):
+        create_registry(settings)
+
+
+@pytest.mark.parametrize("name", ["repo", "class"])
+def test_a_command_parameter_that_cannot_be_a_keyword_argument_is_refused(name: str) -> None:
+    command = ToolCommandSettings(command=f"echo {{{name}}}", parameters={name: ToolParameterSettings()})
+    settings = OrchestraSettings(workspace=WorkspaceSettings(tools={"project": {"t": command}}))
+    with pytest.raises(ToolRegistryError, match=f"tool project:t: .*'{name}'.*rename the parameter"):
         create_registry(settings)

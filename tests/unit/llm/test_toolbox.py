@@ -15,13 +15,18 @@ from orchestra_core.model.outcome import Outcome, StageStatus
 
 SCHEMA = {
     "type": "object",
-    "properties": {"path": {"type": "string"}, "n": {"type": "integer"}},
+    "properties": {"path": {"type": "string"}, "n": {"default": 0, "type": "integer"}},
     "required": ["path"],
 }
 
 
-def _tool(name: str, func=lambda **kwargs: "ok", schema=SCHEMA) -> AgentTool:
-    return AgentTool(name, f"{name} tool", schema, func)
+def path_and_n(path: str, n: int = 0) -> str:
+    """The tools' arguments."""
+    return "ok"
+
+
+def _tool(name: str, func=lambda **kwargs: "ok") -> AgentTool:
+    return AgentTool(name, f"{name} tool", func, source=path_and_n)
 
 
 def test_schemas_use_provider_safe_names_and_add_report_outcome() -> None:
