@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from attrs import field, frozen
 
@@ -13,12 +13,16 @@ from orchestra_core.transforms import Transform, apply_transforms
 from orchestra_core.validation import Diagnostic, LintRule, Severity, validate
 
 
+def _diagnostics(items: Iterable[Diagnostic]) -> tuple[Diagnostic, ...]:
+    return tuple(items)
+
+
 @frozen
 class PreparedPipeline:
     """A graph after transforms and what validation found in it."""
 
     graph: Graph
-    diagnostics: tuple[Diagnostic, ...] = field(converter=tuple)
+    diagnostics: tuple[Diagnostic, ...] = field(converter=_diagnostics)
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:

@@ -90,23 +90,31 @@ class Declaration:
         return f"{self.property}: {_render_value(self.value)}"
 
 
+def _declarations(items: Iterable[Declaration]) -> tuple[Declaration, ...]:
+    return tuple(items)
+
+
 @frozen
 class StyleRule:
     """A selector and its declarations, in the order written."""
 
     selector: Selector
-    declarations: tuple[Declaration, ...] = field(converter=tuple)
+    declarations: tuple[Declaration, ...] = field(converter=_declarations)
 
     def render(self) -> str:
         body = " ".join(declaration.render() + ";" for declaration in self.declarations)
         return f"{self.selector.render()} {{ {body} }}" if body else f"{self.selector.render()} {{}}"
 
 
+def _rules(items: Iterable[StyleRule]) -> tuple[StyleRule, ...]:
+    return tuple(items)
+
+
 @frozen
 class Stylesheet:
     """Parsed rules in source order; `properties_for` resolves what a node gets."""
 
-    rules: tuple[StyleRule, ...] = field(converter=tuple)
+    rules: tuple[StyleRule, ...] = field(converter=_rules)
 
     def render(self) -> str:
         """Canonical text, one rule per line, that parses back to an equal Stylesheet."""
@@ -192,7 +200,7 @@ class _Parser:
         self.pos = 0
 
     def parse(self) -> Stylesheet:
-        rules = []
+        rules: list[StyleRule] = []
         self._skip()
         while self.pos < len(self.text):
             rules.append(self._rule())
@@ -206,7 +214,7 @@ class _Parser:
             raise self._error("selector lists are not supported; write one rule per selector")
         opened = self.pos
         self._expect("{", f"expected '{{' after selector {selector.render()!r}")
-        declarations = []
+        declarations: list[Declaration] = []
         while True:
             self._skip()
             char = self._peek()
@@ -232,6 +240,7 @@ class _Parser:
             return Selector("universal")
         if char in (".", "#"):
             self.pos += 1
+            kind: SelectorKind
             pattern, kind, what = (
                 (_CLASS_RE, "class", "a class name") if char == "." else (_IDENTIFIER_RE, "id", "a node id")
             )

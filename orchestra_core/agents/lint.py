@@ -112,7 +112,7 @@ def _task_variables(resolver: AgentResolver, node: Node, graph: Graph) -> Iterat
         needed = sorted(check_template(task) - _ALWAYS_DEFINED) if task is not None else []
     except OrchestraError:
         return  # reported by prompt_layers
-    if needed:
+    if needed and task is not None:
         names = ", ".join(needed)
         yield Diagnostic(
             rule="task_variables",

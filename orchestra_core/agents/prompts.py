@@ -103,7 +103,7 @@ def compose(layers: PromptLayers, variables: Mapping[str, Any], node_prompt: str
 
 def _role_name(choice: LayerChoice, persona: PromptLayer | None, owner: str) -> str:
     extends = persona.extends if persona else ""
-    if not extends or choice.role == extends:
+    if persona is None or not extends or choice.role == extends:
         return choice.role
     if not choice.role or (choice.persona_from_node and not choice.role_from_node):
         return extends

@@ -14,6 +14,10 @@ class ToolPathError(OrchestraError):
     """A path given to a tool would leave its repo (or touch `.git`); the tool refuses it."""
 
 
+def _resolved(path: str | os.PathLike[str]) -> Path:
+    return Path(path).resolve()
+
+
 @frozen
 class RepoContext:
     """Where a repo's tools operate.
@@ -28,7 +32,7 @@ class RepoContext:
     """
 
     name: str
-    root: Path = field(converter=lambda p: Path(p).resolve())
+    root: Path = field(converter=_resolved)
     repo_root: Path | None = None
     branch: str = ""
     base_sha: str = ""

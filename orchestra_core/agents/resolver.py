@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from attrs import field, frozen
 
 from orchestra_core.agents.models import ModelChoice, ModelRequest, ModelResolver
-from orchestra_core.agents.prompts import LayerChoice, PromptLayers, compose, load_layers
+from orchestra_core.agents.prompts import ComposedPrompt, LayerChoice, PromptLayers, compose, load_layers
 from orchestra_core.agents.registry import ToolRegistry
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.templates import template_variables
@@ -18,11 +18,14 @@ from orchestra_core.agents.toolset import DEFAULT_BASE_TOOLS, build_tools, selec
 from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.graph import Graph, Node
+from orchestra_core.model.immutable import str_tuple
 from orchestra_core.model.settings import AGENT_MODES, AgentSettings, OrchestraSettings
 from orchestra_core.model.values import parse_list
 from orchestra_core.ports.prompt_library import PromptLibrary
 
 DEFAULT_MODE = "autonomous"
+
+T = TypeVar("T")
 
 
 class AgentConfigError(OrchestraError):
@@ -51,13 +54,13 @@ class ResolvedAgent:
     agent_name: str
     provider: str
     model: str
-    tool_names: tuple[str, ...] = field(converter=tuple)
+    tool_names: tuple[str, ...] = field(converter=str_tuple)
     mode: str
     system_prompt: str
     task_prompt: str
     prompt: str
     model_choice: ModelChoice | None = None
-    layers: tuple[str, ...] = field(default=(), converter=tuple)
+    layers: tuple[str, ...] = field(default=(), converter=str_tuple)
 
 
 class AgentResolver:
@@ -118,7 +121,7 @@ class AgentResolver:
 
     def _compose(
         self, node: Node, values: Mapping[str, Any], graph: Graph | None, preamble: str
-    ) -> tuple[PromptLayers, Any]:
+    ) -> tuple[PromptLayers, ComposedPrompt]:
         layers = _wrap(node, lambda: self.layers_for(node))
         variables = template_variables(values, goal=_graph_value(graph, values, "goal"), node=_node_info(node))
         node_prompt = node.prompt or ("" if layers.used() else node.label)
@@ -206,7 +209,7 @@ def _node_info(node: Node) -> dict[str, Any]:
     return {"id": node.id, "label": node.label, "attrs": dict(node.attrs)}
 
 
-def _wrap(node: Node, action: Any) -> Any:
+def _wrap(node: Node, action: Callable[[], T]) -> T:
     """Run `action`; an OrchestraError that does not name the node is re-raised naming it."""
     try:
         return action()

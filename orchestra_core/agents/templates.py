@@ -13,12 +13,13 @@ from orchestra_core.model.settings import ConfigError
 
 if TYPE_CHECKING:
     import jinja2
+    import jinja2.sandbox
 
 _UNDEFINED_NAME_RE = re.compile(r"^'([^']+)' is undefined$")
 
 
 @functools.cache
-def _environment() -> Any:
+def _environment() -> jinja2.sandbox.SandboxedEnvironment:
     """The sandboxed Jinja2 environment, made on first use (most runs render no task template)."""
     import jinja2
     from jinja2.sandbox import SandboxedEnvironment
@@ -119,21 +120,21 @@ def _nest(values: Mapping[str, Any]) -> dict[str, Any]:
     root: dict[str, Any] = {}
     for key in sorted(values, key=lambda k: k.count(".")):
         *parents, leaf = key.split(".")
-        scope: dict[str, Any] | None = root
+        scope: dict[str, Any] = root
         for part in parents:
             child = scope.get(part, _MISSING)
             if child is _MISSING:
                 child = scope[part] = _Namespace()
             elif not isinstance(child, _Namespace):
-                scope = None  # a plain value already owns this name; keep it
-                break
+                break  # a plain value already owns this name; keep it
             scope = child
-        if scope is not None and leaf not in scope:
-            scope[leaf] = values[key]
+        else:
+            if leaf not in scope:
+                scope[leaf] = values[key]
     return root
 
 
-class _Namespace(dict):  # type: ignore[type-arg]
+class _Namespace(dict[str, Any]):
     """A dict made from dotted context keys (kept apart from dict values the context holds)."""
 
 

@@ -89,6 +89,7 @@ class _Walk:
 
     def run(self, start: Edge, stop_at: str | None) -> str:
         graph = self.walker._graph
+        edge: Edge | None
         current, edge, previous = start.target, start, start.source
         visits = 0
         while True:

@@ -12,6 +12,7 @@ from orchestra_core.model.checkpoint import RunResult
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import EngineEvent, EventObserver
 from orchestra_core.model.graph import Edge, Graph, Node
+from orchestra_core.model.immutable import str_tuple
 from orchestra_core.model.outcome import Outcome
 from orchestra_core.ports.artifact_store import ArtifactStore
 from orchestra_core.ports.clock import Clock
@@ -37,7 +38,7 @@ class BranchResult:
     status: str
     outcome: Outcome | None
     last_node: str | None
-    completed_nodes: tuple[str, ...] = field(converter=tuple)
+    completed_nodes: tuple[str, ...] = field(converter=str_tuple)
     node_outcomes: Mapping[str, Outcome] = field(factory=dict)
     context_changes: Mapping[str, Any] = field(factory=dict)
     duration_s: float = 0.0

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from attrs import field, frozen
 
-from orchestra_core.model.immutable import frozen_map
+from orchestra_core.model.immutable import frozen_map, str_tuple
 from orchestra_core.model.outcome import Outcome
 
 
@@ -74,6 +74,9 @@ def _outcome_map(value: Mapping[str, Outcome] | None) -> OutcomeMap:
     return value if isinstance(value, OutcomeMap) else OutcomeMap(value)
 
 
+def _datetimes(items: Iterable[datetime]) -> tuple[datetime, ...]:
+    return tuple(items)
+
 
 @frozen
 class Checkpoint:
@@ -96,7 +99,7 @@ class Checkpoint:
     """
 
     current_node: str
-    completed_nodes: tuple[str, ...] = field(converter=tuple)
+    completed_nodes: tuple[str, ...] = field(converter=str_tuple)
     node_outcomes: OutcomeMap = field(converter=_outcome_map)
     node_retries: Mapping[str, int] = field(converter=frozen_map)
     context: Mapping[str, Any] = field(converter=frozen_map)
@@ -104,7 +107,7 @@ class Checkpoint:
     next_node: str | None = None
     status: RunStatus = RunStatus.RUNNING
     failure_reason: str = ""
-    logs: tuple[str, ...] = field(default=(), converter=tuple)
+    logs: tuple[str, ...] = field(default=(), converter=str_tuple)
     workspace_snapshot: Mapping[str, str] = field(factory=dict, converter=frozen_map)
     node_visits: int = 0
     loop_restarts: int = 0
@@ -139,7 +142,7 @@ class RunManifest:
     logs_root: str
     started_at: datetime
     initial_context: Mapping[str, Any] = field(factory=dict, converter=frozen_map)
-    resumed_at: tuple[datetime, ...] = field(default=(), converter=tuple)
+    resumed_at: tuple[datetime, ...] = field(default=(), converter=_datetimes)
 
 
 @frozen

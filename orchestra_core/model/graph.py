@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from attrs import evolve, field, frozen
 
@@ -64,11 +64,19 @@ class _Attributed:
         except ValueError:
             raise AttributeValueError(self._owner(), key, raw, expected) from None
 
-    def get_int(self, key: str, default: Any = None) -> Any:
+    @overload
+    def get_int(self, key: str, default: int) -> int: ...
+    @overload
+    def get_int(self, key: str, default: None = None) -> int | None: ...
+    def get_int(self, key: str, default: int | None = None) -> int | None:
         """An integer attribute (raises AttributeValueError when malformed)."""
         return self._typed(key, values.parse_int, "an integer", default)
 
-    def get_float(self, key: str, default: Any = None) -> Any:
+    @overload
+    def get_float(self, key: str, default: float) -> float: ...
+    @overload
+    def get_float(self, key: str, default: None = None) -> float | None: ...
+    def get_float(self, key: str, default: float | None = None) -> float | None:
         """A number attribute (raises AttributeValueError when malformed)."""
         return self._typed(key, values.parse_float, "a number", default)
 
@@ -76,7 +84,11 @@ class _Attributed:
         """A boolean attribute (raises AttributeValueError when malformed)."""
         return self._typed(key, values.parse_bool, "a boolean (true/false)", default)
 
-    def get_duration(self, key: str, default: Any = None) -> Any:
+    @overload
+    def get_duration(self, key: str, default: float) -> float: ...
+    @overload
+    def get_duration(self, key: str, default: None = None) -> float | None: ...
+    def get_duration(self, key: str, default: float | None = None) -> float | None:
         """A duration attribute in seconds (raises AttributeValueError when malformed)."""
         return self._typed(key, values.parse_duration, "a duration such as 250ms, 900s, 15m, 2h or 1d", default)
 
@@ -282,6 +294,10 @@ class Edge(_Attributed):
         return self.get_bool("loop_restart")
 
 
+def _edges(items: Iterable[Edge]) -> tuple[Edge, ...]:
+    return tuple(items)
+
+
 @frozen(eq=True, hash=False)
 class Graph(_Attributed):
     """A whole pipeline. Nodes keep declaration order; edges keep declaration order per source."""
@@ -289,7 +305,7 @@ class Graph(_Attributed):
     name: str
     attrs: Mapping[str, str] = field(factory=freeze_attrs, converter=freeze_attrs)
     nodes: Mapping[str, Node] = field(factory=dict, converter=frozen_map)
-    edges: tuple[Edge, ...] = field(factory=tuple, converter=tuple)
+    edges: tuple[Edge, ...] = field(factory=tuple, converter=_edges)
     source_path: str | None = field(default=None, eq=False)
     _outgoing: Mapping[str, tuple[Edge, ...]] = field(init=False, eq=False, repr=False)
     _incoming: Mapping[str, tuple[Edge, ...]] = field(init=False, eq=False, repr=False)

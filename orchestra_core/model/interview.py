@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
@@ -104,6 +104,10 @@ class Answer:
         return cls(option.key, selected_option=option, text=option.label)
 
 
+def _options(items: Iterable[Option]) -> tuple[Option, ...]:
+    return tuple(items)
+
+
 @frozen
 class Question:
     """A question for a human.
@@ -121,7 +125,7 @@ class Question:
 
     text: str
     type: QuestionType = QuestionType.MULTIPLE_CHOICE
-    options: tuple[Option, ...] = field(default=(), converter=tuple)
+    options: tuple[Option, ...] = field(default=(), converter=_options)
     default: Answer | None = None
     timeout_seconds: float | None = None
     stage: str = ""

@@ -8,7 +8,7 @@ from typing import Any
 
 from attrs import field, frozen
 
-from orchestra_core.model.immutable import frozen_map
+from orchestra_core.model.immutable import frozen_map, str_tuple
 
 
 class StageStatus(StrEnum):
@@ -44,7 +44,7 @@ class Outcome:
 
     status: StageStatus
     preferred_label: str = ""
-    suggested_next_ids: tuple[str, ...] = field(default=(), converter=tuple)
+    suggested_next_ids: tuple[str, ...] = field(default=(), converter=str_tuple)
     context_updates: Mapping[str, Any] = field(factory=dict, converter=frozen_map)
     notes: str = ""
     failure_reason: str = ""

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any
 
 from attrs import field, frozen
 
-from orchestra_core.model.immutable import frozen_map
+from orchestra_core.model.immutable import frozen_map, str_tuple
 from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.turn import TokenUsage
 
@@ -92,11 +92,15 @@ class RepoSnapshot:
     base_sha: str | None = None
 
 
+def _repo_snapshots(items: Iterable[RepoSnapshot]) -> tuple[RepoSnapshot, ...]:
+    return tuple(items)
+
+
 @frozen
 class WorkspaceSnapshot:
     """`dev.orchestra.WorkspaceSnapshot`: the HEAD SHA of every workspace repo (also nested in v3 Checkpoints)."""
 
-    repo_snapshots: tuple[RepoSnapshot, ...] = field(default=(), converter=tuple)
+    repo_snapshots: tuple[RepoSnapshot, ...] = field(default=(), converter=_repo_snapshots)
     node_id: str | None = None
 
     def sha_by_repo(self) -> dict[str, str]:
@@ -119,12 +123,12 @@ class CheckpointRecord:
     """
 
     current_node: str
-    completed_nodes: tuple[str, ...] = field(default=(), converter=tuple)
+    completed_nodes: tuple[str, ...] = field(default=(), converter=str_tuple)
     context_snapshot: Mapping[str, Any] = field(factory=dict, converter=frozen_map)
     retry_counters: Mapping[str, int] = field(factory=dict, converter=frozen_map)
     agent_turn_number: int | None = None
     node_outcomes: Mapping[str, Outcome] = field(factory=dict, converter=frozen_map)
-    logs: tuple[str, ...] = field(default=(), converter=tuple)
+    logs: tuple[str, ...] = field(default=(), converter=str_tuple)
     next_node: str | None = None
     run_status: str = "running"
     failure_reason: str = ""
@@ -134,7 +138,7 @@ class CheckpointRecord:
     pipeline_path: str | None = None
     pipeline_blob: str | None = None
     base_turn_id: str | None = None
-    context_removed: tuple[str, ...] = field(default=(), converter=tuple)
+    context_removed: tuple[str, ...] = field(default=(), converter=str_tuple)
     chain_length: int = 0
 
     @property
@@ -150,7 +154,7 @@ class HumanInteraction:
     node_id: str
     mode: InteractionMode
     question: str
-    options: tuple[str, ...] = field(default=(), converter=tuple)
+    options: tuple[str, ...] = field(default=(), converter=str_tuple)
     answer: str | None = None
     selected_option: str | None = None
     interviewer: str | None = None
@@ -173,4 +177,4 @@ class ParallelExecution:
     failure_count: int | None = None
     branch_session_id: str | None = None
     status: StageStatus | None = None
-    branch_session_ids: tuple[str, ...] = field(default=(), converter=tuple)
+    branch_session_ids: tuple[str, ...] = field(default=(), converter=str_tuple)

@@ -13,7 +13,7 @@ from typing import Literal, NewType, get_args
 from attrs import field, frozen
 
 from orchestra_core.model.errors import OrchestraError
-from orchestra_core.model.immutable import frozen_map
+from orchestra_core.model.immutable import frozen_map, str_tuple
 
 ALIASES = ("smart", "worker", "cheap")
 PushPolicy = Literal["never", "on_completion", "on_checkpoint"]
@@ -114,7 +114,7 @@ class RepoSettings:
     remote: str | None = None
     push: PushPolicy | None = None
     clone_depth: int | None = None
-    protected_branches: tuple[str, ...] = field(default=("main", "master", "release/*"), converter=tuple)
+    protected_branches: tuple[str, ...] = field(default=("main", "master", "release/*"), converter=str_tuple)
     isolation: IsolationMode = "worktree"
     run_hooks: bool = False
 
@@ -141,14 +141,18 @@ class ToolCommandSettings:
     parameters: Mapping[str, ToolParameterSettings] = field(factory=dict, converter=frozen_map)
 
 
+def _tool_tables(
+    value: Mapping[str, Mapping[str, ToolCommandSettings]] | None,
+) -> Mapping[str, Mapping[str, ToolCommandSettings]]:
+    return frozen_map({repo: frozen_map(t) for repo, t in (value or {}).items()})
+
+
 @frozen
 class WorkspaceSettings:
     """`workspace:`."""
 
     repos: Mapping[str, RepoSettings] = field(factory=dict, converter=frozen_map)
-    tools: Mapping[str, Mapping[str, ToolCommandSettings]] = field(
-        factory=dict, converter=lambda value: frozen_map({repo: frozen_map(t) for repo, t in (value or {}).items()})
-    )
+    tools: Mapping[str, Mapping[str, ToolCommandSettings]] = field(factory=dict, converter=_tool_tables)
 
     def repo_names(self) -> tuple[str, ...]:
         """The configured repos, or the implicit `project` repo when there are none."""
@@ -163,8 +167,8 @@ class AgentSettings:
     persona: str | None = None
     personality: str | None = None
     task: str | None = None
-    tools: tuple[str, ...] = field(default=(), converter=tuple)
-    disallowed_tools: tuple[str, ...] = field(default=(), converter=tuple)
+    tools: tuple[str, ...] = field(default=(), converter=str_tuple)
+    disallowed_tools: tuple[str, ...] = field(default=(), converter=str_tuple)
     model: str | None = None
     provider: str | None = None
     mode: AgentMode | None = None
@@ -200,7 +204,7 @@ class OrchestraSettings:
     workspace: WorkspaceSettings = field(factory=WorkspaceSettings)
     agents: Mapping[str, AgentSettings] = field(factory=dict, converter=frozen_map)
     storage: StorageSettings = field(factory=StorageSettings)
-    prompts: tuple[str, ...] = field(default=("prompts",), converter=tuple)
+    prompts: tuple[str, ...] = field(default=("prompts",), converter=str_tuple)
     source_path: Path | None = None
     project_root: Path | None = None
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from attrs import evolve, field, frozen
 
-from orchestra_core.model.immutable import frozen_map
+from orchestra_core.model.immutable import frozen_map, str_tuple
 
 
 @frozen
@@ -48,6 +48,18 @@ class TurnCommit:
     branch: str = ""
 
 
+def _messages(items: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
+    return tuple(items)
+
+
+def _tool_calls(items: Iterable[ToolCall]) -> tuple[ToolCall, ...]:
+    return tuple(items)
+
+
+def _commits(items: Iterable[TurnCommit]) -> tuple[TurnCommit, ...]:
+    return tuple(items)
+
+
 @frozen
 class AgentTurn:
     """Data emitted after each turn of an agent loop.
@@ -61,13 +73,13 @@ class AgentTurn:
     turn_number: int
     model: str
     provider: str
-    messages: tuple[Mapping[str, Any], ...] = field(default=(), converter=tuple)
-    tool_calls: tuple[ToolCall, ...] = field(default=(), converter=tuple)
-    files_written: tuple[str, ...] = field(default=(), converter=tuple)
+    messages: tuple[Mapping[str, Any], ...] = field(default=(), converter=_messages)
+    tool_calls: tuple[ToolCall, ...] = field(default=(), converter=_tool_calls)
+    files_written: tuple[str, ...] = field(default=(), converter=str_tuple)
     token_usage: TokenUsage = field(factory=TokenUsage)
     agent_state_ref: str | None = None
     duration_s: float = 0.0
-    commits: tuple[TurnCommit, ...] = field(default=(), converter=tuple)
+    commits: tuple[TurnCommit, ...] = field(default=(), converter=_commits)
 
     @property
     def git_sha(self) -> str | None:

@@ -6,6 +6,8 @@ from typing import Protocol, runtime_checkable
 
 from attrs import field, frozen
 
+from orchestra_core.model.immutable import str_tuple
+
 
 @frozen
 class CommitMessageRequest:
@@ -22,7 +24,7 @@ class CommitMessageRequest:
 
     diff: str
     intent: str
-    files: tuple[str, ...] = field(converter=tuple)
+    files: tuple[str, ...] = field(converter=str_tuple)
     repo: str = ""
     node_id: str = ""
     diff_truncated: bool = False

@@ -9,6 +9,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from attrs import field, frozen
 
+from orchestra_core.model.immutable import str_tuple
+
 Id = str | int
 """Session and turn ids are decimal strings at the port (CXDB's are u64); numbers are accepted too."""
 
@@ -45,7 +47,7 @@ class SessionMetadata:
 
     pipeline: str = ""
     title: str = ""
-    labels: tuple[str, ...] = field(default=(), converter=tuple)
+    labels: tuple[str, ...] = field(default=(), converter=str_tuple)
     parent_session_id: str | None = None
     spawn_reason: str = ""
 

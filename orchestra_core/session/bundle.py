@@ -35,7 +35,8 @@ def bundle_bytes() -> bytes:
 
 def bundle_id() -> str:
     """The id of the current bundle (`dev.orchestra.types.<12 hex digits of its content hash>`)."""
-    return bundle_document()["bundle_id"]
+    bundle_id: str = bundle_document()["bundle_id"]
+    return bundle_id
 
 
 @cache

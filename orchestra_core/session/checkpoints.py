@@ -93,7 +93,8 @@ def plain_values(values: Mapping[str, Any]) -> dict[str, Any]:
     """Context values reduced to what every store can hold: JSON types with integers that fit in 64 bits;
     anything else (other objects, larger integers) as its text, as the run directory's JSON would show it."""
     try:
-        return json.loads(json.dumps(dict(values), default=str), parse_int=_stored_int)
+        plain: dict[str, Any] = json.loads(json.dumps(dict(values), default=str), parse_int=_stored_int)
+        return plain
     except (TypeError, ValueError):
         return {str(key): str(value) for key, value in values.items()}
 

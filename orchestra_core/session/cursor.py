@@ -9,6 +9,7 @@ therefore leads straight to its latest checkpoint and its status, without a scan
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import Enum
 from typing import Any
 
 from attrs import evolve, frozen
@@ -20,7 +21,7 @@ from orchestra_core.session.catalog import CHECKPOINT, LIFECYCLE_EVENT, PIPELINE
 CHECKPOINT_TYPE_ID = CHECKPOINT.type_id
 LIFECYCLE_TYPE_ID = PIPELINE_LIFECYCLE.type_id
 _EVENT_TAG = next(f.tag for f in PIPELINE_LIFECYCLE.fields if f.name == "event")
-_STATUS_AFTER = {
+_STATUS_AFTER: Mapping[Enum, SessionStatus] = {
     LifecycleEvent.STARTED: SessionStatus.RUNNING,
     LifecycleEvent.RESUMED: SessionStatus.RUNNING,
     LifecycleEvent.COMPLETED: SessionStatus.SUCCESS,
@@ -68,8 +69,11 @@ class SessionCursor:
 
 def status_after_lifecycle(data: Mapping[int, Any], current: SessionStatus) -> SessionStatus:
     """The session status a PipelineLifecycle turn's data leads to (unknown events change nothing)."""
+    number = data.get(_EVENT_TAG)
+    if number is None:
+        return current
     try:
-        event = LIFECYCLE_EVENT.member(data.get(_EVENT_TAG))
+        event = LIFECYCLE_EVENT.member(number)
     except KeyError:
         return current
-    return _STATUS_AFTER.get(event, current)  # type: ignore[call-overload]
+    return _STATUS_AFTER.get(event, current)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from enum import StrEnum
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 from attrs import field, frozen
 
@@ -18,6 +18,10 @@ class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"
+
+
+def _edge(edge: Iterable[str] | None) -> tuple[str, str] | None:
+    return None if edge is None else cast("tuple[str, str]", tuple(edge))
 
 
 @frozen
@@ -37,7 +41,7 @@ class Diagnostic:
     severity: Severity = field(converter=Severity)
     message: str
     node_id: str | None = None
-    edge: tuple[str, str] | None = field(default=None, converter=lambda e: None if e is None else tuple(e))
+    edge: tuple[str, str] | None = field(default=None, converter=_edge)
     fix: str | None = None
 
     @property
@@ -54,7 +58,10 @@ class Diagnostic:
 class LintRule(Protocol):
     """A validation rule: a name and a check over the whole graph."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The rule's name, as diagnostics report it."""
+        ...
 
     def apply(self, graph: Graph) -> list[Diagnostic]:
         """Check the graph.

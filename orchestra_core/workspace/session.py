@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Mapping
 
@@ -104,7 +105,7 @@ class WorkspaceSession:
                     self._settings[repo],
                     turn,
                     paths,
-                    on_head=lambda sha, name=repo: self._set_head(name, sha),
+                    on_head=functools.partial(self._set_head, repo),
                 )
             except WorkspaceError as error:
                 failures.append(str(error))
