@@ -192,7 +192,7 @@ def _trace_in(
 
 
 def _container(project: _Project) -> Any:
-    from orchestra_cli.container import Container
+    from orchestra_adapters.container import Container
 
     container = Container()
     container.config.from_dict(

@@ -130,7 +130,7 @@ def _graphviz() -> Check:
 # Configuration -------------------------------------------------------------------------------------
 def _config(config: Path | None, cwd: Path) -> tuple[Check, Any]:
     """The orchestra.yaml check and, when it loaded, the container configured with it."""
-    from orchestra_cli.container import Container
+    from orchestra_adapters.container import Container
     from orchestra_core.model.errors import OrchestraError
 
     if config is not None and not (cwd / config).is_file():

@@ -20,7 +20,7 @@ class StoreReader:
     reported as empty instead of being created."""
 
     def __init__(self, config: Path | None) -> None:
-        from orchestra_cli.container import Container
+        from orchestra_adapters.container import Container
 
         if config is not None and not config.is_file():
             raise fail(f"{config}: config file not found")

@@ -1,1 +1,246 @@
-"""orchestra_core."""
+"""Orchestra's public API: load, validate, run, resume and replay pipelines; the ports, records and events.
+
+Everything listed in `__all__` is public and kept stable (a test pins the list); every other module is
+private. Names are imported on first use, so `import orchestra_core` costs nothing until they are used.
+See docs/library.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    # Pipelines
+    "Edge": "orchestra_core.model.graph",
+    "Graph": "orchestra_core.model.graph",
+    "Node": "orchestra_core.model.graph",
+    "Diagnostic": "orchestra_core.validation",
+    "FunctionRule": "orchestra_core.validation",
+    "LintRule": "orchestra_core.validation",
+    "Severity": "orchestra_core.validation",
+    "Transform": "orchestra_core.transforms",
+    "load_pipeline": "orchestra_core.api",
+    "parse_pipeline": "orchestra_core.api",
+    "validate": "orchestra_core.api",
+    "validate_or_raise": "orchestra_core.api",
+    # Running
+    "BackendFactory": "orchestra_core.runs.ports",
+    "AgentRuntime": "orchestra_core.runs.ports",
+    "Extensions": "orchestra_core.runs.extensions",
+    "PortArguments": "orchestra_core.api",
+    "RunEvent": "orchestra_core.runs.events",
+    "arun_pipeline": "orchestra_core.api",
+    "astream_pipeline": "orchestra_core.api",
+    "read_session": "orchestra_core.api",
+    "replay_session": "orchestra_core.api",
+    "resume_session": "orchestra_core.api",
+    "run_pipeline": "orchestra_core.api",
+    "stream_pipeline": "orchestra_core.api",
+    "Handler": "orchestra_core.engine.stage",
+    "StageRun": "orchestra_core.engine.stage",
+    "Context": "orchestra_core.model.context",
+    "Outcome": "orchestra_core.model.outcome",
+    "StageStatus": "orchestra_core.model.outcome",
+    "Checkpoint": "orchestra_core.model.checkpoint",
+    "RunResult": "orchestra_core.model.checkpoint",
+    "RunStatus": "orchestra_core.model.checkpoint",
+    "OrchestraSettings": "orchestra_core.model.settings",
+    # Ports
+    "ArtifactStore": "orchestra_core.ports.artifact_store",
+    "ChatModelFactory": "orchestra_core.ports.chat_models",
+    "Clock": "orchestra_core.ports.clock",
+    "SystemClock": "orchestra_core.ports.clock",
+    "CodergenBackend": "orchestra_core.ports.codergen_backend",
+    "CommandRunner": "orchestra_core.ports.command_runner",
+    "CommitMessageGenerator": "orchestra_core.ports.commit_messages",
+    "Git": "orchestra_core.ports.git",
+    "Interviewer": "orchestra_core.ports.interviewer",
+    "PromptLibrary": "orchestra_core.ports.prompt_library",
+    "RunDirectory": "orchestra_core.ports.run_directory",
+    "RunDirectoryFactory": "orchestra_core.ports.run_directory",
+    "SessionLocks": "orchestra_core.ports.session_locks",
+    "SessionStore": "orchestra_core.ports.session_store",
+    # Records and events
+    "AgentTurn": "orchestra_core.model.turn",
+    "TokenUsage": "orchestra_core.model.turn",
+    "ToolCall": "orchestra_core.model.turn",
+    "TurnCommit": "orchestra_core.model.turn",
+    "Answer": "orchestra_core.model.interview",
+    "Option": "orchestra_core.model.interview",
+    "Question": "orchestra_core.model.interview",
+    "QuestionType": "orchestra_core.model.interview",
+    "SessionInfo": "orchestra_core.ports.session_store",
+    "SessionMetadata": "orchestra_core.ports.session_store",
+    "SessionStatus": "orchestra_core.ports.session_store",
+    "StoredTurn": "orchestra_core.ports.session_store",
+    "TurnView": "orchestra_core.session.turn_view",
+    "events": "orchestra_core.model.events",
+    "workspace_events": "orchestra_core.model.workspace_events",
+    "EngineEvent": "orchestra_core.model.events",
+    "WorkspaceEvent": "orchestra_core.model.workspace_events",
+    # Errors
+    "OrchestraError": "orchestra_core.model.errors",
+    "PipelineLoadError": "orchestra_core.model.errors",
+    "ValidationError": "orchestra_core.validation",
+    "TransformError": "orchestra_core.transforms",
+    "ConfigError": "orchestra_core.model.settings",
+    "StoreError": "orchestra_core.model.store_errors",
+    "SessionNotFoundError": "orchestra_core.model.store_errors",
+    "TurnNotFoundError": "orchestra_core.model.store_errors",
+    "GitError": "orchestra_core.ports.git",
+    "SessionBusyError": "orchestra_core.ports.session_locks",
+    "NothingToResumeError": "orchestra_core.runs.start",
+    "WorkspaceError": "orchestra_core.workspace.errors",
+}
+
+__all__ = [
+    "AgentRuntime",
+    "AgentTurn",
+    "Answer",
+    "ArtifactStore",
+    "BackendFactory",
+    "ChatModelFactory",
+    "Checkpoint",
+    "Clock",
+    "CodergenBackend",
+    "CommandRunner",
+    "CommitMessageGenerator",
+    "ConfigError",
+    "Context",
+    "Diagnostic",
+    "Edge",
+    "EngineEvent",
+    "Extensions",
+    "FunctionRule",
+    "Git",
+    "GitError",
+    "Graph",
+    "Handler",
+    "Interviewer",
+    "LintRule",
+    "Node",
+    "NothingToResumeError",
+    "Option",
+    "OrchestraError",
+    "OrchestraSettings",
+    "Outcome",
+    "PipelineLoadError",
+    "PortArguments",
+    "PromptLibrary",
+    "Question",
+    "QuestionType",
+    "RunDirectory",
+    "RunDirectoryFactory",
+    "RunEvent",
+    "RunResult",
+    "RunStatus",
+    "SessionBusyError",
+    "SessionInfo",
+    "SessionLocks",
+    "SessionMetadata",
+    "SessionNotFoundError",
+    "SessionStatus",
+    "SessionStore",
+    "Severity",
+    "StageRun",
+    "StageStatus",
+    "StoreError",
+    "StoredTurn",
+    "SystemClock",
+    "TokenUsage",
+    "ToolCall",
+    "Transform",
+    "TransformError",
+    "TurnCommit",
+    "TurnNotFoundError",
+    "TurnView",
+    "ValidationError",
+    "WorkspaceError",
+    "WorkspaceEvent",
+    "arun_pipeline",
+    "astream_pipeline",
+    "events",
+    "load_pipeline",
+    "parse_pipeline",
+    "read_session",
+    "replay_session",
+    "resume_session",
+    "run_pipeline",
+    "stream_pipeline",
+    "validate",
+    "validate_or_raise",
+    "workspace_events",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'orchestra_core' has no attribute {name!r}")
+    if name in ("events", "workspace_events"):
+        value = importlib.import_module(module)
+    else:
+        value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from orchestra_core.api import (
+        PortArguments,
+        arun_pipeline,
+        astream_pipeline,
+        load_pipeline,
+        parse_pipeline,
+        read_session,
+        replay_session,
+        resume_session,
+        run_pipeline,
+        stream_pipeline,
+        validate,
+        validate_or_raise,
+    )
+    from orchestra_core.engine.stage import Handler, StageRun
+    from orchestra_core.model import events, workspace_events
+    from orchestra_core.model.checkpoint import Checkpoint, RunResult, RunStatus
+    from orchestra_core.model.context import Context
+    from orchestra_core.model.errors import OrchestraError, PipelineLoadError
+    from orchestra_core.model.events import EngineEvent
+    from orchestra_core.model.graph import Edge, Graph, Node
+    from orchestra_core.model.interview import Answer, Option, Question, QuestionType
+    from orchestra_core.model.outcome import Outcome, StageStatus
+    from orchestra_core.model.settings import ConfigError, OrchestraSettings
+    from orchestra_core.model.store_errors import SessionNotFoundError, StoreError, TurnNotFoundError
+    from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
+    from orchestra_core.model.workspace_events import WorkspaceEvent
+    from orchestra_core.ports.artifact_store import ArtifactStore
+    from orchestra_core.ports.chat_models import ChatModelFactory
+    from orchestra_core.ports.clock import Clock, SystemClock
+    from orchestra_core.ports.codergen_backend import CodergenBackend
+    from orchestra_core.ports.command_runner import CommandRunner
+    from orchestra_core.ports.commit_messages import CommitMessageGenerator
+    from orchestra_core.ports.git import Git, GitError
+    from orchestra_core.ports.interviewer import Interviewer
+    from orchestra_core.ports.prompt_library import PromptLibrary
+    from orchestra_core.ports.run_directory import RunDirectory, RunDirectoryFactory
+    from orchestra_core.ports.session_locks import SessionBusyError, SessionLocks
+    from orchestra_core.ports.session_store import (
+        SessionInfo,
+        SessionMetadata,
+        SessionStatus,
+        SessionStore,
+        StoredTurn,
+    )
+    from orchestra_core.runs.events import RunEvent
+    from orchestra_core.runs.extensions import Extensions
+    from orchestra_core.runs.ports import AgentRuntime, BackendFactory
+    from orchestra_core.runs.start import NothingToResumeError
+    from orchestra_core.session.turn_view import TurnView
+    from orchestra_core.transforms import Transform, TransformError
+    from orchestra_core.validation import Diagnostic, FunctionRule, LintRule, Severity, ValidationError
+    from orchestra_core.workspace.errors import WorkspaceError

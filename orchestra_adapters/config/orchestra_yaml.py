@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from attrs import evolve
 
@@ -46,6 +47,28 @@ def load_settings(path: Path, *, project_root: Path | None = None) -> OrchestraS
     if problems:
         raise ConfigError(problems)
     return evolve(settings, source_path=path.resolve(), project_root=project_root)
+
+
+def settings_from_dict(data: Mapping[str, Any], *, project_root: Path) -> OrchestraSettings:
+    """Settings given as a dict shaped like orchestra.yaml (relative paths from `project_root`).
+
+    Raises:
+        ConfigError: An unknown key, a value of the wrong type or an inconsistent setting; every problem
+            names its key path.
+    """
+    from orchestra_adapters.config.structuring import structure_yaml
+    from orchestra_adapters.config.yaml_source import parse_yaml
+
+    try:
+        text = json.dumps(dict(data))
+    except (TypeError, ValueError) as error:
+        raise ConfigError.at(f"settings must be plain data: {error}", file="<config>") from None
+    source = parse_yaml(text, "<config>")
+    settings = structure_yaml(source, OrchestraSettings, source.data or {})
+    problems = list(_consistency_problems(source, settings))
+    if problems:
+        raise ConfigError(problems)
+    return evolve(settings, project_root=project_root.resolve())
 
 
 def discover_settings(pipeline_path: Path | None, explicit: Path | None, cwd: Path) -> OrchestraSettings:

@@ -57,7 +57,7 @@ def compile_pipeline(
 
 def _compile_rules(pipeline: Path, config: Path | None) -> list[LintRule]:
     """Extra lint rules from the composition root (agent, model and tool checks plug in there)."""
-    from orchestra_cli.container import Container
+    from orchestra_adapters.container import Container
     from orchestra_cli.errors import fail
 
     if config is not None and not config.is_file():

@@ -43,7 +43,7 @@ def replay_session(
     """
     from orchestra_cli.errors import fail
     from orchestra_cli.runtime.execute import run_recorded
-    from orchestra_cli.runtime.session_start import start_replay
+    from orchestra_core.runs.start import start_replay
 
     if not checkpoint:
         raise fail("give the turn to replay from with --checkpoint TURN_ID (see `orchestra status SESSION`)")

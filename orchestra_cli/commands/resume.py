@@ -63,7 +63,7 @@ def resume_pipeline(
             "to resume from a run directory add --logs-root DIR"
         )
     from orchestra_cli.runtime.execute import run_recorded
-    from orchestra_cli.runtime.session_start import start_resume
+    from orchestra_core.runs.start import start_resume
 
     options = _options(pipeline, backend, auto_approve, answers, set_values, None, max_visits,
                        json_output, quiet, config)

@@ -27,8 +27,8 @@ def show_commit(
     import sys
     from pathlib import Path
 
+    from orchestra_adapters.container import Container
     from orchestra_cli.commit_trace import trace_commit
-    from orchestra_cli.container import Container
     from orchestra_cli.errors import fail, user_errors
 
     if config is not None and not config.is_file():

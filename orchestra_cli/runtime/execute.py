@@ -1,4 +1,4 @@
-"""The flow every running command shares: start a session, assemble the run, run it, report it."""
+"""The flow every running command shares: start a session, run it through the core, report it."""
 
 from __future__ import annotations
 
@@ -12,12 +12,15 @@ import typer
 from orchestra_cli.runtime.options import RunOptions, parse_set_values
 
 if TYPE_CHECKING:
-    from orchestra_cli.runtime.assembly import RunAssembly
-    from orchestra_cli.runtime.session_start import SessionStart
+    from orchestra_adapters.container import Container
     from orchestra_core.model.checkpoint import RunResult
     from orchestra_core.model.graph import Graph
+    from orchestra_core.ports.session_store import SessionStore
+    from orchestra_core.runs.pipeline_run import PipelineRun
+    from orchestra_core.runs.start import SessionStart
 
-StartSession = Callable[[Any], "SessionStart"]
+StartSession = Callable[["SessionStore"], "SessionStart"]
+SIMULATE = "simulate"
 
 
 def run_new(options: RunOptions) -> int:
@@ -26,19 +29,19 @@ def run_new(options: RunOptions) -> int:
     from orchestra_core.graph.dot_loader import read_pipeline_text
 
     assert options.pipeline is not None
+    pipeline = options.pipeline
     with user_errors():
-        container = make_container(options, options.pipeline)
-        text = read_pipeline_text(options.pipeline)
-        graph = prepare_graph(text, options.pipeline, options)
+        container = make_container(options, pipeline)
+        text = read_pipeline_text(pipeline)
+        graph = prepare_graph(text, pipeline, options)
         if graph is None:
             return EXIT_FAILED
         check_run_providers(container, options, graph)
 
-    def start(store: Any) -> SessionStart:
-        from orchestra_cli.runtime.session_start import start_new
+    def start(store: SessionStore) -> SessionStart:
+        from orchestra_core.runs.start import start_new
 
-        assert options.pipeline is not None
-        return start_new(store, graph, options.pipeline, text)
+        return start_new(store, graph, pipeline, text)
 
     return execute(options, container, start, graph)
 
@@ -46,12 +49,10 @@ def run_new(options: RunOptions) -> int:
 def run_recorded(options: RunOptions, start: StartSession, pipeline: Path | None) -> int:
     """`orchestra resume SESSION` and `orchestra replay`: continue from a recorded checkpoint."""
     from orchestra_cli.errors import EXIT_FAILED, user_errors
-    from orchestra_cli.runtime.session_start import begin
 
     with user_errors():
         container = make_container(options, pipeline)
-        store = container.session_store()
-        begun = start(store)
+        begun = start(container.session_store())
         finished = _already_finished(begun, options, container)
         if finished is not None:
             return finished
@@ -60,15 +61,15 @@ def run_recorded(options: RunOptions, start: StartSession, pipeline: Path | None
         if graph is None:
             return EXIT_FAILED
         check_run_providers(container, options, graph)
-    return execute(options, container, lambda store: begin(store, begun), graph)
+    return execute(options, container, lambda _store: begun, graph)
 
 
-def _already_finished(begun: SessionStart, options: RunOptions, container: Any) -> int | None:
+def _already_finished(begun: SessionStart, options: RunOptions, container: Container) -> int | None:
     """A resume of a session that already ended reports how it ended (the run's JSON with --json) instead of
     running again."""
-    from orchestra_cli.runtime.assembly import logs_root_for
-    from orchestra_cli.runtime.session_start import RESUME
     from orchestra_core.model.checkpoint import RunResult, RunStatus
+    from orchestra_core.model.layout import ProjectLayout
+    from orchestra_core.runs.start import RESUME
 
     checkpoint = begun.checkpoint
     if begun.kind != RESUME or checkpoint is None or checkpoint.status == RunStatus.RUNNING:
@@ -76,7 +77,7 @@ def _already_finished(begun: SessionStart, options: RunOptions, container: Any) 
     if options.json_output:
         from orchestra_cli.output import print_json
 
-        logs_root = logs_root_for(options, container.project_root(), begun.session_id)
+        logs_root = str(options.logs_root or ProjectLayout(container.project_root()).run_dir(begun.session_id))
         result = RunResult.from_checkpoint(checkpoint, session_id=begun.session_id, logs_root=logs_root)
         repos = {
             name: {"branch": head.branch, "base_sha": head.base_sha, "head_sha": head.sha}
@@ -89,49 +90,64 @@ def _already_finished(begun: SessionStart, options: RunOptions, container: Any) 
     return 0 if checkpoint.status == RunStatus.SUCCESS else 1
 
 
-def execute(options: RunOptions, container: Any, start: StartSession, graph: Graph) -> int:
+def execute(options: RunOptions, container: Container, start: StartSession, graph: Graph) -> int:
     """Start the session, set up its workspace, run the engine and report; returns the exit code."""
+    from orchestra_adapters.container import close_container
     from orchestra_cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, user_errors
-    from orchestra_cli.runtime.assembly import RunAssembly
-    from orchestra_core.session.api import publish_types
 
-    with user_errors():
-        initial_context = parse_set_values(options.set_values)
-        store = container.session_store()
-        publish_types(store)
-        begun = start(store)
-        assembly = RunAssembly(options, container, graph, begun)
-        _announce(assembly)
-        engine = _prepare_engine(assembly, options)
     try:
-        result = assembly.run(engine, initial_context)
-    except KeyboardInterrupt:
-        assembly.record_failure("interrupted", interrupted=True)
-        typer.echo(f"orchestra: interrupted; continue with: orchestra resume {assembly.session_id}", err=True)
-        return EXIT_INTERRUPTED
+        with user_errors():
+            run = _begin(options, container, start, graph)
+        try:
+            result = run.execute()
+        except KeyboardInterrupt:
+            typer.echo(f"orchestra: interrupted; continue with: orchestra resume {run.session_id}", err=True)
+            return EXIT_INTERRUPTED
+        finally:
+            run.close()
+        _report(options, result, run)
+        return 0 if result.succeeded else EXIT_FAILED
     finally:
-        assembly.close()
-    _report(options, result, assembly)
-    return 0 if result.succeeded else EXIT_FAILED
+        close_container(container)
 
 
-def make_container(options: RunOptions, pipeline: Path | None) -> Any:
+def _begin(options: RunOptions, container: Container, start: StartSession, graph: Graph) -> PipelineRun:
+    """The run with its session begun, its lock held and its workspace and engine set up."""
+    from orchestra_adapters.container import run_ports
+    from orchestra_cli.runtime.progress_feed import ProgressFeed
+    from orchestra_core.runs.pipeline_run import PipelineRun
+    from orchestra_core.runs.ports import RunOptions as CoreRunOptions
+    from orchestra_core.runs.ports import RunPorts
+
+    initial_context = parse_set_values(options.set_values)
+    llm = backend_name(options, container.settings(), graph) != SIMULATE
+    ports = RunPorts(**run_ports(container, interviewer=_interviewer(options), llm=llm))
+    run_options = CoreRunOptions(
+        settings=container.settings(),
+        project_root=container.project_root(),
+        logs_root=str(options.logs_root) if options.logs_root else None,
+        initial_context=initial_context,
+        max_node_visits=options.max_visits,
+        on_event=ProgressFeed(_observers(options)),
+    )
+    assert ports.store is not None
+    run = PipelineRun(graph, start(ports.store), ports, run_options)
+    _announce(run, options)
+    try:
+        return run.open()
+    except BaseException:
+        run.close()
+        raise
+
+
+def make_container(options: RunOptions, pipeline: Path | None) -> Container:
     """The composition root configured for this command."""
-    from orchestra_cli.container import Container
+    from orchestra_adapters.container import build_container
     from orchestra_cli.errors import fail
 
     if options.config is not None and not options.config.is_file():
         raise fail(f"{options.config}: config file not found")
-    container = Container()
-    container.config.from_dict(
-        {
-            "pipeline_path": str(pipeline) if pipeline else None,
-            "config_path": str(options.config) if options.config else None,
-            "cwd": str(Path.cwd()),
-            "backend": options.backend,
-        }
-    )
-    return container
+    return build_container(config_path=options.config, pipeline_path=pipeline, backend=options.backend)
 
 
 def prepare_graph(text: str, path: Path, options: RunOptions) -> Graph | None:
@@ -151,15 +167,25 @@ def prepare_graph(text: str, path: Path, options: RunOptions) -> Graph | None:
     return None if prepared.errors else prepared.graph
 
 
-def check_run_providers(container: Any, options: RunOptions, graph: Graph) -> None:
-    """Fail before a session exists when the backend's providers cannot work.
+def backend_name(options: RunOptions, settings: Any, graph: Graph) -> str:
+    """`--backend`, else orchestra.yaml's (per pipeline, then global), else `langgraph` when providers
+    are configured, else `simulate`."""
+    if options.backend:
+        return options.backend
+    configured = settings.backend_for(graph.name)
+    if configured:
+        return str(configured)
+    return "langgraph" if settings.providers.entries else SIMULATE
+
+
+def check_run_providers(container: Container, options: RunOptions, graph: Graph) -> None:
+    """Fail before a session exists when the backend's providers cannot work; fix the container's backend.
 
     Raises:
         OrchestraError: Unknown backend, unresolvable model, missing API key or provider package.
     """
-    from orchestra_cli.runtime.assembly import SIMULATE, backend_name
-
     name = backend_name(options, container.settings(), graph)
+    container.config.backend.from_value(name)
     if name == SIMULATE:
         return
     from orchestra_adapters.backends.registry import BACKEND_NAMES, UnknownBackendError
@@ -176,27 +202,15 @@ def check_run_providers(container: Any, options: RunOptions, graph: Graph) -> No
     check_providers(container.settings(), used)
 
 
-def _prepare_engine(assembly: RunAssembly, options: RunOptions) -> Any:
-    observers = _observers(options)
-    assembly.progress = [observer for observer in observers if hasattr(observer, "note")]
-    try:
-        assembly.open_workspace()
-        return assembly.engine(_interviewer(options), observers)
-    except BaseException as error:
-        assembly.record_failure(str(error) or type(error).__name__)
-        assembly.close()
-        raise
-
-
-def _announce(assembly: RunAssembly) -> None:
-    if assembly.options.json_output:
+def _announce(run: PipelineRun, options: RunOptions) -> None:
+    if options.json_output:
         return
-    typer.echo(f"session {assembly.session_id}")
-    if assembly.start.origin is not None:
-        source, turn = assembly.start.origin
+    typer.echo(f"session {run.session_id}")
+    if run.start.origin is not None:
+        source, turn = run.start.origin
         typer.echo(f"replay  of session {source} from turn {turn}")
-    if not assembly.options.quiet:
-        typer.echo(f"logs    {assembly.logs_root()}")
+    if not options.quiet:
+        typer.echo(f"logs    {run.logs_root}")
 
 
 def _interviewer(options: RunOptions) -> Any:
@@ -226,17 +240,26 @@ def _observers(options: RunOptions) -> list[Any]:
     return [PlainProgress(stream)]
 
 
-def _report(options: RunOptions, result: RunResult, assembly: RunAssembly) -> None:
+def _report(options: RunOptions, result: RunResult, run: PipelineRun) -> None:
+    repos = repos_json(run)
     if options.json_output:
         from orchestra_cli.output import print_json
 
-        print_json(run_json(result, assembly.repos_json()))
+        print_json(run_json(result, repos))
         return
     if options.quiet:
         typer.echo(result.status.value if result.succeeded else f"fail: {result.failure_reason}")
         return
-    for name, repo in assembly.repos_json().items():
+    for name, repo in repos.items():
         typer.echo(f"repo    {name}: branch {repo['branch']} at {repo['head_sha'][:12]}")
+
+
+def repos_json(run: PipelineRun) -> dict[str, dict[str, str]]:
+    """`repos` of the run JSON: each repo's session branch, base and head."""
+    return {
+        name: {"branch": head.branch, "base_sha": head.base_sha, "head_sha": head.sha}
+        for name, head in run.repo_heads().items()
+    }
 
 
 def run_json(result: RunResult, repos: dict[str, dict[str, str]]) -> dict[str, Any]:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from orchestra_cli.runtime.options import RunOptions
+
+if TYPE_CHECKING:
+    from orchestra_core.ports.session_store import SessionStore
+    from orchestra_core.runs.start import SessionStart
 
 
 def resume_from_logs_root(options: RunOptions) -> int:
@@ -20,8 +24,7 @@ def resume_from_logs_root(options: RunOptions) -> int:
     assert options.logs_root is not None
     with user_errors():
         directory = FileRunDirectory(str(options.logs_root))
-        checkpoint = directory.load_checkpoint()
-        if checkpoint is None:
+        if directory.load_checkpoint() is None:
             raise fail(f"{options.logs_root / CHECKPOINT_FILE}: no checkpoint to resume from")
         manifest = directory.read_manifest()
         if manifest is None:
@@ -36,34 +39,10 @@ def resume_from_logs_root(options: RunOptions) -> int:
             return EXIT_FAILED
         check_run_providers(container, options, graph)
 
-    def start(store: Any) -> Any:
-        return _start(store, manifest.session_id, checkpoint, graph, source, text)
+    def start(store: SessionStore) -> SessionStart:
+        from orchestra_core.runs.start import start_from_run_directory
+
+        assert source is not None
+        return start_from_run_directory(store, directory, graph, source, text)
 
     return execute(options, container, start, graph)
-
-
-def _start(store: Any, session_id: str, checkpoint: Any, graph: Any, source: Path, text: str) -> Any:
-    from attrs import evolve
-
-    from orchestra_cli.runtime.session_start import RESUME, SessionStart, session_metadata
-    from orchestra_core.model.store_errors import SessionNotFoundError
-    from orchestra_core.session.api import latest_checkpoint
-    from orchestra_core.session.checkpoints import PipelineSource, repo_heads
-
-    blob = store.put_blob(text.encode("utf-8"))
-    try:
-        info = store.get_session(session_id)
-    except SessionNotFoundError:
-        info = store.create_session(session_metadata(graph, source))
-        heads = {}
-    else:
-        found = latest_checkpoint(store, info.session_id)
-        recorded = repo_heads(found.checkpoint) if found is not None else {}
-        # The run directory's checkpoint decides where the code is; the store knows the branches.
-        heads = {
-            name: evolve(head, sha=checkpoint.workspace_snapshot.get(name, head.sha))
-            for name, head in recorded.items()
-        }
-    return SessionStart(
-        RESUME, info.session_id, text, PipelineSource(str(source), blob), checkpoint, heads
-    )

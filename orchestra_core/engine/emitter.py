@@ -1,16 +1,14 @@
-"""Event delivery: best-effort observers, forwarding from child runs, and the event iterator."""
+"""Event delivery: best-effort observers, and forwarding from child runs."""
 
 from __future__ import annotations
 
 import logging
-import queue
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from attrs import evolve
 
-from orchestra_core.model.checkpoint import RunResult
 from orchestra_core.model.events import EngineEvent, EventObserver
 from orchestra_core.ports.clock import Clock
 
@@ -63,50 +61,3 @@ class BranchForwarder:
     def on_event(self, event: EngineEvent) -> None:
         inner = f"{self._branch}/{event.branch}" if event.branch else self._branch
         self._emitter.deliver(evolve(event, branch=inner))
-
-
-_END = object()
-
-
-class EventStream(Iterator[EngineEvent]):
-    """Runs the engine in a thread and yields its events as they happen; `result` once exhausted.
-
-    If the run raises, iterating re-raises the error after the events that came before it.
-    """
-
-    def __init__(self, start: Callable[[EventObserver], RunResult]) -> None:
-        self._queue: queue.Queue[Any] = queue.Queue()
-        self._result: RunResult | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(start,), name="orchestra-engine", daemon=True)
-        self._thread.start()
-
-    def _run(self, start: Callable[[EventObserver], RunResult]) -> None:
-        try:
-            self._result = start(self)
-        except BaseException as error:  # re-raised in the consuming thread
-            self._error = error
-        finally:
-            self._queue.put(_END)
-
-    def on_event(self, event: EngineEvent) -> None:
-        self._queue.put(event)
-
-    def __next__(self) -> EngineEvent:
-        item = self._queue.get()
-        if item is _END:
-            self._queue.put(_END)
-            self._thread.join()
-            if self._error is not None:
-                raise self._error
-            raise StopIteration
-        return item
-
-    @property
-    def result(self) -> RunResult:
-        """The run's result (waits for the run to end)."""
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._result is not None
-        return self._result

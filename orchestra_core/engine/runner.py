@@ -7,13 +7,13 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from orchestra_core.engine.emitter import EventStream
 from orchestra_core.engine.execution import HandlerResolver
 from orchestra_core.engine.run_loop import DEFAULT_MAX_NODE_VISITS, CheckpointSaveError, RunLoop
 from orchestra_core.engine.run_state import WorkspaceSnapshot
+from orchestra_core.engine.streams import EventStream
 from orchestra_core.model.checkpoint import Checkpoint, RunResult
 from orchestra_core.model.context import Context
-from orchestra_core.model.events import EventObserver
+from orchestra_core.model.events import EngineEvent, EventObserver
 from orchestra_core.model.graph import Graph
 from orchestra_core.ports.checkpoint_sink import CheckpointSink
 from orchestra_core.ports.clock import Clock
@@ -91,7 +91,7 @@ class PipelineEngine:
 
     def iter_events(self, graph: Graph, **kwargs: Any) -> EventStream:
         """Run in a background thread and iterate over the events; `stream.result` at the end."""
-        return EventStream(lambda observer: self.run(graph, observers=(observer,), **kwargs))
+        return EventStream(lambda emit: self.run(graph, observers=(_Callback(emit),), **kwargs))
 
     def child(self, observers: Sequence[EventObserver]) -> PipelineEngine:
         """An engine for a supervised child run: same handlers and clock, no checkpoint sinks."""
@@ -103,3 +103,10 @@ class PipelineEngine:
             max_node_visits=self.max_node_visits,
             rng=self.rng,
         )
+
+
+class _Callback:
+    """An event observer calling a function."""
+
+    def __init__(self, emit: Callable[[EngineEvent], None]) -> None:
+        self.on_event = emit

@@ -10,6 +10,7 @@ from attrs import frozen
 from orchestra_core.model.checkpoint import Checkpoint
 from orchestra_core.model.interview import Answer, Question
 from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.turn import AgentTurn
 
 
 @frozen(kw_only=True)
@@ -145,6 +146,14 @@ class GoalGateUnsatisfied(EngineEvent):
     node_id: str
     status: str
     retry_target: str | None
+
+
+@frozen(kw_only=True)
+class AgentTurnCompleted(EngineEvent):
+    """An agent finished one turn of its loop; `turn.commits` holds the commits its writes became."""
+
+    node_id: str
+    turn: AgentTurn
 
 
 # Parallel execution

@@ -11,6 +11,8 @@ from attrs import evolve, field, frozen
 from orchestra_core.model.checkpoint import Checkpoint
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.graph import Graph
+from orchestra_core.model.store_errors import SessionNotFoundError
+from orchestra_core.ports.run_directory import RunDirectory
 from orchestra_core.ports.session_store import SessionInfo, SessionMetadata, SessionStore
 from orchestra_core.session.api import fork_session, latest_checkpoint
 from orchestra_core.session.checkpoints import PipelineSource, RepoHead, from_record, repo_heads
@@ -110,6 +112,38 @@ def begin(store: SessionStore, start: SessionStart) -> SessionStart:
         return start
     fork = fork_session(store, start.origin[0], start.fork_at, spawn_reason="replay")
     return evolve(start, session_id=fork.session_id, fork_at=None)
+
+
+def start_from_run_directory(
+    store: SessionStore, directory: RunDirectory, graph: Graph, pipeline_path: Path, text: str
+) -> SessionStart:
+    """Continue the run a run directory's `checkpoint.json` describes: its session keeps recording when the
+    store has it, otherwise the continuation is recorded as a new session.
+
+    Raises:
+        NothingToResumeError: The directory has no checkpoint or no manifest.
+    """
+    checkpoint = directory.load_checkpoint()
+    manifest = directory.read_manifest()
+    if checkpoint is None:
+        raise NothingToResumeError(f"{directory.root}: no checkpoint to resume from")
+    if manifest is None:
+        raise NothingToResumeError(f"{directory.root}: no manifest.json; is this a run directory?")
+    blob = store.put_blob(text.encode("utf-8"))
+    try:
+        info = store.get_session(manifest.session_id)
+    except SessionNotFoundError:
+        info = store.create_session(session_metadata(graph, pipeline_path))
+        heads: dict[str, RepoHead] = {}
+    else:
+        found = latest_checkpoint(store, info.session_id)
+        recorded = repo_heads(found.checkpoint) if found is not None else {}
+        # The run directory's checkpoint decides where the code is; the store knows the branches.
+        heads = {
+            name: evolve(head, sha=checkpoint.workspace_snapshot.get(name, head.sha))
+            for name, head in recorded.items()
+        }
+    return SessionStart(RESUME, info.session_id, text, PipelineSource(str(pipeline_path), blob), checkpoint, heads)
 
 
 def _main_session(store: SessionStore, info: SessionInfo) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestra_cli.runtime.session_start import (
+from orchestra_core.runs.start import (
     REPLAY,
     RESUME,
     NothingToResumeError,

@@ -1,0 +1,246 @@
+"""The composition root: the one place that chooses adapters for the core's ports.
+
+`build_container()` makes one per process (per CLI command) from an orchestra.yaml path (or discovery, as
+the CLI does) or from a dict. Every port is a typed provider that tests and embedding tools override:
+
+    container = build_container(config={"storage": {"path": "runs.db"}}, project_root=tmp)
+    container.session_store.override(providers.Object(InMemorySessionStore()))
+    result = run_pipeline(graph, **run_ports(container))
+
+Providers build their adapters through small factory functions that import lazily, so a command pays only
+for what it uses (`compile` never imports the store, git or any LLM library).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from orchestra_adapters.dependency_injection import containers, providers
+from orchestra_core.model.layout import ProjectLayout
+
+if TYPE_CHECKING:
+    from orchestra_core.agents.registry import ToolRegistry
+    from orchestra_core.agents.resolver import AgentResolver
+    from orchestra_core.model.settings import OrchestraSettings
+    from orchestra_core.ports.chat_models import ChatModelFactory
+    from orchestra_core.ports.clock import Clock
+    from orchestra_core.ports.codergen_backend import CodergenBackend
+    from orchestra_core.ports.command_runner import CommandRunner
+    from orchestra_core.ports.commit_messages import CommitMessageGenerator
+    from orchestra_core.ports.git import Git
+    from orchestra_core.ports.interviewer import Interviewer
+    from orchestra_core.ports.prompt_library import PromptLibrary
+    from orchestra_core.ports.run_directory import RunDirectoryFactory
+    from orchestra_core.ports.session_locks import SessionLocks
+    from orchestra_core.ports.session_store import SessionStore
+    from orchestra_core.runs.ports import AgentRuntime, BackendFactory
+
+
+def _clock() -> Clock:
+    from orchestra_core.ports.clock import SystemClock
+
+    return SystemClock()
+
+
+def _command_runner() -> CommandRunner:
+    from orchestra_adapters.process.command_runner import SubprocessCommandRunner
+
+    return SubprocessCommandRunner()
+
+
+def _run_directories(clock: Clock) -> RunDirectoryFactory:
+    from orchestra_adapters.filesystem.run_directory import FileRunDirectories
+
+    return FileRunDirectories(clock=clock)
+
+
+def _settings(
+    pipeline_path: str | None, config_path: str | None, config: Mapping[str, Any] | None, cwd: str | None,
+    project_root: str | None,
+) -> OrchestraSettings:
+    from orchestra_adapters.config.orchestra_yaml import discover_settings, settings_from_dict
+
+    here = Path(cwd) if cwd else Path.cwd()
+    if config is not None:
+        return settings_from_dict(config, project_root=Path(project_root) if project_root else here)
+    return discover_settings(Path(pipeline_path) if pipeline_path else None, Path(config_path) if config_path else None, here)
+
+
+def _project_root(settings: OrchestraSettings, cwd: str | None) -> Path:
+    if settings.project_root is not None:
+        return Path(settings.project_root)
+    from orchestra_adapters.config.orchestra_yaml import find_project_root
+
+    return find_project_root(Path(cwd) if cwd else Path.cwd())
+
+
+def _session_store(settings: OrchestraSettings, project_root: Path, clock: Clock) -> Iterator[SessionStore]:
+    from orchestra_adapters.storage.factory import open_session_store
+
+    store = open_session_store(settings.storage, project_root, clock=clock)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _git() -> Git:
+    from orchestra_adapters.git.subprocess_git import SubprocessGit
+
+    return SubprocessGit()
+
+
+def _session_locks(project_root: Path) -> SessionLocks:
+    from orchestra_adapters.locks import FileSessionLocks
+
+    return FileSessionLocks(ProjectLayout(project_root).locks_dir)
+
+
+def _chat_models(settings: OrchestraSettings) -> ChatModelFactory:
+    from orchestra_adapters.llm.chat_model_factory import LangChainChatModelFactory
+
+    return LangChainChatModelFactory(settings)
+
+
+def _commit_messages(chat_models: ChatModelFactory) -> CommitMessageGenerator:
+    from orchestra_adapters.llm.commit_messages import ChatModelCommitMessages
+
+    return ChatModelCommitMessages(chat_models.create("", "", purpose="commit_message"))
+
+
+def _prompt_library(settings: OrchestraSettings, pipeline_path: str | None) -> PromptLibrary:
+    from orchestra_adapters.config.prompt_files import prompt_library_for
+
+    return prompt_library_for(settings, Path(pipeline_path) if pipeline_path else None)
+
+
+def _tool_registry(settings: OrchestraSettings, runner: CommandRunner) -> ToolRegistry:
+    from orchestra_core.agents.toolset import create_registry
+
+    return create_registry(settings, runner)
+
+
+def _agent_resolver(settings: OrchestraSettings, library: PromptLibrary, registry: ToolRegistry) -> AgentResolver:
+    from orchestra_core.agents.resolver import AgentResolver
+
+    return AgentResolver(settings, library, registry)
+
+
+def _agent_lint_rules(settings: OrchestraSettings, library: PromptLibrary, registry: ToolRegistry) -> list[Any]:
+    from orchestra_core.agents.lint import agent_lint_rules
+
+    return agent_lint_rules(settings, library, registry)
+
+
+def _backend_factory(name: str, chat_models: ChatModelFactory) -> BackendFactory:
+    """The backend called `name` (`langgraph`, `direct`, `simulate`), built for each run."""
+
+    def build(runtime: AgentRuntime) -> CodergenBackend | None:
+        from orchestra_adapters.backends.registry import create_backend
+
+        return create_backend(
+            name,
+            chat_models=chat_models,
+            resolver=runtime.resolver,
+            toolset=runtime,
+            state_path=ProjectLayout(runtime.project_root).agents_db,
+            tool_hooks=runtime.tool_hooks,
+        )
+
+    return build
+
+
+class Container(containers.DeclarativeContainer):
+    """Providers for every port; tests override them (`container.git.override(...)`) or pass fakes directly.
+
+    Configuration keys: `pipeline_path`, `config_path` (an orchestra.yaml), `config` (a settings dict
+    instead of a file), `cwd`, `project_root` (with `config`), `backend` (a backend name).
+    """
+
+    config = providers.Configuration()
+    clock = providers.Singleton(_clock)
+    command_runner = providers.Singleton(_command_runner)
+
+    settings = providers.Singleton(
+        _settings, config.pipeline_path, config.config_path, config.config, config.cwd, config.project_root
+    )
+    project_root = providers.Singleton(_project_root, settings, config.cwd)
+
+    session_store = providers.Resource(_session_store, settings, project_root, clock)
+    session_locks = providers.Singleton(_session_locks, project_root)
+    git = providers.Singleton(_git)
+    chat_models = providers.Singleton(_chat_models, settings)
+    commit_messages = providers.Singleton(_commit_messages, chat_models)
+    prompt_library = providers.Singleton(_prompt_library, settings, config.pipeline_path)
+    tool_registry = providers.Singleton(_tool_registry, settings, command_runner)
+    agent_resolver = providers.Singleton(_agent_resolver, settings, prompt_library, tool_registry)
+    backend = providers.Factory(_backend_factory, config.backend, chat_models)
+    run_directories = providers.Singleton(_run_directories, clock)
+
+    # Extra lint rules for `orchestra compile`: agents, prompt layers, models and tools resolve.
+    compile_rules = providers.Callable(_agent_lint_rules, settings, prompt_library, tool_registry)
+
+
+def build_container(
+    *,
+    config_path: str | Path | None = None,
+    config: Mapping[str, Any] | None = None,
+    pipeline_path: str | Path | None = None,
+    cwd: str | Path | None = None,
+    project_root: str | Path | None = None,
+    backend: str | None = None,
+) -> Container:
+    """The composition root for this process.
+
+    Args:
+        config_path: An orchestra.yaml to use; else discovery as the CLI does it (next to the pipeline, the
+            project's, `~/.orchestra/`).
+        config: Settings as a dict shaped like orchestra.yaml, instead of a file.
+        pipeline_path: The pipeline being run (for discovery and prompt search paths).
+        cwd: Where relative paths start (default: the current directory).
+        project_root: The project root, with `config` (default: found from `cwd`).
+        backend: The LLM backend's name for `container.backend()` (`langgraph`, `direct`, `simulate`).
+    """
+    container = Container()
+    container.config.from_dict(
+        {
+            "pipeline_path": str(pipeline_path) if pipeline_path else None,
+            "config_path": str(config_path) if config_path else None,
+            "config": dict(config) if config is not None else None,
+            "cwd": str(cwd or Path.cwd()),
+            "project_root": str(project_root) if project_root else None,
+            "backend": backend or "langgraph",
+        }
+    )
+    return container
+
+
+def run_ports(
+    container: Container, *, interviewer: Interviewer | None = None, llm: bool = True
+) -> dict[str, Any]:
+    """The keyword arguments of `orchestra_core.run_pipeline` (and resume/replay) for this container's adapters.
+
+    Args:
+        container: The composition root.
+        interviewer: Answers human gates (the CLI's console, an answers file, ...).
+        llm: Whether the run talks to models (False: simulation, no backend and no commit message model).
+    """
+    return {
+        "store": container.session_store(),
+        "backend": container.backend() if llm else None,
+        "interviewer": interviewer,
+        "command_runner": container.command_runner(),
+        "git": container.git(),
+        "commit_messages": container.commit_messages() if llm else None,
+        "prompt_library": container.prompt_library(),
+        "session_locks": container.session_locks(),
+        "run_directories": container.run_directories(),
+        "clock": container.clock(),
+    }
+
+
+def close_container(container: Container) -> None:
+    """Close what the container opened (the session store, when it was opened)."""
+    container.shutdown_resources()

@@ -1,0 +1,52 @@
+"""What `orchestra run` shows while a run goes: engine events to the progress view, agent turns and
+workspace events as notes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from orchestra_core.model.events import AgentTurnCompleted, EngineEvent
+from orchestra_core.model.turn import AgentTurn
+from orchestra_core.model.workspace_events import SessionBranchCreated, WorkspaceEvent
+
+
+class ProgressFeed:
+    """The run's `on_event` subscriber for the CLI's progress observers (plain lines or the rich view)."""
+
+    def __init__(self, observers: Sequence[Any]) -> None:
+        self._observers = tuple(observers)
+
+    def __call__(self, event: Any) -> None:
+        if isinstance(event, AgentTurnCompleted):
+            self.note(describe_turn(event.turn))
+        elif isinstance(event, SessionBranchCreated):
+            where = "in place" if event.isolation == "in_place" else f"worktree {event.worktree_path}"
+            self.note(f"branch {event.branch} in {event.repo} ({where})")
+        elif isinstance(event, WorkspaceEvent):
+            if event.level == "warning":
+                self.note(f"warning: {_event_text(event)}")
+        elif isinstance(event, EngineEvent):
+            for observer in self._observers:
+                observer.on_event(event)
+
+    def note(self, line: str) -> None:
+        for observer in self._observers:
+            note = getattr(observer, "note", None)
+            if note is not None:
+                note(line)
+
+
+def describe_turn(turn: AgentTurn) -> str:
+    """A one-line summary of an agent turn for progress output."""
+    tools = ", ".join(call.name for call in turn.tool_calls) or "no tools"
+    line = f"  . {turn.node_id} turn {turn.turn_number}: {tools}"
+    for commit in turn.commits:
+        summary = commit.message.splitlines()[0] if commit.message else ""
+        line += f"; {commit.repo} {commit.sha[:8]} {summary}"
+    return line
+
+
+def _event_text(event: WorkspaceEvent) -> str:
+    reason = getattr(event, "reason", "")
+    return f"{event.kind} in {getattr(event, 'repo', '?')}" + (f": {reason}" if reason else "")

@@ -1,0 +1,379 @@
+"""One run of a pipeline as a session: lock, recorder, workspace, agents, backend and engine, then the run."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+from attrs import evolve
+
+from orchestra_core.agents.hooks import ToolHooks
+from orchestra_core.agents.prompt_builder import AgentPromptBuilder
+from orchestra_core.agents.repo_context import RepoContext
+from orchestra_core.agents.resolver import AgentResolver
+from orchestra_core.agents.tools import AgentTool, WriteTracker
+from orchestra_core.engine.run_state import manifest_for
+from orchestra_core.engine.runner import PipelineEngine
+from orchestra_core.engine.stage import StageRun
+from orchestra_core.handlers import build_registry
+from orchestra_core.model import records
+from orchestra_core.model.checkpoint import RunResult
+from orchestra_core.model.context import Context
+from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.events import AgentTurnCompleted
+from orchestra_core.model.graph import Graph, Node
+from orchestra_core.model.layout import ProjectLayout
+from orchestra_core.model.outcome import StageStatus
+from orchestra_core.model.prompt_layers import LayerKind, PromptLayer
+from orchestra_core.model.settings import IMPLICIT_REPO
+from orchestra_core.model.turn import AgentTurn
+from orchestra_core.model.workspace_events import WorkspaceEvent
+from orchestra_core.pipeline import prepare_pipeline
+from orchestra_core.ports.codergen_backend import CodergenBackend, OnTurn
+from orchestra_core.ports.session_locks import SessionLease
+from orchestra_core.runs.events import EventFanout
+from orchestra_core.runs.extensions import Extensions
+from orchestra_core.runs.ports import RunOptions, RunPorts
+from orchestra_core.runs.start import REPLAY, RESUME, SessionStart, begin
+from orchestra_core.session.api import append_record, publish_types
+from orchestra_core.session.checkpoints import RepoHead
+from orchestra_core.session.recorder import SessionRecorder
+from orchestra_core.validation import ValidationError
+from orchestra_core.workspace.manager import WorkspaceManager
+from orchestra_core.workspace.session import WorkspaceSession
+
+
+class PipelineRun:
+    """Builds everything one run needs; `execute()` runs it, `close()` releases what it opened.
+
+    Creating a PipelineRun begins its session (a planned replay forks here) and takes the session's lock,
+    before anything is recorded. `open()` then sets up the workspace and the engine; a failure there is
+    recorded on the session. Use it as a context manager, or call `close()`.
+    """
+
+    def __init__(
+        self,
+        graph: Graph,
+        start: SessionStart,
+        ports: RunPorts,
+        options: RunOptions,
+        extensions: Extensions | None = None,
+    ) -> None:
+        self.graph = graph
+        self.ports = ports
+        self.options = options
+        self.extensions = extensions or Extensions()
+        self.layout = ProjectLayout(options.project_root.resolve())
+        self.events = EventFanout(options.on_event)
+        if ports.store is not None:
+            publish_types(ports.store)
+            start = begin(ports.store, start)
+        elif not start.session_id:
+            start = evolve(start, session_id=uuid.uuid4().hex[:12])
+        self.start = start
+        self._lease: SessionLease | None = None
+        if ports.session_locks is not None:  # before anything is recorded: a session running elsewhere stops here
+            self._lease = ports.session_locks.acquire(start.session_id)
+        self.recorder = self._recorder()
+        self.workspace: WorkspaceSession | None = None
+        self.backend: CodergenBackend | None = None
+        self.engine: PipelineEngine | None = None
+        self._resolver: AgentResolver | None = None
+
+    def __enter__(self) -> PipelineRun:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    @property
+    def session_id(self) -> str:
+        return self.start.session_id
+
+    @property
+    def pipeline_name(self) -> str:
+        """The graph's name, else the pipeline file's stem."""
+        return self.graph.name or Path(self.start.source.path or "pipeline").stem
+
+    @property
+    def logs_root(self) -> str:
+        """The run directory: the one asked for, else `.orchestra/runs/<session-id>` under the project root."""
+        return self.options.logs_root or str(self.layout.run_dir(self.session_id))
+
+    @property
+    def resolver(self) -> AgentResolver:
+        """Resolves nodes' agents against the settings, the prompt library and the tools."""
+        if self._resolver is None:
+            settings = self.options.settings
+            tools = self.extensions.tool_registry(settings, self.ports.command_runner)
+            self._resolver = AgentResolver(settings, self.ports.prompt_library or _NoPromptLayers(), tools)
+        return self._resolver
+
+    @property
+    def project_root(self) -> Any:
+        return self.layout.root
+
+    # Setting up ------------------------------------------------------------------------------------
+    def open(self) -> PipelineRun:
+        """Set up the workspace and the engine; a failure is recorded on the session, then raised.
+
+        Raises:
+            OrchestraError: A repo is unusable, git failed, or the backend cannot be built.
+        """
+        try:
+            self.open_workspace()
+            self.backend = self._make_backend()
+            self.engine = self._make_engine()
+        except BaseException as error:
+            self.record_failure(str(error) or type(error).__name__)
+            raise
+        return self
+
+    def open_workspace(self) -> WorkspaceSession | None:
+        """Set up (new, replay) or reopen (resume) the session branches; None without workspace repos."""
+        git = self.ports.git
+        settings = self.options.settings
+        if git is not None:
+            # The store may already have made `.orchestra/`: keep it out of the project repo's `git status`.
+            WorkspaceManager(settings.workspace, git, self.ports.clock, self.layout.root).exclude_state_dir()
+        if not settings.workspace.repos:
+            return None
+        if git is None:
+            raise OrchestraError("workspace.repos needs the git port; none was given")
+        manager = self._workspace_manager(self.start.repo_heads if self.start.kind == REPLAY else {})
+        if self.start.kind == RESUME and self.start.repo_heads:
+            heads = {name: (h.branch, h.sha, h.base_sha) for name, h in self.start.repo_heads.items()}
+            self.workspace = manager.reopen_session(manager.recorded_contexts(self.session_id, self.pipeline_name, heads))
+            for name, head in self.start.repo_heads.items():
+                self.workspace.restore(name, head.sha, reason="resume")
+        else:
+            check = self._check_cheap_model if self.ports.commit_messages is not None else None
+            self.workspace = manager.setup_session(self.session_id, self.pipeline_name, check_cheap_model=check)
+        return self.workspace
+
+    def _workspace_manager(self, bases: Mapping[str, RepoHead]) -> WorkspaceManager:
+        settings = self.options.settings
+        workspace = settings.workspace
+        if bases:  # a replay starts its new branches where the recorded ones were at the fork
+            repos = {
+                name: evolve(repo, base_ref=bases[name].sha) if name in bases else repo
+                for name, repo in workspace.repos.items()
+            }
+            workspace = evolve(workspace, repos=repos)
+        assert self.ports.git is not None
+        return WorkspaceManager(
+            workspace,
+            self.ports.git,
+            self.ports.clock,
+            self.layout.root,
+            config_dir=settings.base_dir,
+            commit_messages=self.ports.commit_messages,
+            on_event=self._on_workspace_event,
+        )
+
+    def _check_cheap_model(self) -> None:
+        models = self.resolver.models
+        provider = models.default_provider()
+        entry = self.options.settings.providers.entries.get(provider)
+        if entry is None or entry.cassette is None:  # a scripted cassette answers any model name
+            models.require_alias("cheap", provider)
+
+    def _on_workspace_event(self, event: WorkspaceEvent) -> None:
+        self.recorder.on_workspace_event(event)
+        self.events.deliver(event)
+
+    def _make_backend(self) -> CodergenBackend | None:
+        backend = self.ports.backend
+        if backend is None or isinstance(backend, CodergenBackend):
+            return backend
+        return backend(_Runtime(self))
+
+    def _make_engine(self) -> PipelineEngine:
+        registry = build_registry(
+            backend=self.backend,
+            interviewer=self.ports.interviewer,
+            command_runner=self.ports.command_runner,
+            workdir=str(self.tool_workdir()),
+            prompt_builder=AgentPromptBuilder(self.resolver),
+            on_turn_factory=self.on_turn_factory,
+            pipeline_loader=self._load_child,
+        )
+        self.extensions.install_handlers(registry)
+        return PipelineEngine(
+            registry,
+            run_directory=self.ports.run_directories,
+            clock=self.ports.clock,
+            observers=[self.recorder, *self.options.observers, self.events],
+            checkpoint_sinks=[self.recorder],
+            max_node_visits=self.options.max_node_visits,
+            workspace_snapshot=self.workspace.snapshot if self.workspace is not None else None,
+        )
+
+    # Agents ----------------------------------------------------------------------------------------
+    def repo_contexts(self) -> dict[str, RepoContext]:
+        """The repos agents' tools work in: the session worktrees, or the project root as `project`."""
+        if self.workspace is not None:
+            return self.workspace.repo_contexts()
+        return {IMPLICIT_REPO: RepoContext(IMPLICIT_REPO, self.layout.root)}
+
+    def tool_workdir(self) -> Any:
+        """Where tool nodes run: the session worktree when there is exactly one repo, else the project."""
+        contexts = self.repo_contexts()
+        if self.workspace is not None and len(contexts) == 1:
+            return next(iter(contexts.values())).root
+        return self.layout.root
+
+    def on_turn_factory(self, node: Node, stage: StageRun) -> OnTurn:
+        """Each agent turn: committed by the workspace (when there is one), recorded, then reported."""
+
+        def record(turn: AgentTurn) -> None:
+            self.recorder.record_agent_turn(turn, stage.branch)
+            stage.emit(AgentTurnCompleted, node_id=node.id, turn=turn)
+
+        return self.workspace.on_turn_wrapper(record) if self.workspace is not None else record
+
+    def _load_child(self, path: str) -> Graph:
+        prepared = prepare_pipeline(
+            path,
+            transforms=self.extensions.transforms,
+            extra_rules=self.extensions.lint_rules,
+            known_types=self.extensions.handler_types,
+        )
+        if prepared.errors:
+            raise OrchestraError(f"child pipeline {path}: {ValidationError(list(prepared.diagnostics))}")
+        return prepared.graph
+
+    # Running ---------------------------------------------------------------------------------------
+    def execute(self) -> RunResult:
+        """Run (or continue) the pipeline to its end; pipeline failures are results, not exceptions.
+
+        A KeyboardInterrupt records the session as interrupted (resumable) and is raised again.
+        """
+        if self.engine is None:
+            self.open()
+        assert self.engine is not None
+        initial = dict(self.options.initial_context)
+        if self.start.checkpoint is not None:
+            self._ensure_manifest(initial)
+        checkpoint = self.start.checkpoint
+        if checkpoint is not None:  # resume: the given values (and the session id) override the restored ones
+            overrides = {**initial, "internal.session_id": self.session_id}
+            checkpoint = evolve(checkpoint, context={**checkpoint.context, **overrides})
+        try:
+            return self.engine.run(
+                self.graph,
+                session_id=self.session_id,
+                logs_root=self.logs_root,
+                initial_context=initial if checkpoint is None else None,
+                resume_from=checkpoint,
+            )
+        except KeyboardInterrupt:
+            self.record_failure("interrupted", interrupted=True)
+            raise
+
+    def _ensure_manifest(self, initial_context: Mapping[str, Any]) -> None:
+        """A replay, or a resume where the run directory is missing, starts its run directory with a manifest,
+        so the directory stays a complete mirror (and a resume from it works)."""
+        directory = self.ports.run_directories.open(self.logs_root)
+        if directory.read_manifest() is None:
+            now = self.ports.clock.now()
+            directory.write_manifest(manifest_for(self.graph, self.session_id, directory.root, now, initial_context))
+
+    def record_failure(self, reason: str, *, interrupted: bool = False) -> None:
+        """Mark the session failed (or interrupted) when the run could not start or was stopped."""
+        if self.ports.store is None:
+            return
+        kind = records.LifecycleEvent.INTERRUPTED if interrupted else records.LifecycleEvent.FAILED
+        status = None if interrupted else StageStatus.FAIL
+        record = records.PipelineLifecycle(kind, self.pipeline_name, status=status, error=reason)
+        append_record(self.ports.store, self.session_id, record)
+
+    def repo_heads(self) -> dict[str, RepoHead]:
+        """Each workspace repo's session branch, base and current head."""
+        if self.workspace is None:
+            return {}
+        heads = self.workspace.snapshot()
+        return {
+            name: RepoHead(context.branch_name, heads.get(name, context.head_sha), context.base_sha)
+            for name, context in self.workspace.contexts.items()
+        }
+
+    def close(self) -> None:
+        """Release the backend, the store and the session lock (each at most once)."""
+        close = getattr(self.backend, "close", None)
+        self.backend = None
+        if close is not None:
+            with suppress(Exception):
+                close()
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
+
+    def _recorder(self) -> SessionRecorder | _NoRecorder:
+        if self.ports.store is None:
+            return _NoRecorder()
+        return SessionRecorder(
+            self.ports.store,
+            self.session_id,
+            pipeline_name=self.pipeline_name,
+            source=self.start.source,
+            repo_heads=self.repo_heads,
+        )
+
+
+class _Runtime:
+    """The run as its backend factory sees it (`AgentRuntime`)."""
+
+    def __init__(self, run: PipelineRun) -> None:
+        self._run = run
+
+    @property
+    def resolver(self) -> AgentResolver:
+        return self._run.resolver
+
+    @property
+    def project_root(self) -> Any:
+        return self._run.layout.root
+
+    def tools_for(self, node: Node, agent: Any, context: Context, tracker: WriteTracker) -> list[AgentTool]:
+        return self._run.resolver.tools(agent, self._run.repo_contexts(), tracker)
+
+    def tool_hooks(self, node: Node, context: Context) -> ToolHooks | None:
+        runner = self._run.ports.command_runner
+        if runner is None:
+            return None
+
+        def log(result: Any) -> None:
+            context.append_log(f"tool hook {result}")
+
+        workdir = str(self._run.tool_workdir())
+        return ToolHooks.for_node(node, self._run.graph, runner, cwd=workdir, on_result=log)
+
+
+class _NoRecorder:
+    """Stands in for the session recorder when the run has no store."""
+
+    def on_event(self, event: Any) -> None:
+        return None
+
+    def save(self, checkpoint: Any) -> None:
+        return None
+
+    def record_agent_turn(self, turn: AgentTurn, branch: str | None = None) -> None:
+        return None
+
+    def on_workspace_event(self, event: WorkspaceEvent) -> None:
+        return None
+
+
+class _NoPromptLayers:
+    """A prompt library without layers (agents then use the node's prompt alone)."""
+
+    def find(self, kind: LayerKind, name: str) -> PromptLayer | None:
+        return None
+
+    def locations(self, kind: LayerKind) -> tuple[str, ...]:
+        return ()

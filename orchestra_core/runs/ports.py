@@ -1,0 +1,110 @@
+"""What a run is assembled from: the adapters of the ports, the settings, and the extensions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from attrs import field, frozen
+
+from orchestra_core.agents.hooks import ToolHooks
+from orchestra_core.agents.resolver import AgentResolver
+from orchestra_core.agents.tools import AgentTool, WriteTracker
+from orchestra_core.engine.memory import MemoryRunDirectories
+from orchestra_core.model.context import Context
+from orchestra_core.model.graph import Node
+from orchestra_core.model.settings import OrchestraSettings
+from orchestra_core.ports.clock import Clock, SystemClock
+from orchestra_core.ports.codergen_backend import CodergenBackend
+from orchestra_core.ports.command_runner import CommandRunner
+from orchestra_core.ports.commit_messages import CommitMessageGenerator
+from orchestra_core.ports.git import Git
+from orchestra_core.ports.interviewer import Interviewer
+from orchestra_core.ports.prompt_library import PromptLibrary
+from orchestra_core.ports.run_directory import RunDirectoryFactory
+from orchestra_core.ports.session_locks import SessionLocks
+from orchestra_core.ports.session_store import SessionStore
+
+
+@runtime_checkable
+class AgentRuntime(Protocol):
+    """What a run offers the backend it builds: each node's agent, tools and tool hooks.
+
+    The tools of a node depend on the run's repos (its session worktrees), known only once the run's
+    workspace is set up, which is why a backend that runs tools is built by a `BackendFactory`.
+    """
+
+    @property
+    def resolver(self) -> AgentResolver:
+        """Resolves a node's agent: prompt layers, model and provider, tool names."""
+        ...
+
+    @property
+    def project_root(self) -> Path:
+        """The project's root directory (where `.orchestra/` lives)."""
+        ...
+
+    def tools_for(self, node: Node, agent: Any, context: Context, tracker: WriteTracker) -> list[AgentTool]:
+        """The node's agent tools, bound to the run's repos and the turn's write tracker."""
+        ...
+
+    def tool_hooks(self, node: Node, context: Context) -> ToolHooks | None:
+        """The node's pre/post tool-call hooks (None when it has none)."""
+        ...
+
+
+BackendFactory = Callable[[AgentRuntime], CodergenBackend | None]
+"""Builds a run's backend from the run's agent runtime; None means simulation."""
+
+
+@frozen(kw_only=True)
+class RunPorts:
+    """The adapters one run works with. Every port but the run directories is optional.
+
+    Attributes:
+        run_directories: Opens the run directory (logs root); default: kept in memory.
+        store: The session store; None: the run is not recorded (it cannot be resumed or replayed).
+        backend: The LLM backend, or a factory that builds it for the run; None: simulation.
+        interviewer: Answers human gates; None: a gate fails saying no interviewer is configured.
+        command_runner: Runs tool nodes' commands and project tools; None: tool nodes fail.
+        git: The git port, needed when `settings.workspace.repos` names repos.
+        commit_messages: Writes per-turn commit messages; None: the deterministic message.
+        prompt_library: Where agents' prompt layers come from; None: no layer files.
+        session_locks: Keeps two runners out of one session; None: no locking.
+        clock: Time; default: the system clock.
+    """
+
+    run_directories: RunDirectoryFactory = field(factory=MemoryRunDirectories)
+    store: SessionStore | None = None
+    backend: CodergenBackend | BackendFactory | None = None
+    interviewer: Interviewer | None = None
+    command_runner: CommandRunner | None = None
+    git: Git | None = None
+    commit_messages: CommitMessageGenerator | None = None
+    prompt_library: PromptLibrary | None = None
+    session_locks: SessionLocks | None = None
+    clock: Clock = field(factory=SystemClock)
+
+
+@frozen(kw_only=True)
+class RunOptions:
+    """How one run goes, besides its adapters.
+
+    Attributes:
+        settings: orchestra.yaml's settings (agents, workspace repos, tools); default: none configured.
+        project_root: The project root; default: the current directory.
+        logs_root: The run directory; default: `.orchestra/runs/<session-id>` under the project root.
+        initial_context: Values the run starts with (`--set`); on resume they override the restored ones.
+        max_node_visits: Node executions after which the run stops as looping (default: the graph's).
+        observers: Extra engine event observers (objects with `on_event`).
+        on_event: Called with every engine event, workspace event and agent turn, as it happens.
+    """
+
+    settings: OrchestraSettings = field(factory=OrchestraSettings)
+    project_root: Path = field(factory=Path.cwd, converter=Path)
+    logs_root: str | None = None
+    initial_context: Mapping[str, Any] = field(factory=dict)
+    max_node_visits: int | None = None
+    observers: Sequence[Any] = ()
+    on_event: Callable[[Any], None] | None = None
