@@ -192,18 +192,9 @@ def _trace_in(
 
 
 def _container(project: _Project) -> Any:
-    from orchestra_adapters.container import Container
+    from orchestra_adapters.container import build_container
 
-    container = Container()
-    container.config.from_dict(
-        {
-            "pipeline_path": None,
-            "config_path": str(project.config) if project.config else None,
-            "cwd": str(project.root),
-            "backend": None,
-        }
-    )
-    return container
+    return build_container(config_path=project.config, cwd=project.root)
 
 
 def _open_store(container: Any) -> Any:

@@ -130,15 +130,12 @@ def _graphviz() -> Check:
 # Configuration -------------------------------------------------------------------------------------
 def _config(config: Path | None, cwd: Path) -> tuple[Check, Any]:
     """The orchestra.yaml check and, when it loaded, the container configured with it."""
-    from orchestra_adapters.container import Container
+    from orchestra_adapters.container import build_container
     from orchestra_core.model.errors import OrchestraError
 
     if config is not None and not (cwd / config).is_file():
         return Check("config", ERROR, f"{config}: config file not found"), None
-    container = Container()
-    container.config.from_dict(
-        {"pipeline_path": None, "config_path": str(config) if config else None, "cwd": str(cwd), "backend": None}
-    )
+    container = build_container(config_path=config, cwd=cwd)
     try:
         settings = container.settings()
     except OrchestraError as error:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ from orchestra_cli.doctor_check import ERROR, OK, WARNING, Check
 def store_checks(container: Any) -> list[Check]:
     """Check the configured store; a SQLite store that does not exist yet is not created."""
     from orchestra_adapters.storage.factory import sqlite_path
-    from orchestra_adapters.storage.sqlite_schema import LATEST_VERSION
+    from orchestra_adapters.storage.sqlite_schema import LATEST_VERSION, read_schema_version
     from orchestra_core.model.store_errors import StoreError
 
     settings = container.settings().storage
@@ -22,7 +21,7 @@ def store_checks(container: Any) -> list[Check]:
         path = sqlite_path(settings, Path(container.project_root()))
         if not path.exists():
             return [_future_store(path), Check("type bundle", OK, "published by the first run")]
-        schema_before = _schema_version(path)
+        schema_before = read_schema_version(path)
     try:
         store = container.session_store()
     except StoreError as error:
@@ -77,18 +76,3 @@ def _future_store(path: Path) -> Check:
     if not os.access(existing, os.W_OK | os.X_OK):
         return Check("store", ERROR, f"{path} cannot be created: {existing} is not writable")
     return Check("store", OK, f"{path} (sqlite) does not exist yet; the first run creates it")
-
-
-def _schema_version(path: Path) -> int | None:
-    """The schema version of a SQLite store, read without changing it (None when unreadable)."""
-    try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1)
-    except sqlite3.Error:
-        return None
-    try:
-        row = connection.execute("SELECT version FROM schema_version").fetchone()
-    except sqlite3.Error:
-        return None
-    finally:
-        connection.close()
-    return int(row[0]) if row else None

@@ -20,15 +20,11 @@ class StoreReader:
     reported as empty instead of being created."""
 
     def __init__(self, config: Path | None) -> None:
-        from orchestra_adapters.container import Container
+        from orchestra_adapters.container import build_container
 
         if config is not None and not config.is_file():
             raise fail(f"{config}: config file not found")
-        self._container = Container()
-        self._container.config.from_dict(
-            {"pipeline_path": None, "config_path": str(config) if config else None, "cwd": str(Path.cwd()),
-             "backend": None}
-        )
+        self._container = build_container(config_path=config)
         self.location, exists = self._where()
         self.store: Any = self._container.session_store() if exists else None
 

@@ -144,6 +144,21 @@ def migrate(connection: sqlite3.Connection, path: str, *, target: int = LATEST_V
     return found
 
 
+def read_schema_version(path: Path) -> int | None:
+    """The schema version of the store at `path`, read without changing the file (None when unreadable)."""
+    try:
+        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=1)
+    except sqlite3.Error:
+        return None
+    try:
+        row = connection.execute("SELECT version FROM schema_version").fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        connection.close()
+    return int(row[0]) if row else None
+
+
 def current_version(connection: sqlite3.Connection, path: str) -> int:
     """The schema version of the store (0 for an empty file)."""
     tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

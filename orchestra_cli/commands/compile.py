@@ -57,15 +57,12 @@ def compile_pipeline(
 
 def _compile_rules(pipeline: Path, config: Path | None) -> list[LintRule]:
     """Extra lint rules from the composition root (agent, model and tool checks plug in there)."""
-    from orchestra_adapters.container import Container
+    from orchestra_adapters.container import build_container
     from orchestra_cli.errors import fail
 
     if config is not None and not config.is_file():
         raise fail(f"{config}: config file not found")
-    container = Container()
-    container.config.from_dict(
-        {"config_path": str(config) if config else None, "pipeline_path": str(pipeline)}
-    )
+    container = build_container(config_path=config, pipeline_path=pipeline)
     return list(container.compile_rules())
 
 

@@ -27,14 +27,14 @@ def show_commit(
     import sys
     from pathlib import Path
 
-    from orchestra_adapters.container import Container
+    from orchestra_adapters.container import build_container
     from orchestra_cli.commit_trace import trace_commit
     from orchestra_cli.errors import fail, user_errors
 
     if config is not None and not config.is_file():
         raise fail(f"{config}: config file not found")
     with user_errors():
-        traced = trace_commit(commit, Path.cwd(), Container().git(), config)
+        traced = trace_commit(commit, Path.cwd(), build_container().git(), config)
     from orchestra_cli.commit_view import show_json, show_text
 
     if json_output:
