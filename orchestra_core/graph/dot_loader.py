@@ -7,11 +7,14 @@ declared edge order and checks that node ids are identifiers.
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 import re
 import tempfile
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +29,11 @@ _AGRAPH, _AGNODE, _AGEDGE = 0, 1, 2
 # later reads would report as an explicit label. User backslashes reach Graphviz as placeholders, so a raw
 # `\N` value can only be that default.
 _GRAPHVIZ_NODE_NAME = b"\\N"
-_stderr_lock = threading.Lock()
+# libcgraph's user error function, `int (*)(char *)`; AGWARN, the level from which messages reach it.
+_ERROR_FUNCTION = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p)
+_AGWARN = 0
+# Graphviz's error settings are process-wide: one read at a time installs and restores them.
+_read_lock = threading.Lock()
 
 
 def load_pipeline(path: str | os.PathLike[str]) -> Graph:
@@ -82,21 +89,50 @@ def _gv() -> Any:
 def _read_with_graphviz(text: str, path: str | None) -> Any:
     gv = _gv()
     data = text.encode("utf-8")
-    with _stderr_lock, tempfile.TemporaryFile() as captured:
-        saved = os.dup(2)
-        os.dup2(captured.fileno(), 2)
+    with _read_lock, _graphviz_messages() as messages:
         try:
             handle = _agread(gv, data)
         except Exception:
             handle = None
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        captured.seek(0)
-        messages = captured.read().decode("utf-8", "replace")
     if handle is None:
-        raise _graphviz_error(messages, path)
+        raise _graphviz_error("".join(messages), path)
     return handle
+
+
+@functools.cache
+def _cgraph() -> ctypes.CDLL:
+    """libcgraph's error functions, reached through the pygraphviz extension that links it."""
+    from pygraphviz import _graphviz
+
+    library = ctypes.CDLL(_graphviz.__file__)
+    library.agseterrf.restype = ctypes.c_void_p
+    library.agseterrf.argtypes = [ctypes.c_void_p]
+    library.agseterr.restype = ctypes.c_int
+    library.agseterr.argtypes = [ctypes.c_int]
+    return library
+
+
+@contextmanager
+def _graphviz_messages() -> Iterator[list[str]]:
+    """Graphviz's warnings and errors while the block runs (`Error: ... in line N`), kept off stderr.
+
+    Graphviz's previous error function and reporting level are restored afterwards.
+    """
+    library = _cgraph()
+    messages: list[str] = []
+
+    def collect(message: bytes | None) -> int:
+        messages.append((message or b"").decode("utf-8", "replace"))
+        return 0
+
+    callback = _ERROR_FUNCTION(collect)
+    previous_function = library.agseterrf(ctypes.cast(callback, ctypes.c_void_p))
+    previous_level = library.agseterr(_AGWARN)
+    try:
+        yield messages
+    finally:
+        library.agseterr(previous_level)
+        library.agseterrf(previous_function)
 
 
 def _agread(gv: Any, data: bytes) -> Any:
@@ -116,7 +152,7 @@ def _graphviz_error(messages: str, path: str | None) -> PipelineLoadError:
 
 
 def _declared(gv: Any, root: Any, kind: int) -> list[tuple[str, Any]]:
-    symbols = []
+    symbols: list[tuple[str, Any]] = []
     symbol = None
     while True:
         try:
