@@ -68,8 +68,11 @@ class AsyncEventStream(AsyncIterator[Any]):
         self._task = self._loop.run_in_executor(None, self._run, start)
 
     def _run(self, start: Start) -> Any:
+        def emit(event: Any) -> None:
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, event)
+
         try:
-            return start(lambda event: self._loop.call_soon_threadsafe(self._queue.put_nowait, event))
+            return start(emit)
         finally:
             self._loop.call_soon_threadsafe(self._queue.put_nowait, _END)
 

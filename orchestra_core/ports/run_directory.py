@@ -28,8 +28,11 @@ class RunDirectory(Protocol):
         artifacts: The run's artifact store (file-backed under `artifacts/`).
     """
 
-    root: str
-    artifacts: ArtifactStore
+    @property
+    def root(self) -> str: ...
+
+    @property
+    def artifacts(self) -> ArtifactStore: ...
 
     def stage_dir(self, stage_key: str) -> str:
         """The stage's directory path, created if missing (tools and agents write into it)."""
