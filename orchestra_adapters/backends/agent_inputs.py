@@ -50,8 +50,9 @@ class AgentToolset(Protocol):
         ...
 
 
-# Builds a node's tool call hooks (Attractor 9.7), e.g. `lambda node, context: ToolHooks.for_node(node, graph, ...)`.
-ToolHooksFor = Callable[[Node, Context], ToolHooks]
+# Builds a node's tool call hooks (Attractor 9.7), e.g. `lambda node, context: ToolHooks.for_node(node, graph, ...)`;
+# None when the node's tools run without hooks.
+ToolHooksFor = Callable[[Node, Context], ToolHooks | None]
 
 
 def model_name_of(model: Any, agent: AgentModelChoice) -> str:

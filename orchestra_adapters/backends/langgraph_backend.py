@@ -111,7 +111,8 @@ class LangGraphBackend:
         self, node: Node, agent: AgentModelChoice, context: Context, tracker: WriteTracker
     ) -> list[AgentTool]:
         tools = list(self._toolset.tools_for(node, agent, context, tracker))
-        return self._tool_hooks(node, context).wrap(tools) if self._tool_hooks is not None else tools
+        hooks = self._tool_hooks(node, context) if self._tool_hooks is not None else None
+        return hooks.wrap(tools) if hooks is not None else tools
 
     def agent_messages(self, ref: str) -> list[dict[str, Any]] | None:
         """The conversation saved at an AgentTurn's `agent_state_ref` (None when no such checkpoint exists).

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from orchestra_core.model.turn import TokenUsage, ToolCall
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 _REF_PREFIX = "langgraph:"
@@ -41,7 +44,7 @@ class AgentStateRef:
             )
         return cls(thread_id, checkpoint_id)
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> RunnableConfig:
         """The LangGraph config addressing this checkpoint."""
         return {
             "configurable": {
@@ -67,7 +70,7 @@ def content_text(content: Any) -> str:
 
 def token_usage(message: AIMessage) -> TokenUsage:
     """The prompt/completion tokens a model reply reports (zeros when the provider reports none)."""
-    usage = message.usage_metadata or {}
+    usage: Mapping[str, Any] = message.usage_metadata or {}
     return TokenUsage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
 
 

@@ -242,8 +242,9 @@ def _mapping_hook(cls: Any, converter: cattrs.Converter) -> Callable[[Any, Any],
 
 
 def _attrs_hook(cls: type, converter: cattrs.Converter) -> Callable[[Any, Any], Any]:
-    overrides = {name: override(omit=True) for name in _LOADER_FIELDS.get(cls, ())}
-    generated = make_dict_structure_fn(cls, converter, **overrides)
+    # Any values: mypy would check each override against make_dict_structure_fn's `_cattrs_*` flags too.
+    overrides: dict[str, Any] = {name: override(omit=True) for name in _LOADER_FIELDS.get(cls, ())}
+    generated: Callable[[Mapping[str, Any], Any], Any] = make_dict_structure_fn(cls, converter, **overrides)
 
     def structure(value: Any, _type: Any) -> Any:
         if value is None:

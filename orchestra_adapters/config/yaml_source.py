@@ -8,6 +8,7 @@ from typing import Any
 
 from attrs import frozen
 from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.scalarbool import ScalarBoolean
 
@@ -128,10 +129,8 @@ def render_key_path(path: Sequence[str | int]) -> str:
 
 
 def _position(node: Any, step: str | int) -> int | None:
-    if not hasattr(node, "lc"):
-        return None
-    if isinstance(node, dict) and step in node:
+    if isinstance(node, CommentedMap) and step in node:
         return node.lc.key(step)[0]
-    if isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+    if isinstance(node, CommentedSeq) and isinstance(step, int) and 0 <= step < len(node):
         return node.lc.item(step)[0]
     return None

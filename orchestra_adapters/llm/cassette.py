@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -11,6 +11,7 @@ from attrs import field, frozen
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from orchestra_core.model.immutable import str_tuple
 from orchestra_core.model.settings import ConfigError, ConfigProblem
 from orchestra_core.ports.chat_models import ProviderConfigError
 
@@ -35,12 +36,16 @@ class ScriptedToolCall:
     args: Mapping[str, Any] = field(factory=dict, converter=lambda value: MappingProxyType(dict(value)))
 
 
+def _tool_calls(items: Iterable[ScriptedToolCall]) -> tuple[ScriptedToolCall, ...]:
+    return tuple(items)
+
+
 @frozen
 class ScriptedReply:
     """One model call's answer: text and tool calls, or a provider error to raise."""
 
     content: str = ""
-    tool_calls: tuple[ScriptedToolCall, ...] = field(default=(), converter=tuple)
+    tool_calls: tuple[ScriptedToolCall, ...] = field(default=(), converter=_tool_calls)
     error: str | None = None
     status_code: int | None = None
 
@@ -53,7 +58,7 @@ class Cassette:
     nodes: Mapping[str, tuple[ScriptedReply, ...]] = field(
         factory=dict, converter=lambda value: MappingProxyType(dict(value))
     )
-    commit_messages: tuple[str, ...] = field(default=(), converter=tuple)
+    commit_messages: tuple[str, ...] = field(default=(), converter=str_tuple)
     default: str | None = None
 
 
