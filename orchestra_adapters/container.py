@@ -5,7 +5,7 @@ the CLI does) or from a dict. Every port is a typed provider that tests and embe
 
     container = build_container(config={"storage": {"path": "runs.db"}}, project_root=tmp)
     container.session_store.override(providers.Object(InMemorySessionStore()))
-    result = run_pipeline(graph, **run_ports(container))
+    result = run_pipeline(graph, **run_arguments(container))
 
 Providers build their adapters through small factory functions that import lazily, so a command pays only
 for what it uses (`compile` never imports the store, git or any LLM library).
@@ -134,6 +134,15 @@ def _agent_lint_rules(settings: OrchestraSettings, library: PromptLibrary, regis
     return agent_lint_rules(settings, library, registry)
 
 
+def _backend_name(configured: str | None, settings: OrchestraSettings) -> str:
+    """The backend asked for, else orchestra.yaml's, else `langgraph` with providers, else `simulate`."""
+    if configured:
+        return configured
+    if settings.backend:
+        return str(settings.backend)
+    return "langgraph" if settings.providers.entries else "simulate"
+
+
 def _backend_factory(name: str, chat_models: ChatModelFactory) -> BackendFactory:
     """The backend called `name` (`langgraph`, `direct`, `simulate`), built for each run."""
 
@@ -176,7 +185,8 @@ class Container(containers.DeclarativeContainer):
     prompt_library = providers.Singleton(_prompt_library, settings, config.pipeline_path)
     tool_registry = providers.Singleton(_tool_registry, settings, command_runner)
     agent_resolver = providers.Singleton(_agent_resolver, settings, prompt_library, tool_registry)
-    backend = providers.Factory(_backend_factory, config.backend, chat_models)
+    backend_name = providers.Callable(_backend_name, config.backend, settings)
+    backend = providers.Factory(_backend_factory, backend_name, chat_models)
     run_directories = providers.Singleton(_run_directories, clock)
 
     # Extra lint rules for `orchestra compile`: agents, prompt layers, models and tools resolve.
@@ -201,7 +211,8 @@ def build_container(
         pipeline_path: The pipeline being run (for discovery and prompt search paths).
         cwd: Where relative paths start (default: the current directory).
         project_root: The project root, with `config` (default: found from `cwd`).
-        backend: The LLM backend's name for `container.backend()` (`langgraph`, `direct`, `simulate`).
+        backend: The LLM backend's name (`langgraph`, `direct`, `simulate`); default: orchestra.yaml's
+            `backend`, else `langgraph` when providers are configured, else `simulate`.
     """
     container = Container()
     container.config.from_dict(
@@ -211,23 +222,29 @@ def build_container(
             "config": dict(config) if config is not None else None,
             "cwd": str(cwd or Path.cwd()),
             "project_root": str(project_root) if project_root else None,
-            "backend": backend or "langgraph",
+            "backend": backend,
         }
     )
     return container
 
 
-def run_ports(
-    container: Container, *, interviewer: Interviewer | None = None, llm: bool = True
+def run_arguments(
+    container: Container, *, interviewer: Interviewer | None = None, llm: bool | None = None
 ) -> dict[str, Any]:
-    """The keyword arguments of `orchestra_core.run_pipeline` (and resume/replay) for this container's adapters.
+    """The keyword arguments of `orchestra_core.run_pipeline` (and resume/replay) for this container: its
+    settings, project root and adapters.
 
     Args:
         container: The composition root.
         interviewer: Answers human gates (the CLI's console, an answers file, ...).
-        llm: Whether the run talks to models (False: simulation, no backend and no commit message model).
+        llm: Whether the run talks to models (False: simulation, no backend and no commit message model);
+            default: unless the container's backend is `simulate`.
     """
+    if llm is None:
+        llm = container.backend_name() != "simulate"
     return {
+        "settings": container.settings(),
+        "project_root": container.project_root(),
         "store": container.session_store(),
         "backend": container.backend() if llm else None,
         "interviewer": interviewer,

@@ -113,23 +113,23 @@ def execute(options: RunOptions, container: Container, start: StartSession, grap
 
 def _begin(options: RunOptions, container: Container, start: StartSession, graph: Graph) -> PipelineRun:
     """The run with its session begun, its lock held and its workspace and engine set up."""
-    from orchestra_adapters.container import run_ports
+    from orchestra_adapters.container import run_arguments
     from orchestra_cli.runtime.progress_feed import ProgressFeed
     from orchestra_core.runs.pipeline_run import PipelineRun
     from orchestra_core.runs.ports import RunOptions as CoreRunOptions
     from orchestra_core.runs.ports import RunPorts
 
     initial_context = parse_set_values(options.set_values)
-    llm = backend_name(options, container.settings(), graph) != SIMULATE
-    ports = RunPorts(**run_ports(container, interviewer=_interviewer(options), llm=llm))
+    arguments = run_arguments(container, interviewer=_interviewer(options))
     run_options = CoreRunOptions(
-        settings=container.settings(),
-        project_root=container.project_root(),
+        settings=arguments.pop("settings"),
+        project_root=arguments.pop("project_root"),
         logs_root=str(options.logs_root) if options.logs_root else None,
         initial_context=initial_context,
         max_node_visits=options.max_visits,
         on_event=ProgressFeed(_observers(options)),
     )
+    ports = RunPorts(**arguments)
     assert ports.store is not None
     run = PipelineRun(graph, start(ports.store), ports, run_options)
     _announce(run, options)
@@ -167,15 +167,11 @@ def prepare_graph(text: str, path: Path, options: RunOptions) -> Graph | None:
     return None if prepared.errors else prepared.graph
 
 
-def backend_name(options: RunOptions, settings: Any, graph: Graph) -> str:
-    """`--backend`, else orchestra.yaml's (per pipeline, then global), else `langgraph` when providers
-    are configured, else `simulate`."""
-    if options.backend:
-        return options.backend
-    configured = settings.backend_for(graph.name)
-    if configured:
-        return str(configured)
-    return "langgraph" if settings.providers.entries else SIMULATE
+def choose_backend(container: Container, options: RunOptions, graph: Graph) -> str:
+    """`--backend`, else orchestra.yaml's for this pipeline (then global), else `langgraph` when providers
+    are configured, else `simulate`; the container builds that one."""
+    container.config.backend.from_value(options.backend or container.settings().backend_for(graph.name))
+    return str(container.backend_name())
 
 
 def check_run_providers(container: Container, options: RunOptions, graph: Graph) -> None:
@@ -184,8 +180,7 @@ def check_run_providers(container: Container, options: RunOptions, graph: Graph)
     Raises:
         OrchestraError: Unknown backend, unresolvable model, missing API key or provider package.
     """
-    name = backend_name(options, container.settings(), graph)
-    container.config.backend.from_value(name)
+    name = choose_backend(container, options, graph)
     if name == SIMULATE:
         return
     from orchestra_adapters.backends.registry import BACKEND_NAMES, UnknownBackendError
