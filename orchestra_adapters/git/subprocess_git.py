@@ -174,9 +174,6 @@ class SubprocessGit:
 
     # --- staging and committing ------------------------------------------------------------------
 
-    def add(self, worktree: Path, paths: Sequence[str]) -> None:
-        self.sync_index(worktree, paths)
-
     def sync_index(self, worktree: Path, paths: Sequence[str]) -> None:
         if not paths:
             return

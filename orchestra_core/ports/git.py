@@ -239,10 +239,6 @@ class Git(Protocol):
         """Add `pattern` to the repository's `info/exclude` unless present; True when it was added."""
         ...
 
-    def add(self, worktree: Path, paths: Sequence[str]) -> None:
-        """Stage `paths` in `worktree`'s index (new, modified and deleted files alike)."""
-        ...
-
     def commit(
         self,
         worktree: Path,

@@ -19,7 +19,7 @@ _SESSION_LISTING_LIMIT = 10_000
 
 @frozen
 class OrchestraTrailers:
-    """The Orchestra trailers of a commit (see workspace/messages.py); only the session is required."""
+    """The Orchestra trailers of a commit (see workspace/committer.py); only the session is required."""
 
     session_id: str
     node_id: str | None = None

@@ -13,14 +13,6 @@ BODY_WIDTH = 72
 DIFF_BUDGET = 12_000
 INTENT_BUDGET = 2_000
 _MIN_SHARE = 300
-TRAILER_KEYS = (
-    "Orchestra-Model",
-    "Orchestra-Provider",
-    "Orchestra-Node",
-    "Orchestra-Pipeline",
-    "Orchestra-Session",
-    "Orchestra-Turn",
-)
 
 # A model must not forge our trailers (`Orchestra-Session: 7`); they are added to every message afterwards.
 _OUR_TRAILER = re.compile(r"^\s*orchestra-[\w-]*\s*:", re.IGNORECASE)

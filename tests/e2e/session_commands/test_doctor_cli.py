@@ -3,6 +3,7 @@ key, a store without its type bundle, an unusable repo and no git at all."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import socket
@@ -47,6 +48,8 @@ def test_a_healthy_project_passes_and_nothing_is_created(tmp_path: Path) -> None
     assert checks["git"]["detail"].startswith("git version ")
     assert checks["provider scripted"]["detail"] == "scripted, default, cassette cassette.yaml"
     assert checks["repo project"]["detail"].startswith(f"{root}, base HEAD = ")
+    mcp_version = importlib.metadata.version("mcp")
+    assert checks["mcp"]["detail"] == f"library {mcp_version}; the MCP tool server is not available yet"
     assert not (root / ".orchestra").exists() and git(root, "branch", "--list").strip() == "* main"
     text = orchestra("doctor", cwd=root)
     assert text.stdout.splitlines()[0].split() == ["status", "check", "detail"]
