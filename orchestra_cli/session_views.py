@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from orchestra_cli.output import count_noun, print_table
+from orchestra_core.model.values import format_duration
 
 if TYPE_CHECKING:
     from orchestra_core.model.turn import TokenUsage
@@ -20,21 +21,6 @@ STATUS_STYLES = {
     "running": "cyan", "retrying": "cyan", "skipped": "dim", "new": "dim",
 }
 SHOWN_CHECKPOINTS = 10
-
-
-def human_duration(seconds: float | None) -> str:
-    """`840ms`, `4.2s`, `3m 05s`, `2h 01m`; empty for None."""
-    if seconds is None:
-        return ""
-    if seconds < 1:
-        return f"{seconds * 1000:.0f}ms"
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, secs = divmod(round(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m {secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m"
 
 
 def local_time(moment: datetime | None, *, with_date: bool = True) -> str:
@@ -68,7 +54,7 @@ def print_session_rows(rows: Sequence[SessionRow], *, location: str, limit: int)
         [
             [
                 row.info.session_id, row.info.metadata.pipeline, row.status, local_time(row.info.created_at),
-                human_duration(row.duration_s) or _running_for(row), "" if row.nodes_run is None else str(row.nodes_run),
+                format_duration(row.duration_s, "readable") or _running_for(row), "" if row.nodes_run is None else str(row.nodes_run),
                 _origin(row),
             ]
             for row in rows
@@ -82,7 +68,7 @@ def print_session_rows(rows: Sequence[SessionRow], *, location: str, limit: int)
 def _running_for(row: SessionRow) -> str:
     if row.status != "running" or row.info.created_at is None:
         return ""
-    return f"running {human_duration((datetime.now(UTC) - row.info.created_at).total_seconds())}"
+    return f"running {format_duration((datetime.now(UTC) - row.info.created_at).total_seconds(), 'readable')}"
 
 
 def _origin(row: SessionRow) -> str:
@@ -145,7 +131,7 @@ def _status_line(summary: SessionSummary) -> str:
         return status
     ended = summary.ending.at if summary.ending else info.updated_at
     took = summary.ending.duration_s if summary.ending else None
-    return f"{status}, ended {local_time(ended)}" + (f" after {human_duration(took)}" if took is not None else "")
+    return f"{status}, ended {local_time(ended)}" + (f" after {format_duration(took, 'readable')}" if took is not None else "")
 
 
 def _print_nodes(runs: Sequence[NodeRun], branches: bool) -> None:
@@ -166,8 +152,8 @@ def _print_nodes(runs: Sequence[NodeRun], branches: bool) -> None:
 def _run_time(run: NodeRun) -> str:
     """The run's time; for a node still running, how long so far."""
     if run.duration_s is not None or run.status not in ("running", "retrying") or run.started_at is None:
-        return human_duration(run.duration_s)
-    return f"{human_duration((datetime.now(UTC) - run.started_at).total_seconds())} so far"
+        return format_duration(run.duration_s, "readable")
+    return f"{format_duration((datetime.now(UTC) - run.started_at).total_seconds(), 'readable')} so far"
 
 
 def _print_agent_turns(turns: Sequence[TurnView], branches: bool) -> None:
@@ -185,7 +171,7 @@ def _print_agent_turns(turns: Sequence[TurnView], branches: bool) -> None:
         row = [
             turn.turn_id, record.node_id, str(record.turn_number), record.model,
             ", ".join(call.name for call in record.tool_calls), ", ".join(record.files_written), commit,
-            token_text(record.token_usage), human_duration(record.duration_s),
+            token_text(record.token_usage), format_duration(record.duration_s, "readable"),
         ]
         rows.append([*row, turn.branch or ""] if branches else row)
     print_table([*headers, "branch"] if branches else headers, rows, title="agent turns")
@@ -243,7 +229,7 @@ def _lifecycle_text(record: object) -> str:
     from orchestra_core.model.records import LifecycleEvent, PipelineLifecycle
 
     assert isinstance(record, PipelineLifecycle)
-    took = f" after {human_duration(record.duration_s)}" if record.duration_s is not None else ""
+    took = f" after {format_duration(record.duration_s, 'readable')}" if record.duration_s is not None else ""
     error = f": {first_line(record.error, 200)}" if record.error else ""
     return {
         LifecycleEvent.STARTED: f"pipeline {record.pipeline_name} started",
@@ -258,7 +244,7 @@ def _node_text(record: object) -> str:
     from orchestra_core.model.records import NodeEvent, NodeExecution
 
     assert isinstance(record, NodeExecution)
-    node, took = record.node_id, human_duration(record.duration_s)
+    node, took = record.node_id, format_duration(record.duration_s, "readable")
     status = record.outcome.status.value if record.outcome else record.event.value
     if record.event is NodeEvent.STARTED:
         return f"> {node} ({record.handler_type})"
@@ -288,7 +274,7 @@ def _agent_text(view: TurnView) -> str:
         repo = f"{commit.repo} " if commit.repo else ""
         line += f"; {repo}{commit.sha[:8]} {first_line(commit.message)}"
     tokens = token_text(record.token_usage)
-    return line + (f" [{tokens} tokens, {human_duration(record.duration_s)}]" if tokens else "")
+    return line + (f" [{tokens} tokens, {format_duration(record.duration_s, 'readable')}]" if tokens else "")
 
 
 def _checkpoint_text(view: TurnView) -> str:

@@ -21,10 +21,7 @@ from orchestra_core.model.events import (
     StageRetrying,
     StageStarted,
 )
-
-
-def _seconds(value: float) -> str:
-    return f"{value * 1000:.0f}ms" if value < 1 else f"{value:.1f}s"
+from orchestra_core.model.values import format_duration
 
 
 def describe(event: EngineEvent) -> str | None:
@@ -37,28 +34,28 @@ def describe(event: EngineEvent) -> str | None:
     elif isinstance(event, StageStarted):
         text = f"> {event.node_id} ({event.handler_type})"
     elif isinstance(event, StageCompleted):
-        text = f"ok {event.node_id} {event.outcome.status.value} in {_seconds(event.duration_s)}"
+        text = f"ok {event.node_id} {event.outcome.status.value} in {format_duration(event.duration_s, 'seconds')}"
         if event.attempts > 1:
             text += f" after {event.attempts} attempts"
     elif isinstance(event, StageFailed):
         verb = "attempt failed" if event.will_retry else "FAILED"
-        text = f"x {event.node_id} {verb} in {_seconds(event.duration_s)}: {event.outcome.failure_reason}"
+        text = f"x {event.node_id} {verb} in {format_duration(event.duration_s, 'seconds')}: {event.outcome.failure_reason}"
     elif isinstance(event, StageRetrying):
-        text = f"~ {event.node_id} retrying (attempt {event.attempt}) in {_seconds(event.delay_s)}"
+        text = f"~ {event.node_id} retrying (attempt {event.attempt}) in {format_duration(event.delay_s, 'seconds')}"
     elif isinstance(event, PipelineRestarted):
         text = f"loop restart #{event.restart_count} from {event.from_node}: starting over at {event.node_id}"
     elif isinstance(event, ParallelStarted):
         text = f"|| {event.node_id}: {event.branch_count} branches ({', '.join(event.branch_ids)}), {event.join_policy}"
     elif isinstance(event, ParallelCompleted):
-        text = f"|| {event.node_id}: {event.success_count} succeeded, {event.failure_count} failed in {_seconds(event.duration_s)}"
+        text = f"|| {event.node_id}: {event.success_count} succeeded, {event.failure_count} failed in {format_duration(event.duration_s, 'seconds')}"
     elif isinstance(event, InterviewCompleted):
         text = f"? {event.question.stage}: answered {event.answer.text or event.answer.value}"
     elif isinstance(event, InterviewTimeout):
         text = f"? {event.stage}: no answer within the timeout"
     elif isinstance(event, PipelineCompleted):
-        text = f"pipeline succeeded in {_seconds(event.duration_s)}"
+        text = f"pipeline succeeded in {format_duration(event.duration_s, 'seconds')}"
     elif isinstance(event, PipelineFailed):
-        text = f"pipeline FAILED in {_seconds(event.duration_s)}: {event.error}"
+        text = f"pipeline FAILED in {format_duration(event.duration_s, 'seconds')}: {event.error}"
     return prefix + text if text is not None else None
 
 
@@ -147,7 +144,7 @@ class RichProgress:
             self._columns[column].append(f"> {event.node_id}")
         elif isinstance(event, StageCompleted | StageFailed):
             mark = "ok" if isinstance(event, StageCompleted) else ("~" if event.will_retry else "x")
-            entry = f"{mark} {event.node_id} {_seconds(event.duration_s)}"
+            entry = f"{mark} {event.node_id} {format_duration(event.duration_s, 'seconds')}"
             self._replace_last(column, event.node_id, entry)
         else:
             return False

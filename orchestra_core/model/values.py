@@ -1,13 +1,15 @@
-"""Typed parsing of DOT attribute values: integers, floats, booleans, durations, lists."""
+"""DOT attribute values: typed parsing (integers, floats, booleans, durations, lists); durations as text."""
 
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 _DURATION_RE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
 _TRUE = frozenset({"true", "yes", "1", "on"})
 _FALSE = frozenset({"false", "no", "0", "off"})
+DurationStyle = Literal["exact", "readable", "seconds"]
 
 
 def parse_duration(text: str) -> float:
@@ -23,8 +25,32 @@ def parse_duration(text: str) -> float:
     return float(amount) * _UNIT_SECONDS[unit]
 
 
-def format_duration(seconds: float) -> str:
-    """Render seconds in the shortest exact duration form (`1500ms`, `90s`, `15m`)."""
+def format_duration(seconds: float | None, style: DurationStyle = "exact") -> str:
+    """Render a duration; empty for None (not known).
+
+    Args:
+        seconds: The duration.
+        style: `exact`, the shortest form that parses back to the same value, as DOT attributes and
+            messages take it (`1500ms`, `90s`, `15m`); `readable`, rounded for tables (`840ms`, `4.2s`,
+            `3m 05s`, `2h 01m`); `seconds`, rounded but never past seconds, for progress lines (`840ms`,
+            `4.2s`, `185.0s`).
+    """
+    if seconds is None:
+        return ""
+    if style == "exact":
+        return _exact_duration(seconds)
+    if seconds < 1:
+        return f"{seconds * 1000:.0f}ms"
+    if seconds < 60 or style == "seconds":
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m {secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
+def _exact_duration(seconds: float) -> str:
     millis = round(seconds * 1000)
     for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
         if millis and millis % size == 0:

@@ -6,11 +6,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from orchestra_cli.session_views import human_duration, token_text, turn_line
+from orchestra_cli.session_views import token_text, turn_line
 from orchestra_core.model import records as r
 from orchestra_core.model import workspace_events as w
 from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
+from orchestra_core.model.values import format_duration
 from orchestra_core.ports.session_store import StoredTurn
 from orchestra_core.session.codec import encode_record
 from orchestra_core.session.turn_view import TurnView
@@ -102,7 +103,7 @@ def test_branch_turns_are_prefixed_and_told_turns_are_left_out() -> None:
     [(None, ""), (0.0004, "0ms"), (0.84, "840ms"), (4.25, "4.2s"), (59.9, "59.9s"), (185, "3m 05s"), (7260, "2h 01m")],
 )
 def test_durations_read_naturally(seconds: float | None, text: str) -> None:
-    assert human_duration(seconds) == text
+    assert format_duration(seconds, "readable") == text
 
 
 def test_token_counts() -> None:
