@@ -11,7 +11,7 @@ import importlib.abc
 import sys
 from collections.abc import Sequence
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 _UNUSED_INTEGRATIONS = ("pydantic", "pydantic_settings", "yaml", "starlette", "fastapi", "werkzeug", "fast_depends")
 
@@ -36,6 +36,9 @@ def _load() -> tuple[ModuleType, ModuleType]:
     return containers, providers
 
 
-containers, providers = _load()
+if TYPE_CHECKING:
+    from dependency_injector import containers, providers
+else:
+    containers, providers = _load()
 
 __all__ = ["containers", "providers"]

@@ -48,10 +48,9 @@ if TYPE_CHECKING:
 EventCallback = Callable[[RunEvent], None]
 
 
-class PortArguments(TypedDict, total=False):
-    """The ports a run function accepts as keyword arguments (each optional; see `RunPorts`)."""
+class AdapterArguments(TypedDict, total=False):
+    """The ports `resume_session` and `replay_session` accept as keyword arguments besides `store`."""
 
-    store: SessionStore | None
     backend: CodergenBackend | BackendFactory | None
     interviewer: Interviewer | None
     command_runner: CommandRunner | None
@@ -61,6 +60,12 @@ class PortArguments(TypedDict, total=False):
     session_locks: SessionLocks | None
     run_directories: RunDirectoryFactory
     clock: Clock
+
+
+class PortArguments(AdapterArguments, total=False):
+    """The ports `run_pipeline` accepts as keyword arguments (each optional; see `RunPorts`)."""
+
+    store: SessionStore | None
 
 
 # Pipelines ---------------------------------------------------------------------------------------------
@@ -153,7 +158,7 @@ def resume_session(
     initial_context: Mapping[str, Any] | None = None,
     max_node_visits: int | None = None,
     extensions: Extensions | None = None,
-    **ports: Unpack[PortArguments],
+    **ports: Unpack[AdapterArguments],
 ) -> RunResult:
     """Continue a recorded session from its latest checkpoint, with the pipeline it recorded (or `graph`).
 
@@ -185,7 +190,7 @@ def replay_session(
     initial_context: Mapping[str, Any] | None = None,
     max_node_visits: int | None = None,
     extensions: Extensions | None = None,
-    **ports: Unpack[PortArguments],
+    **ports: Unpack[AdapterArguments],
 ) -> RunResult:
     """Fork a session at one of its turns (the checkpoint at or before it) and run the fork on.
 
@@ -290,6 +295,7 @@ def _execute(
 
 
 __all__ = [
+    "AdapterArguments",
     "PortArguments",
     "arun_pipeline",
     "astream_pipeline",
