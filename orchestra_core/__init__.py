@@ -28,6 +28,7 @@ _EXPORTS: dict[str, str] = {
     "BackendFactory": "orchestra_core.runs.ports",
     "AgentRuntime": "orchestra_core.runs.ports",
     "Extensions": "orchestra_core.runs.extensions",
+    "AdapterArguments": "orchestra_core.api",
     "PortArguments": "orchestra_core.api",
     "RunEvent": "orchestra_core.runs.events",
     "arun_pipeline": "orchestra_core.api",
@@ -95,6 +96,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "AdapterArguments",
     "AgentRuntime",
     "AgentTurn",
     "Answer",
@@ -192,6 +194,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from orchestra_core.api import (
+        AdapterArguments,
         PortArguments,
         arun_pipeline,
         astream_pipeline,
