@@ -72,10 +72,10 @@ class _NoCheckpointWrites:
 def engine_overhead_us(count: int, repeats: int = 5) -> float:
     """Microseconds per node of the engine itself: simulation handlers, in-memory stage files,
     checkpoints built but not written, no observers."""
-    from orchestra_core.ports.clock import SystemClock
     from orchestra_core.engine.runner import PipelineEngine
     from orchestra_core.graph import parse_dot
     from orchestra_core.handlers import build_registry
+    from orchestra_core.ports.clock import SystemClock
 
     graph = parse_dot(linear_dot(count))
     engine = PipelineEngine(build_registry(), run_directory=_NoCheckpointWrites(), clock=SystemClock())
@@ -115,11 +115,11 @@ def checkpoint_write_us(count: int) -> float:
 def recording_us(count: int) -> float:
     """Microseconds per node that recording the run into a SQLite session store adds (three turns per
     node: stage started, stage completed, checkpoint), measured in process against an unrecorded run."""
-    from orchestra_core.ports.clock import SystemClock
     from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
     from orchestra_core.engine.runner import PipelineEngine
     from orchestra_core.graph import parse_dot
     from orchestra_core.handlers import build_registry
+    from orchestra_core.ports.clock import SystemClock
     from orchestra_core.ports.session_store import SessionMetadata
     from orchestra_core.session.api import publish_types
     from orchestra_core.session.recorder import SessionRecorder

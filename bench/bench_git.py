@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 from orchestra_adapters.git import SubprocessGit
-from orchestra_core.ports.clock import SystemClock
 from orchestra_core.model.settings import RepoSettings, WorkspaceSettings
 from orchestra_core.model.turn import AgentTurn
+from orchestra_core.ports.clock import SystemClock
 from orchestra_core.testing.commit_messages import ScriptedCommitMessages
 from orchestra_core.workspace import WorkspaceManager
 

@@ -9,14 +9,13 @@ import threading
 from typing import Any
 
 from orchestra_adapters.filesystem.atomic import atomic_write
-from orchestra_core.ports.clock import SystemClock
 from orchestra_core.ports.artifact_store import (
     FILE_BACKING_THRESHOLD,
     ArtifactInfo,
     ArtifactNotFoundError,
     check_artifact,
 )
-from orchestra_core.ports.clock import Clock
+from orchestra_core.ports.clock import Clock, SystemClock
 
 _IN_FILE = object()
 

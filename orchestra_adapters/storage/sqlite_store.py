@@ -10,7 +10,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from orchestra_core.ports.clock import SystemClock
 from orchestra_adapters.storage.payload import (
     compress,
     content_hash,
@@ -38,7 +37,7 @@ from orchestra_core.model.store_errors import (
     StoreError,
     TurnNotFoundError,
 )
-from orchestra_core.ports.clock import Clock
+from orchestra_core.ports.clock import Clock, SystemClock
 from orchestra_core.ports.session_store import (
     Id,
     SessionHead,

@@ -8,7 +8,6 @@ from typing import Any
 
 from attrs import evolve
 
-from orchestra_core.ports.clock import SystemClock
 from orchestra_adapters.storage.cxdb import protocol
 from orchestra_adapters.storage.cxdb.connection import ConnectionDropped, CxdbConnection
 from orchestra_adapters.storage.cxdb.envelope import (
@@ -30,7 +29,7 @@ from orchestra_core.model.store_errors import (
     StoreError,
     TurnNotFoundError,
 )
-from orchestra_core.ports.clock import Clock
+from orchestra_core.ports.clock import Clock, SystemClock
 from orchestra_core.ports.session_store import (
     Id,
     SessionHead,

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from orchestra_core.model.store_errors import SessionNotFoundError, TurnNotFoundError
+from orchestra_core.ports.session_store import SessionMetadata, SessionStore
 from orchestra_core.runs.start import (
     REPLAY,
     RESUME,
@@ -15,8 +17,6 @@ from orchestra_core.runs.start import (
     start_replay,
     start_resume,
 )
-from orchestra_core.model.store_errors import SessionNotFoundError, TurnNotFoundError
-from orchestra_core.ports.session_store import SessionMetadata, SessionStore
 from orchestra_core.session.checkpoints import PipelineSource
 from tests.support.engine import graph
 from tests.support.sessions import RecordedRun, story, turns
