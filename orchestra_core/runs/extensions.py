@@ -28,7 +28,7 @@ class Extensions:
         self._handlers: dict[str, Handler] = {}
         self._rules: list[LintRule] = []
         self._transforms: list[Transform] = []
-        self._tools: list[tuple[Callable[..., Any], str, str | None, bool]] = []
+        self._tools: list[Callable[[ToolRegistry], None]] = []
 
     def register_handler(self, type_name: str, handler: Handler) -> None:
         """Run nodes whose `type` (or shape mapping) is `type_name` with `handler` (replaces a built-in one).
@@ -49,16 +49,31 @@ class Extensions:
         self._transforms.append(transform)
 
     def register_tool(
-        self, name: str, *, description: str | None = None, writes_files: bool = False
+        self,
+        name: str,
+        *,
+        repo: str | None = None,
+        cross_repo: bool = False,
+        description: str | None = None,
+        writes_files: bool = False,
     ) -> Callable[[F], F]:
-        """A decorator that makes a Python function a repo-scoped agent tool, offered per repo as `{repo}:{name}`.
+        """A decorator that makes a Python function an agent tool.
 
-        The function's typed parameters are the tool's arguments and its docstring the description; a
-        parameter named `repo` receives the repo's `RepoContext` (see docs/library.md).
+        By default the tool is offered in every repo as `{repo}:{name}`; `repo="backend"` offers it in one
+        repo only (`backend:{name}`), `cross_repo=True` once under its plain name. The function's typed
+        parameters are the tool's arguments and its docstring the description; parameters named `repo`
+        (the RepoContext), `repos` (every repo's) and `tracker` (the turn's WriteTracker) are filled in by
+        Orchestra. Agents get such a tool when their `tools` list names it (docs/agents.md).
         """
 
         def register(func: F) -> F:
-            self._tools.append((func, name, description, writes_files))
+            def add(registry: ToolRegistry) -> None:
+                if repo is None and not cross_repo:
+                    registry.register_builtin(name, description=description, writes_files=writes_files)(func)
+                else:
+                    registry.register(name, repo=repo, description=description, writes_files=writes_files)(func)
+
+            self._tools.append(add)
             return func
 
         return register
@@ -85,6 +100,6 @@ class Extensions:
     def tool_registry(self, settings: OrchestraSettings, runner: CommandRunner | None) -> ToolRegistry:
         """The built-in tools, the project's `workspace.tools` commands and the registered tools."""
         registry = create_registry(settings, runner)
-        for func, name, description, writes_files in self._tools:
-            registry.register_builtin(name, description=description, writes_files=writes_files)(func)
+        for add in self._tools:
+            add(registry)
         return registry

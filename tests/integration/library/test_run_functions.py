@@ -196,3 +196,33 @@ def test_a_settings_dict_builds_the_container(tmp_path: Path) -> None:
     assert result.succeeded and (tmp_path / "elsewhere" / "runs.db").is_file()
     with pytest.raises(oc.ConfigError, match="storag: unknown key"):
         build_container(config={"storag": {}}, project_root=tmp_path).settings()
+
+
+def test_registered_tools_join_the_runs_tool_registry(tmp_path: Path) -> None:
+    from orchestra_core.runs.pipeline_run import PipelineRun
+    from orchestra_core.runs.ports import RunOptions, RunPorts
+    from orchestra_core.runs.start import SessionStart
+    from orchestra_core.session.checkpoints import PipelineSource
+
+    extensions = oc.Extensions()
+
+    @extensions.register_tool("word-count")
+    def word_count(repo: Any, path: str) -> str:
+        """Count words."""
+        return path
+
+    @extensions.register_tool("migrate", repo="project")
+    def migrate(repo: Any) -> str:
+        """Migrate."""
+        return "ok"
+
+    @extensions.register_tool("integration-tests", cross_repo=True)
+    def integration(repos: Any) -> str:
+        """Run them."""
+        return "ok"
+
+    start = SessionStart("new", "", "", PipelineSource())
+    with PipelineRun(oc.parse_pipeline(STEPS), start, RunPorts(), RunOptions(project_root=tmp_path), extensions) as run:
+        names = run.resolver.registry.names(["project", "docs"])
+    assert {"project:word-count", "docs:word-count", "project:migrate", "integration-tests"} <= set(names)
+    assert "docs:migrate" not in names
