@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from typing import cast
 
 from attrs import frozen
 
@@ -34,9 +35,7 @@ class ScriptedCodergenBackend:
     """
 
     def __init__(self, script: Mapping[str, Sequence[Step] | Step] | None = None) -> None:
-        self._script = {
-            node: list(steps) if isinstance(steps, list | tuple) else [steps] for node, steps in (script or {}).items()
-        }
+        self._script = {node: _steps(steps) for node, steps in (script or {}).items()}
         self.calls: list[BackendCall] = []
         self._visits: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -56,6 +55,10 @@ class ScriptedCodergenBackend:
         return _play(steps[min(visit, len(steps)) - 1], node, prompt, context)
 
 
+def _steps(steps: Sequence[Step] | Step) -> list[Step]:
+    return list(cast(Sequence[Step], steps)) if isinstance(steps, list | tuple) else [cast(Step, steps)]
+
+
 def _play(step: Step, node: Node, prompt: str, context: Context) -> str | Outcome:
     if isinstance(step, BaseException):
         raise step
@@ -71,5 +74,7 @@ def _play(step: Step, node: Node, prompt: str, context: Context) -> str | Outcom
 
 
 def _status_outcome(status: StageStatus, node: Node) -> Outcome:
-    reason = f"scripted {status.value} for {node.id}" if status in (StageStatus.FAIL, StageStatus.RETRY) else ""
+    reason = (
+        f"scripted {status.value} for {node.id}" if status in (StageStatus.FAIL, StageStatus.RETRY) else ""
+    )
     return Outcome(status, notes=f"scripted {status.value}", failure_reason=reason)

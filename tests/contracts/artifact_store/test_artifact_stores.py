@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from orchestra_adapters.filesystem.artifact_store import FileBackedArtifactStore
 from orchestra_core.testing.artifact_store import InMemoryArtifactStore
-from tests.contracts.artifact_store.contract import ArtifactStoreContract
+from orchestra_core.testing.contracts.artifact_store import ArtifactStoreContract
 
 
 class TestInMemoryArtifactStore(ArtifactStoreContract):
@@ -17,17 +13,13 @@ class TestInMemoryArtifactStore(ArtifactStoreContract):
 
 
 class TestFileBackedArtifactStore(ArtifactStoreContract):
-    @pytest.fixture(autouse=True)
-    def _base(self, tmp_path: Path) -> None:
-        self.base = tmp_path
-
     def make_store(self) -> FileBackedArtifactStore:
-        return FileBackedArtifactStore(str(self.base))
+        return FileBackedArtifactStore(str(self.tmp))
 
     def test_only_large_artifacts_go_to_files(self) -> None:
         store = self.make_store()
         assert not store.store("small", "s", "x").is_file_backed
         assert store.store("big", "b", "x" * 200_000).is_file_backed
-        assert sorted(p.name for p in (self.base / "artifacts").iterdir()) == ["big.json"]
+        assert sorted(p.name for p in (self.tmp / "artifacts").iterdir()) == ["big.json"]
         store.store("big", "b", "now small")
-        assert list((self.base / "artifacts").iterdir()) == []
+        assert list((self.tmp / "artifacts").iterdir()) == []

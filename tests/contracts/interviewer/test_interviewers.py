@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import os
 
-import pytest
 from rich.console import Console
 
 from orchestra_adapters.console.interviewer import ConsoleInterviewer
@@ -17,7 +16,7 @@ from orchestra_core.interview import (
     StageAnswersInterviewer,
 )
 from orchestra_core.model.interview import Question, QuestionType
-from tests.contracts.interviewer.contract import CHOICE, InterviewerContract
+from orchestra_core.testing.contracts.interviewer import CHOICE, InterviewerContract
 
 
 def as_answer(question: Question, reply: str | None) -> Answer:
@@ -82,17 +81,10 @@ class TestConsoleInterviewerOnAStream(InterviewerContract):
 class TestConsoleInterviewerOnAPipe(InterviewerContract):
     """A real file descriptor, so the timeout path (select) is used."""
 
-    @pytest.fixture(autouse=True)
-    def _pipes(self) -> object:
-        self.opened: list[object] = []
-        yield
-        for stream in self.opened:
-            stream.close()  # type: ignore[attr-defined]
-
     def make_interviewer(self, replies: list[str | None]) -> ConsoleInterviewer:
         read_fd, write_fd = os.pipe()
         with os.fdopen(write_fd, "w") as writer:
             writer.write("".join(f"{reply}\n" for reply in replies if reply is not None))
         reader = os.fdopen(read_fd)
-        self.opened.append(reader)
+        self.add_cleanup(reader.close)
         return ConsoleInterviewer(Console(file=io.StringIO()), reader)

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 from ruamel.yaml import YAML
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from orchestra_adapters.config.prompt_files import YamlPromptLibrary
 from orchestra_core.model.prompt_layers import PromptLayer
+from orchestra_core.testing.contracts.prompt_library import PromptLibraryContract
 from orchestra_core.testing.prompt_library import InMemoryPromptLibrary
-from tests.contracts.prompt_library.contract import PromptLibraryContract
 
 
 class TestInMemoryPromptLibrary(PromptLibraryContract):
@@ -20,17 +17,14 @@ class TestInMemoryPromptLibrary(PromptLibraryContract):
 
 
 class TestYamlPromptLibrary(PromptLibraryContract):
-    @pytest.fixture(autouse=True)
-    def _root(self, tmp_path: Path) -> None:
-        self.root = tmp_path / "prompts"
-
     def make_library(self, layers: list[PromptLayer]) -> YamlPromptLibrary:
+        root = self.tmp / "prompts"
         for layer in layers:
             body = {"name": layer.name, layer.kind.text_key: LiteralScalarString(layer.text)}
             if layer.extends:
                 body["extends"] = layer.extends
-            path = self.root / layer.kind.directory / f"{layer.name}.yaml"
+            path = root / layer.kind.directory / f"{layer.name}.yaml"
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("w", encoding="utf-8") as handle:
                 YAML().dump({layer.kind.value: body}, handle)
-        return YamlPromptLibrary([self.root])
+        return YamlPromptLibrary([root])

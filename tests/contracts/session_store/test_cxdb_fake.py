@@ -1,20 +1,18 @@
-"""CxdbSessionStore against the protocol-faithful fake CXDB server passes the SessionStore contract."""
+"""CxdbSessionStore passes the SessionStore contract against the stand-in CXDB server on loopback.
+
+This is the CXDB adapter's contract run in every `make test`; `test_cxdb_real.py` repeats it against a
+real server when one is named.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from orchestra_adapters.storage.cxdb.store import CxdbSessionStore
-from tests.contracts.session_store.contract import SessionStoreContract
+from orchestra_core.testing.contracts.session_store import SessionStoreContract
 from tests.support.cxdb_server import FakeCxdbServer
 
 
 class TestCxdbSessionStoreOnFakeServer(SessionStoreContract):
-    @pytest.fixture
-    def store(self) -> Iterator[CxdbSessionStore]:
-        with FakeCxdbServer() as server:
-            store = CxdbSessionStore(server.addr, server.url)
-            yield store
-            store.close()
+    def make_store(self) -> CxdbSessionStore:
+        server = FakeCxdbServer()
+        self.add_cleanup(server.stop)
+        return CxdbSessionStore(server.addr, server.url)

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 import pytest
 
 from orchestra_adapters.storage.cxdb.store import CxdbSessionStore
-from tests.contracts.session_store.contract import SessionStoreContract
+from orchestra_core.testing.contracts.session_store import SessionStoreContract
 
 ADDR = os.environ.get("CXDB_ADDR")
 URL = os.environ.get("CXDB_HTTP")
@@ -20,8 +19,5 @@ pytestmark = [
 
 
 class TestCxdbSessionStoreOnRealServer(SessionStoreContract):
-    @pytest.fixture
-    def store(self) -> Iterator[CxdbSessionStore]:
-        store = CxdbSessionStore(str(ADDR), str(URL))
-        yield store
-        store.close()
+    def make_store(self) -> CxdbSessionStore:
+        return CxdbSessionStore(str(ADDR), str(URL))

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
+from orchestra_core.testing.contracts.session_store import SessionStoreContract
 from orchestra_core.testing.session_store import InMemorySessionStore
-from tests.contracts.session_store.contract import SessionStoreContract
 
 
 class TestInMemorySessionStore(SessionStoreContract):
-    @pytest.fixture
-    def store(self) -> InMemorySessionStore:
+    def make_store(self) -> InMemorySessionStore:
         return InMemorySessionStore()

@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
-from tests.contracts.session_store.contract import SessionStoreContract
+from orchestra_core.testing.contracts.session_store import SessionStoreContract
 
 
 class TestSqliteSessionStore(SessionStoreContract):
-    @pytest.fixture
-    def store(self, tmp_path: Path) -> Iterator[SqliteSessionStore]:
-        store = SqliteSessionStore(tmp_path / ".orchestra" / "orchestra.db")
-        yield store
-        store.close()
+    def make_store(self) -> SqliteSessionStore:
+        return SqliteSessionStore(self.tmp / ".orchestra" / "orchestra.db")
 
 
 class TestSqliteSessionStoreWithSmallInlineLimit(SessionStoreContract):
     """Every payload goes through the blob table."""
 
-    @pytest.fixture
-    def store(self, tmp_path: Path) -> Iterator[SqliteSessionStore]:
-        store = SqliteSessionStore(tmp_path / "orchestra.db", inline_limit=0)
-        yield store
-        store.close()
+    def make_store(self) -> SqliteSessionStore:
+        return SqliteSessionStore(self.tmp / "orchestra.db", inline_limit=0)

@@ -1,0 +1,94 @@
+"""What the in-memory Git does to a working tree and its index: switch branches, reset, stage, build trees."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from orchestra_core.ports.git import GitError
+from orchestra_core.testing import _git_files as disk
+from orchestra_core.testing._git_objects import Files
+from orchestra_core.testing._git_repository import Repository, Worktree, file_entry, put
+
+
+def switch(repo: Repository, tree: Worktree, branch: str, target: str, command: list[str]) -> None:
+    """`git checkout <branch>`: update the files that differ, keep local changes elsewhere, refuse to lose any."""
+    old, new = repo.objects.commit_files(repo.head_of(tree)), repo.objects.commit_files(target)
+    changed = sorted(path for path in old.keys() | new.keys() if old.get(path) != new.get(path))
+    read = repo.reader(tree)
+    dirty = [
+        p for p in changed if tree.index.get(p) != old.get(p) or file_entry(read(p)) != tree.index.get(p)
+    ]
+    if dirty:
+        detail = f"error: Your local changes to the following files would be overwritten by checkout: {', '.join(dirty)}"
+        raise GitError(tree.path, command, detail, 1)
+    for path in changed:
+        if path in new:
+            disk.write_file(tree.path, path, new[path][0], repo.objects.blobs[new[path][1]])
+            tree.index[path] = new[path]
+        else:
+            disk.remove(tree.path, path)
+            tree.index.pop(path, None)
+    disk.remove_empty_directories(tree.path)
+    tree.head = f"ref: refs/heads/{branch}"
+
+
+def reset_hard_and_clean(repo: Repository, tree: Worktree, target: str) -> None:
+    """`git reset --hard <target>` then `git clean -d -f -f`: ignored files stay."""
+    new = repo.objects.commit_files(target)
+    for path in set(tree.index) | set(repo.objects.commit_files(repo.head_of(tree))):
+        if path not in new:
+            disk.remove(tree.path, path)
+    disk.checkout_files(tree.path, repo.objects, new)
+    tree.index = dict(new)
+    if tree.branch_ref:
+        repo.refs[tree.branch_ref] = target
+    else:
+        tree.head = target
+    ignores = repo.ignores(tree)
+    untracked = [
+        p
+        for p, is_dir in disk.walk(tree.path)
+        if not is_dir and p not in new and not ignores.ignored(p, False)
+    ]
+    for path in untracked:  # all decided first: deleting a .gitignore must not un-ignore what it covered
+        disk.remove(tree.path, path)
+    disk.remove_empty_directories(tree.path)
+
+
+def stage(repo: Repository, tree: Worktree, paths: Sequence[str]) -> None:
+    """`git update-index --add --remove`: each path's index entry from its file, or gone with it."""
+    read = repo.reader(tree)
+    for path in paths:
+        try:
+            state = read(path)
+        except disk.NotAFileError:
+            detail = f"error: {path}: is a directory - add files inside instead"
+            raise GitError(tree.path, ["update-index", path], detail, 128) from None
+        put(tree.index, path, (state[0], repo.objects.put_blob(state[1])) if state else None)
+
+
+def with_files(repo: Repository, tree: Worktree, base: Files, paths: Sequence[str]) -> Files:
+    """`base` with `paths` taken from the working tree (deleted where missing); a listed directory stands
+    for the files `base` tracks below it."""
+    for path in paths:
+        unclean = any(part in ("", "..", ".git", ".") for part in path.split("/")) or any(
+            c in path for c in "\n\0"
+        )
+        if not path or path.startswith("/") or unclean:
+            raise GitError(
+                tree.path, ["hash-object", path], f"{path!r} is not a clean repo-relative file path"
+            )
+    content = dict(base)
+    read = repo.reader(tree, base)
+    wanted = list(dict.fromkeys(paths))
+    for path in list(wanted):
+        if (tree.path / path).is_dir() and not (tree.path / path).is_symlink():
+            wanted += [p for p in base if p.startswith(f"{path}/") and p not in wanted]
+    for path in wanted:
+        try:
+            state = read(path)
+        except disk.NotAFileError:
+            content.pop(path, None)  # a file replaced by a directory (its files are listed apart)
+            continue
+        put(content, path, (state[0], repo.objects.put_blob(state[1])) if state else None)
+    return content
