@@ -1,8 +1,9 @@
-"""The ArtifactStore contract run against the in-memory fake and the file-backed store."""
+"""The ArtifactStore contract run against the in-memory stores (the engine's and the fake) and the file-backed one."""
 
 from __future__ import annotations
 
 from orchestra_adapters.filesystem.artifact_store import FileBackedArtifactStore
+from orchestra_core.engine.memory import MemoryArtifactStore
 from orchestra_core.testing.artifact_store import InMemoryArtifactStore
 from orchestra_core.testing.contracts.artifact_store import ArtifactStoreContract
 
@@ -10,6 +11,11 @@ from orchestra_core.testing.contracts.artifact_store import ArtifactStoreContrac
 class TestInMemoryArtifactStore(ArtifactStoreContract):
     def make_store(self) -> InMemoryArtifactStore:
         return InMemoryArtifactStore()
+
+
+class TestMemoryArtifactStore(ArtifactStoreContract):
+    def make_store(self) -> MemoryArtifactStore:
+        return MemoryArtifactStore()
 
 
 class TestFileBackedArtifactStore(ArtifactStoreContract):
