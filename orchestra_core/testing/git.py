@@ -21,7 +21,7 @@ from orchestra_core.ports.git import (
 )
 from orchestra_core.testing import _git_files as disk
 from orchestra_core.testing import _git_worktree as worktree_ops
-from orchestra_core.testing._git_objects import Commit
+from orchestra_core.testing._git_objects import FILE_MODE, Commit
 from orchestra_core.testing._git_repository import Repository, Worktree, config_key, dated, put
 from orchestra_core.testing._git_status import changed_files, diff_parts, status_entries
 from orchestra_core.testing._git_text import clean_message, parse_trailers, unified_diff, valid_branch_name
@@ -62,7 +62,7 @@ class InMemoryGit:
             self._worktrees[root] = (repo, main)
         if files:
             for relative, text in files.items():
-                disk.write_file(root, relative, "100644", text.encode("utf-8"))
+                disk.write_file(root, relative, FILE_MODE, text.encode("utf-8"))
             self.sync_index(root, list(files))
             self.commit(root, "initial", author=_BUILDER, committer=_BUILDER)
         return Path(path)
