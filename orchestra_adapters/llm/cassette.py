@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from attrs import field, frozen
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from orchestra_core.model.immutable import str_tuple
+from orchestra_core.model.immutable import frozen_map, str_tuple
 from orchestra_core.model.settings import ConfigError, ConfigProblem
 from orchestra_core.ports.chat_models import ProviderConfigError
 
@@ -33,7 +32,7 @@ class ScriptedToolCall:
     """A tool call the scripted model makes; `name` is the Orchestra name (`repo:tool`)."""
 
     name: str
-    args: Mapping[str, Any] = field(factory=dict, converter=lambda value: MappingProxyType(dict(value)))
+    args: Mapping[str, Any] = field(factory=dict, converter=frozen_map)
 
 
 def _tool_calls(items: Iterable[ScriptedToolCall]) -> tuple[ScriptedToolCall, ...]:
@@ -56,7 +55,7 @@ class Cassette:
 
     path: Path
     nodes: Mapping[str, tuple[ScriptedReply, ...]] = field(
-        factory=dict, converter=lambda value: MappingProxyType(dict(value))
+        factory=dict, converter=frozen_map
     )
     commit_messages: tuple[str, ...] = field(default=(), converter=str_tuple)
     default: str | None = None
