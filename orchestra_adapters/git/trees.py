@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from attrs import define, field
 
 from orchestra_adapters.git.command import GitCommand, decode, encode
+from orchestra_core.agents.path_guard import is_dotgit
 from orchestra_core.ports.git import GitError, TreeChange
 
 TREE_MODE = "40000"
@@ -88,8 +89,9 @@ class TreeBuilder:
     def _read_trees(self, base: str, directories: list[str]) -> tuple[str, str, dict[str, dict[str, Entry]]]:
         """(commit id, root tree id, {directory: entries}) for the root and `directories` of `base`."""
         requests = [f"{base}^{{commit}}", f"{base}^{{tree}}", *(f"{base}:{d}" for d in directories)]
-        raw = self._git.run(self._worktree, ["cat-file", "--batch"], stdin=encode("\n".join(requests) + "\n"))
-        objects = _parse_batch(raw.stdout, len(requests))
+        # -z: directory names may hold line breaks
+        raw = self._git.run(self._worktree, ["cat-file", "--batch", "-z"], stdin=b"\0".join(map(encode, requests)) + b"\0")
+        objects = _parse_batch(raw.stdout, requests)
         commit, root = objects[0], objects[1]
         if commit is None or root is None:
             raise GitError(self._worktree, ["cat-file", "--batch"], f"{base!r} does not name a commit")
@@ -150,13 +152,18 @@ class TreeBuilder:
 
     def _write_blobs(self, blobs: _Blobs) -> dict[str, str]:
         ids: dict[str, str] = {}
-        if blobs.files:
+        listed = [path for path in blobs.files if "\n" not in path]
+        if listed:
             output = self._git.text(
                 self._worktree,
                 ["hash-object", "-w", "--stdin-paths"],
-                stdin=encode("\n".join(blobs.files) + "\n"),
+                stdin=encode("\n".join(listed) + "\n"),
             )
-            ids.update(zip(blobs.files, output.split("\n"), strict=True))
+            ids.update(zip(listed, output.split("\n"), strict=True))
+        for path in blobs.files:
+            if "\n" in path:  # --stdin-paths is line-based: such a file goes in on its own, by content
+                content = (self._worktree / path).read_bytes()
+                ids[path] = self._git.text(self._worktree, ["hash-object", "-w", "--stdin", f"--path={path}"], stdin=content)
         if blobs.links:
             ids.update(self._write_link_blobs(blobs.links))
         return ids
@@ -299,31 +306,35 @@ def _mktree_input(entries: dict[str, Entry]) -> bytes:
     return b"".join(lines)
 
 
-def _parse_batch(raw: bytes, count: int) -> list[tuple[str, str, bytes] | None]:
+def _parse_batch(raw: bytes, requests: Sequence[str]) -> list[tuple[str, str, bytes] | None]:
     """`cat-file --batch` answers: (id, type, content), or None for a missing object."""
     found: list[tuple[str, str, bytes] | None] = []
     position = 0
-    for _ in range(count):
-        newline = raw.index(b"\n", position)
-        line = decode(raw[position:newline])
-        position = newline + 1
-        if line.endswith((" missing", " ambiguous")):  # the request (which may hold spaces) + the verdict
-            found.append(None)
-            continue
-        header = line.split(" ")
-        size = int(header[2])
-        found.append((header[0], header[1], raw[position : position + size]))
-        position += size + 1
+    for request in requests:
+        for verdict in (b" missing\n", b" ambiguous\n"):  # the request (spaces, line breaks) + the verdict
+            answer = encode(request) + verdict
+            if raw.startswith(answer, position):
+                position += len(answer)
+                found.append(None)
+                break
+        else:
+            newline = raw.index(b"\n", position)
+            header = decode(raw[position:newline]).split(" ")
+            position = newline + 1
+            size = int(header[2])
+            found.append((header[0], header[1], raw[position : position + size]))
+            position += size + 1
     return found
 
 
 def _check_path(worktree: Path, path: str) -> None:
+    """A clean repo-relative path that git would check out anywhere (never a spelling of `.git`)."""
     pure = PurePosixPath(path)
     bad = (
         not path
         or pure.is_absolute()
-        or any(part in ("", "..", ".git", ".") for part in path.split("/"))
-        or any(c in path for c in "\n\0")
+        or any(part in ("", "..", ".") or is_dotgit(part) for part in path.split("/"))
+        or "\0" in path
     )
     if bad:
         raise GitError(worktree, ["hash-object", path], f"{path!r} is not a clean repo-relative file path")

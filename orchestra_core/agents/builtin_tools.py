@@ -1,20 +1,25 @@
 """The built-in per-repo tools: read-file, write-file, edit-file, search-code, list-files.
 
-Every path goes through RepoContext.resolve_path, so `..`, absolute paths, `.git` and symlinks that leave
-the repo are refused; Orchestra's own state directory (`.orchestra/`) is off limits as well. Output is
-bounded so one call cannot flood the model's context.
+Every path goes through the repo's PathGuard (orchestra_core/agents/path_guard.py): `..`, absolute paths,
+anything git treats as `.git`, Orchestra's `.orchestra/` and symlinks that leave the repo are refused, and
+files are opened without following a symlink swapped in meanwhile. Output is bounded so one call cannot
+flood the model's context.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import io
+import itertools
 import os
 import re
 from collections.abc import Iterator
-from pathlib import Path
+from typing import BinaryIO
 
+from orchestra_core.agents.gitmodules import check_gitmodules
+from orchestra_core.agents.path_guard import GuardedPath, ToolPathError, is_gitmodules
 from orchestra_core.agents.registry import ToolRegistry
-from orchestra_core.agents.repo_context import RepoContext, ToolPathError
+from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import WriteTracker
 from orchestra_core.model.errors import OrchestraError
 
@@ -22,7 +27,6 @@ MAX_READ_BYTES = 256 * 1024
 MAX_SEARCH_FILE_BYTES = 2 * 1024 * 1024
 MAX_RESULTS = 500
 MAX_LINE_CHARS = 300
-SKIPPED_DIRS = frozenset({".git", ".orchestra"})
 BUILTIN_TOOL_NAMES = ("read-file", "write-file", "edit-file", "search-code", "list-files")
 
 
@@ -38,14 +42,14 @@ def read_file(repo: RepoContext, path: str, start_line: int | None = None, end_l
         start_line: First line to return (1-based); default the first.
         end_line: Last line to return (inclusive); default the last.
     """
-    target = _existing_file(repo, path)
-    with target.open("rb") as handle:
+    with _open_existing(repo, path) as handle:
         head = handle.read(8192)
-    if b"\x00" in head:
-        raise ToolUsageError(f"{path} is a binary file ({target.stat().st_size} bytes)")
-    if start_line is None and end_line is None:
-        return _read_whole(target, path)
-    return _read_lines(target, path, start_line or 1, end_line)
+        if b"\x00" in head:
+            raise ToolUsageError(f"{path} is a binary file ({os.fstat(handle.fileno()).st_size} bytes)")
+        handle.seek(0)
+        if start_line is None and end_line is None:
+            return _read_whole(handle, path)
+        return _read_lines(handle, path, start_line or 1, end_line)
 
 
 def write_file(repo: RepoContext, tracker: WriteTracker, path: str, content: str) -> str:
@@ -55,13 +59,8 @@ def write_file(repo: RepoContext, tracker: WriteTracker, path: str, content: str
         path: File path relative to the repo root.
         content: The complete new content of the file.
     """
-    target = _resolve(repo, path)
-    if target.is_dir():
-        raise ToolUsageError(f"{path} is a directory")
-    target.parent.mkdir(parents=True, exist_ok=True)
     data = content.encode("utf-8")
-    target.write_bytes(data)
-    tracker.record(repo.name, _written_path(repo, target))
+    _write(repo, tracker, path, data)
     return f"Wrote {len(data)} bytes to {path}"
 
 
@@ -78,9 +77,10 @@ def edit_file(
     """
     if not old_text:
         raise ToolUsageError("old_text must not be empty (use write-file to create or overwrite a file)")
-    target = _existing_file(repo, path)
+    with _open_existing(repo, path) as handle:
+        raw = handle.read()
     try:
-        text = target.read_bytes().decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ToolUsageError(f"{path} is not UTF-8 text; edit-file only edits text files") from None
     count = text.count(old_text)
@@ -91,8 +91,7 @@ def edit_file(
             f"old_text occurs {count} times in {path}; include more surrounding text to make it unique, "
             "or pass replace_all=true"
         )
-    target.write_bytes(text.replace(old_text, new_text).encode("utf-8"))
-    tracker.record(repo.name, _written_path(repo, target))
+    _write(repo, tracker, path, text.replace(old_text, new_text).encode("utf-8"))
     return f"Replaced {count if replace_all else 1} occurrence(s) in {path}"
 
 
@@ -122,7 +121,7 @@ def search_code(
     limit = max(1, min(max_results, MAX_RESULTS))
     hits: list[str] = []
     for file, relative in _files(repo, path, glob):
-        for number, line in _text_lines(file):
+        for number, line in _text_lines(repo, file):
             if regex.search(line):
                 hits.append(f"{relative}:{number}: {_clip(line)}")
                 if len(hits) > limit:
@@ -157,31 +156,35 @@ def register_builtins(registry: ToolRegistry) -> ToolRegistry:
     return registry
 
 
-def _resolve(repo: RepoContext, path: str) -> Path:
-    relative = repo.relative_path(path)
-    if relative.parts and relative.parts[0] == ".orchestra":
-        raise ToolPathError(f"{path!r} is inside .orchestra, Orchestra's own state; tools may not touch it")
-    return repo.resolve_path(path)
+def _open_existing(repo: RepoContext, path: str) -> BinaryIO:
+    """An existing regular file of the repo, opened for reading through the guard."""
+    try:
+        _guarded, fd = repo.guard.open_read(path)
+    except IsADirectoryError:
+        raise ToolUsageError(f"{path} is a directory; use list-files to see what it holds") from None
+    except (FileNotFoundError, NotADirectoryError):
+        raise ToolUsageError(f"no such file: {path}") from None
+    return os.fdopen(fd, "rb")
 
 
-def _existing_file(repo: RepoContext, path: str) -> Path:
-    target = _resolve(repo, path)
-    if target.is_dir():
-        raise ToolUsageError(f"{path} is a directory; use list-files to see what it holds")
-    if not target.is_file():
-        raise ToolUsageError(f"no such file: {path}")
-    return target
+def _write(repo: RepoContext, tracker: WriteTracker, path: str, data: bytes) -> None:
+    """Write through the guard and record the file actually written (a symlink inside the repo names its
+    target); `.gitmodules` must hold nothing git would refuse."""
+    guarded = repo.guard.resolve(path)
+    if is_gitmodules(guarded.relative.name):
+        check_gitmodules(path, data)
+    try:
+        written = repo.guard.write(path, data)
+    except IsADirectoryError:
+        raise ToolUsageError(f"{path} is a directory") from None
+    except NotADirectoryError:
+        raise ToolUsageError(f"{path}: a parent of it is a file, not a directory") from None
+    tracker.record(repo.name, written.text)
 
 
-def _written_path(repo: RepoContext, target: Path) -> str:
-    """The repo-relative path of the file actually written (a symlink inside the repo names its target)."""
-    return Path(os.path.realpath(target)).relative_to(repo.root).as_posix()
-
-
-def _read_whole(target: Path, path: str) -> str:
-    size = target.stat().st_size
-    with target.open("rb") as handle:
-        data = handle.read(MAX_READ_BYTES)
+def _read_whole(handle: BinaryIO, path: str) -> str:
+    size = os.fstat(handle.fileno()).st_size
+    data = handle.read(MAX_READ_BYTES)
     text = data.decode("utf-8", errors="replace")
     if size <= MAX_READ_BYTES:
         return text
@@ -193,12 +196,12 @@ def _read_whole(target: Path, path: str) -> str:
     )
 
 
-def _read_lines(target: Path, path: str, start: int, end: int | None) -> str:
+def _read_lines(binary: BinaryIO, path: str, start: int, end: int | None) -> str:
     if start < 1 or (end is not None and end < start):
         raise ToolUsageError("start_line must be at least 1 and end_line at least start_line")
     lines: list[str] = []
     size, total = 0, 0
-    with target.open("r", encoding="utf-8", errors="replace", newline="") as handle:
+    with io.TextIOWrapper(binary, encoding="utf-8", errors="replace", newline="") as handle:
         for total, line in enumerate(handle, start=1):
             if total < start or (end is not None and total > end):
                 continue
@@ -212,38 +215,30 @@ def _read_lines(target: Path, path: str, start: int, end: int | None) -> str:
     return "".join(lines)
 
 
-def _files(repo: RepoContext, path: str, glob: str | None) -> Iterator[tuple[Path, str]]:
-    start = _resolve(repo, path)
-    if start.is_file():
-        candidates: Iterator[Path] = iter([start])
-    elif start.is_dir():
-        candidates = _walk(start)
-    else:
-        raise ToolUsageError(f"no such file or directory: {path}")
-    for file in candidates:
-        real = Path(os.path.realpath(file))
-        if not real.is_relative_to(repo.root) or not real.is_file():
-            continue  # a symlink out of the repo (or a dangling one) is not the repo's content
-        relative = file.relative_to(repo.root).as_posix()
-        if glob is None or fnmatch.fnmatchcase(relative if "/" in glob else file.name, glob):
+def _files(repo: RepoContext, path: str, glob: str | None) -> Iterator[tuple[GuardedPath, str]]:
+    try:
+        found = repo.guard.walk(path)
+        first = next(found, None)
+    except (FileNotFoundError, NotADirectoryError):
+        raise ToolUsageError(f"no such file or directory: {path}") from None
+    if first is None:
+        return
+    for file in itertools.chain([first], found):
+        relative = file.text
+        name = file.relative.name
+        if glob is None or fnmatch.fnmatchcase(relative if "/" in glob else name, glob):
             yield file, relative
 
 
-def _walk(start: Path) -> Iterator[Path]:
-    for directory, subdirectories, files in os.walk(start, followlinks=False):
-        subdirectories[:] = sorted(d for d in subdirectories if d not in SKIPPED_DIRS)
-        for name in sorted(files):
-            yield Path(directory) / name
-
-
-def _text_lines(file: Path) -> Iterator[tuple[int, str]]:
+def _text_lines(repo: RepoContext, file: GuardedPath) -> Iterator[tuple[int, str]]:
     try:
-        if file.stat().st_size > MAX_SEARCH_FILE_BYTES:
-            return
-        with file.open("rb") as handle:
-            data = handle.read()
-    except OSError:
+        _guarded, fd = repo.guard.open_read(file.text)
+    except (OSError, ToolPathError):
         return
+    with os.fdopen(fd, "rb") as handle:
+        if os.fstat(fd).st_size > MAX_SEARCH_FILE_BYTES:
+            return
+        data = handle.read()
     if b"\x00" in data[:8192]:
         return
     yield from enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1)

@@ -1,7 +1,10 @@
 """The `workspace.tools` commands of orchestra.yaml as repo-scoped agent tools, run through CommandRunner.
 
-The command text comes from the configuration only. The model can fill in the parameters the
-configuration declares (`{name}` in the command); each value is shell-quoted before substitution.
+The command text comes from the configuration only; this module is the one command builder agent values go
+through. The model fills in the parameters the configuration declares (`{name}` in the command): each
+value is shell-quoted (data, never code), may not hold a line break or NUL, and may not start with `-`
+where it would begin a word of the command (an option) unless the template ends the options before it
+with a `--` word (docs/configuration.md).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Annotated, Any
 from orchestra_core.agents.registry import ToolRegistry, ToolRegistryError, ToolSpec
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import ToolFailure
+from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.settings import ToolCommandSettings
 from orchestra_core.ports.command_runner import CommandResult, CommandRunner
 
@@ -53,21 +57,48 @@ def register_command_tools(
     return registry
 
 
+class CommandArgumentError(OrchestraError):
+    """A value given for a command's parameter could become code or an option; the tool refuses it."""
+
+
 def expand_command(settings: ToolCommandSettings, arguments: Mapping[str, Any]) -> str:
     """The command with each declared `{parameter}` replaced by its shell-quoted value (or default).
 
     Substitution is a single pass, so a value that itself contains `{other}` stays literal text.
+
+    Raises:
+        CommandArgumentError: A value holds a line break or NUL, or starts with `-` where it begins a
+            word of the command and no `--` word ends the options before it.
     """
     if not settings.parameters:
         return settings.command
     names = "|".join(re.escape(name) for name in settings.parameters)
+    options_end = _END_OF_OPTIONS_RE.search(settings.command)
 
     def quoted(match: re.Match[str]) -> str:
         name = match.group(1)
         value = arguments.get(name)
-        return shlex.quote(str(settings.parameters[name].default or "" if value is None else value))
+        if value is None:  # the configuration's default: the pipeline author's, trusted like the command
+            return shlex.quote(settings.parameters[name].default or "")
+        starts_word = match.start() == 0 or settings.command[match.start() - 1].isspace()
+        after_options = options_end is not None and match.start() >= options_end.end()
+        _check_value(name, str(value), option_allowed=not starts_word or after_options)
+        return shlex.quote(str(value))
 
     return re.sub(r"\{(" + names + r")\}", quoted, settings.command)
+
+
+_END_OF_OPTIONS_RE = re.compile(r"(?:^|\s)--(?=\s|$)")
+
+
+def _check_value(name: str, value: str, *, option_allowed: bool) -> None:
+    if any(char in value for char in "\n\r\0"):
+        raise CommandArgumentError(f"{name}: a value may not hold a line break or a NUL character")
+    if value.startswith("-") and not option_allowed:
+        raise CommandArgumentError(
+            f"{name}: {value!r} starts with '-' and would be read as an option of the command; "
+            "give a value that does not start with '-'"
+        )
 
 
 def format_result(command: str, result: CommandResult) -> str:
@@ -88,7 +119,10 @@ def _command_function(settings: ToolCommandSettings, runner: CommandRunner | Non
     def run_command(repo: RepoContext, **arguments: Any) -> str:
         if runner is None:
             return ToolFailure.of("commands cannot run here (no command runner)")
-        command = expand_command(settings, arguments)
+        try:
+            command = expand_command(settings, arguments)
+        except CommandArgumentError as error:
+            return ToolFailure.of(str(error))
         result = runner.run(
             command,
             cwd=str(repo.root),

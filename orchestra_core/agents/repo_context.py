@@ -7,11 +7,9 @@ from pathlib import Path, PurePosixPath
 
 from attrs import evolve, field, frozen
 
-from orchestra_core.model.errors import OrchestraError
+from orchestra_core.agents.path_guard import PathGuard, ToolPathError
 
-
-class ToolPathError(OrchestraError):
-    """A path given to a tool would leave its repo (or touch `.git`); the tool refuses it."""
+__all__ = ["RepoContext", "ToolPathError"]
 
 
 def _resolved(path: str | os.PathLike[str]) -> Path:
@@ -41,38 +39,28 @@ class RepoContext:
     def with_head(self, sha: str) -> RepoContext:
         return evolve(self, head_sha=sha)
 
-    def resolve_path(self, path: str) -> Path:
-        """The absolute file for a repo-relative path, refusing anything that escapes the repo.
+    @property
+    def guard(self) -> PathGuard:
+        """The path guard of this repo (every path a tool is given goes through it)."""
+        return PathGuard(self.root, self.name)
 
-        Refused: empty paths, absolute paths, `~`, `..` components, `.git` components, NUL bytes, and
-        paths that leave the repo through a symlink.
+    def resolve_path(self, path: str) -> Path:
+        """The absolute file for a repo-relative path, every symlink resolved beneath the repo.
+
+        Refused: empty and absolute paths, `~`, `..`, NUL bytes and line breaks, names git treats as `.git`
+        (any case, trailing dots or spaces, `git~1`), `.orchestra/` at the top, and paths that leave the repo
+        or reach those through a symlink. Read and write files through `guard` to close the race between
+        this check and the use of the path.
 
         Raises:
             ToolPathError: The path is refused; the message says why.
         """
-        relative = self.relative_path(path)
-        candidate = self.root.joinpath(*relative.parts) if relative.parts else self.root
-        resolved = Path(os.path.realpath(candidate))
-        if resolved != self.root and not resolved.is_relative_to(self.root):
-            raise ToolPathError(f"{path!r} leaves the {self.name} repo through a symlink")
-        return candidate
+        return self.guard.resolve(path).absolute
 
     def relative_path(self, path: str) -> PurePosixPath:
-        """Validate and normalise a repo-relative path (without touching the filesystem).
+        """Validate and normalise a repo-relative path as text (without touching the filesystem).
 
         Raises:
             ToolPathError: The path is refused.
         """
-        if not isinstance(path, str) or not path.strip():
-            raise ToolPathError("a path is required")
-        if "\x00" in path:
-            raise ToolPathError(f"{path!r} contains a NUL byte")
-        text = path.strip().replace("\\", "/")
-        if text.startswith(("/", "~")) or (len(text) > 1 and text[1] == ":"):
-            raise ToolPathError(f"{path!r} is absolute; give a path relative to the {self.name} repo root")
-        parts = [part for part in PurePosixPath(text).parts if part not in ("", ".")]
-        if ".." in parts:
-            raise ToolPathError(f"{path!r} contains '..'; paths must stay inside the {self.name} repo")
-        if ".git" in parts:
-            raise ToolPathError(f"{path!r} is inside .git; tools may not touch git's own files")
-        return PurePosixPath(*parts) if parts else PurePosixPath(".")
+        return self.guard.relative(path)

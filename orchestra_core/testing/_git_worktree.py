@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from orchestra_core.agents.path_guard import is_dotgit
 from orchestra_core.ports.git import GitError
 from orchestra_core.testing import _git_files as disk
 from orchestra_core.testing._git_objects import Files
@@ -71,9 +72,7 @@ def with_files(repo: Repository, tree: Worktree, base: Files, paths: Sequence[st
     """`base` with `paths` taken from the working tree (deleted where missing); a listed directory stands
     for the files `base` tracks below it."""
     for path in paths:
-        unclean = any(part in ("", "..", ".git", ".") for part in path.split("/")) or any(
-            c in path for c in "\n\0"
-        )
+        unclean = any(part in ("", "..", ".") or is_dotgit(part) for part in path.split("/")) or "\0" in path
         if not path or path.startswith("/") or unclean:
             raise GitError(
                 tree.path, ["hash-object", path], f"{path!r} is not a clean repo-relative file path"

@@ -140,6 +140,19 @@ class GitHistoryContract(GitContractBase):
         assert self.git.tree_with_files(self.repo, staged, []).tree == tree
 
     def test_tree_with_files_refuses_unclean_paths(self) -> None:
-        for bad in ["../x", "/abs", ".git/config", "a//b", "a\nb"]:
+        for bad in ["../x", "/abs", ".git/config", "a//b", ".Git/config", "x/.git./y", "GIT~1/hooks", ".git "]:
             with raises(GitError):
                 self.git.tree_with_files(self.repo, "HEAD", [bad])
+
+    def test_tree_with_files_takes_odd_names_intact(self) -> None:
+        names = ["new\nline.txt", "tab\there.txt", "quote'\"s.txt", "-dash.txt", "sp ace.txt", "naïve.txt"]
+        for name in names:
+            self.write(name, f"{name}\n")
+        (self.repo / "dir\nwith break").mkdir()
+        self.write("dir\nwith break/inner.txt", "inner\n")
+        change = self.git.tree_with_files(self.repo, "HEAD", [*names, "dir\nwith break/inner.txt"])
+        commit = self.git.commit_tree(
+            self.repo, change.tree, parents=[self.head()], message="odd", author=AUTHOR, committer=COMMITTER
+        )
+        changed = {c.path for c in self.git.changed_files(self.repo, commit)}
+        assert changed == {*names, "dir\nwith break/inner.txt"}

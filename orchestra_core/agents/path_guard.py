@@ -1,0 +1,295 @@
+"""The one path guard every agent tool goes through: paths an agent gives stay inside their repo, out of git's
+and Orchestra's own state, whatever symlinks, spellings or races it tries.
+
+A path is first checked as text (relative, no `..`, no NUL or newline, no name git treats as `.git`), then
+resolved beneath the repo root one component at a time, following symlinks only while they stay inside and
+refusing any step into a `.git` or the state directory. Files are then opened relative to directory handles
+with O_NOFOLLOW at every step, so a component swapped for a symlink after the check fails the open instead
+of being followed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+from attrs import frozen
+
+from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.layout import STATE_DIR
+
+MAX_SYMLINK_FOLLOWS = 40
+MAX_PATH_CHARS = 4096
+# Code points HFS+ ignores in file names: `.g\u200cit` is `.git` to macOS (git's fsck `is_hfs_dotgit`).
+_HFS_IGNORABLE = frozenset(
+    "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"
+)
+_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class ToolPathError(OrchestraError):
+    """A path given to a tool would leave its repo or touch git's or Orchestra's own files; the tool refuses."""
+
+
+def git_name(name: str) -> str:
+    """A path component as git compares it for `.git` and `.gitmodules`: case folded, HFS+-ignorable code
+    points dropped, an NTFS stream (`:...`) and trailing dots and spaces cut."""
+    folded = "".join(char for char in name if char not in _HFS_IGNORABLE).casefold()
+    return folded.split(":", 1)[0].rstrip(". ")
+
+
+def is_dotgit(name: str) -> bool:
+    """Whether git would treat this path component as `.git` on some system (fsck's `hasDotgit`)."""
+    return git_name(name) in (".git", "git~1")
+
+
+def is_gitmodules(name: str) -> bool:
+    """Whether this path component is `.gitmodules` on some system (its content is then checked)."""
+    return git_name(name) in (".gitmodules", "gitmod~1")
+
+
+@frozen
+class GuardedPath:
+    """A path resolved beneath a repo root: `relative` has no symlink, no `..`, no `.`."""
+
+    root: Path
+    relative: PurePosixPath
+
+    @property
+    def absolute(self) -> Path:
+        return self.root.joinpath(*self.relative.parts)
+
+    @property
+    def text(self) -> str:
+        return self.relative.as_posix()
+
+
+class PathGuard:
+    """Resolves and opens paths an agent gives, beneath `root` (a real, absolute directory)."""
+
+    def __init__(self, root: Path, repo_name: str) -> None:
+        self.root = root
+        self.repo_name = repo_name
+
+    # Text ------------------------------------------------------------------------------------------
+    def relative(self, path: str) -> PurePosixPath:
+        """Validate and normalise a repo-relative path as text (the filesystem is not touched).
+
+        Raises:
+            ToolPathError: Empty, absolute, `~`, `..`, a NUL or newline, too long, or a name git treats
+                as `.git`, or the state directory at the top.
+        """
+        if not isinstance(path, str) or not path.strip():
+            raise ToolPathError("a path is required")
+        if "\x00" in path:
+            raise ToolPathError(f"{path!r} contains a NUL byte")
+        if len(path) > MAX_PATH_CHARS:
+            raise ToolPathError(f"a path of {len(path)} characters is too long (at most {MAX_PATH_CHARS})")
+        text = path.strip().replace("\\", "/")
+        if text.startswith(("/", "~")) or (len(text) > 1 and text[1] == ":"):
+            raise ToolPathError(
+                f"{path!r} is absolute; give a path relative to the {self.repo_name} repo root"
+            )
+        parts = [part for part in PurePosixPath(text).parts if part not in ("", ".")]
+        if ".." in parts:
+            raise ToolPathError(f"{path!r} contains '..'; paths must stay inside the {self.repo_name} repo")
+        for part in parts:
+            self._check_component(path, part)
+        if parts and parts[0] == STATE_DIR:
+            raise ToolPathError(f"{path!r} is inside {STATE_DIR}, Orchestra's own state; tools may not touch it")
+        return PurePosixPath(*parts) if parts else PurePosixPath(".")
+
+    def _check_component(self, path: str, part: str) -> None:
+        if "\n" in part or "\r" in part:
+            raise ToolPathError(f"{path!r} has a line break in a file name; use another name")
+        if is_dotgit(part):
+            raise ToolPathError(f"{path!r} is inside .git (or a name git treats as .git); tools may not touch git's own files")
+
+    # The filesystem ----------------------------------------------------------------------------------
+    def resolve(self, path: str) -> GuardedPath:
+        """The path with every symlink resolved beneath the root (missing trailing components allowed).
+
+        Raises:
+            ToolPathError: It leaves the repo, or reaches `.git` or the state directory, through a symlink
+                or by name; or the symlinks loop.
+        """
+        pending = list(self.relative(path).parts)
+        resolved: list[str] = []
+        follows = 0
+        while pending:
+            part = pending.pop(0)
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not resolved:
+                    raise ToolPathError(f"{path!r} leaves the {self.repo_name} repo through a symlink")
+                resolved.pop()
+                continue
+            self._check_component(path, part)
+            if not resolved and part == STATE_DIR:
+                raise ToolPathError(f"{path!r} leads into {STATE_DIR}, Orchestra's own state, through a symlink")
+            target = self._link_target(resolved, part)
+            if target is None:
+                resolved.append(part)
+                continue
+            follows += 1
+            if follows > MAX_SYMLINK_FOLLOWS:
+                raise ToolPathError(f"{path!r}: too many symbolic links")
+            pending = self._link_parts(path, target) + pending
+            if target.startswith("/"):
+                resolved = []
+        return GuardedPath(self.root, PurePosixPath(*resolved) if resolved else PurePosixPath("."))
+
+    def _link_target(self, resolved: list[str], part: str) -> str | None:
+        try:
+            info = os.lstat(self.root.joinpath(*resolved, part))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return os.readlink(self.root.joinpath(*resolved, part)) if stat.S_ISLNK(info.st_mode) else None
+
+    def _link_parts(self, path: str, target: str) -> list[str]:
+        if not target.startswith("/"):
+            return target.split("/")
+        absolute = Path(os.path.normpath(target))
+        if absolute != self.root and not absolute.is_relative_to(self.root):
+            raise ToolPathError(f"{path!r} leaves the {self.repo_name} repo through a symlink")
+        return list(absolute.relative_to(self.root).parts)
+
+    def open_read(self, path: str) -> tuple[GuardedPath, int]:
+        """An open descriptor (read-only) of an existing regular file, and its resolved path.
+
+        Raises:
+            ToolPathError: As for `resolve`, or the file changed into a symlink while being opened.
+            FileNotFoundError / IsADirectoryError: There is no such file, or it is a directory.
+        """
+        guarded = self.resolve(path)
+        if guarded.relative == PurePosixPath("."):
+            raise IsADirectoryError(path)
+        parent = self._open_parent(path, guarded, create=False)
+        try:
+            fd = self._open_final(path, parent, guarded.relative.name, os.O_RDONLY | os.O_NONBLOCK)
+        finally:
+            os.close(parent)
+        try:
+            self._require_regular(path, fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        return guarded, fd
+
+    def write(self, path: str, data: bytes) -> GuardedPath:
+        """Create or replace a regular file with `data` (parent directories are created).
+
+        Raises:
+            ToolPathError: As for `resolve`; a component changed into a symlink meanwhile; the file is not a
+                regular file, or has other hard links (it could be git's own file under another name).
+        """
+        guarded = self.resolve(path)
+        if guarded.relative == PurePosixPath("."):
+            raise IsADirectoryError(path)
+        parent = self._open_parent(path, guarded, create=True)
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK
+            fd = self._open_final(path, parent, guarded.relative.name, flags)
+        finally:
+            os.close(parent)
+        try:
+            self._require_regular(path, fd, single_link=True)
+            os.ftruncate(fd, 0)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        return guarded
+
+    def walk(self, path: str) -> Iterator[GuardedPath]:
+        """Every regular file at or below `path` (sorted), symlinks followed only while they stay inside;
+        `.git` and the state directory are skipped.
+
+        Raises:
+            ToolPathError: As for `resolve`.
+            FileNotFoundError: Nothing is there.
+        """
+        start = self.resolve(path)
+        info = self._stat(start)
+        if info is None:
+            raise FileNotFoundError(path)
+        if stat.S_ISREG(info.st_mode):
+            yield start
+            return
+        for directory, subdirectories, files in os.walk(start.absolute, followlinks=False):
+            subdirectories[:] = sorted(d for d in subdirectories if not is_dotgit(d) and not self._state(directory, d))
+            for name in sorted(files):
+                relative = Path(directory, name).relative_to(self.root).as_posix()
+                try:
+                    found = self.resolve(relative)
+                except ToolPathError:
+                    continue  # a symlink out of the repo (or into .git) is not the repo's content
+                found_info = self._stat(found)
+                if found_info is not None and stat.S_ISREG(found_info.st_mode):
+                    yield GuardedPath(self.root, PurePosixPath(relative))
+
+    def _state(self, directory: str, name: str) -> bool:
+        return Path(directory) == self.root and name == STATE_DIR
+
+    def _stat(self, guarded: GuardedPath) -> os.stat_result | None:
+        try:
+            return os.stat(guarded.absolute, follow_symlinks=False)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def _open_parent(self, path: str, guarded: GuardedPath, *, create: bool) -> int:
+        fd = os.open(self.root, _DIRECTORY_FLAGS)
+        for part in guarded.relative.parts[:-1]:
+            try:
+                child = self._step(path, fd, part, create)
+            finally:
+                os.close(fd)
+            fd = child
+        return fd
+
+    def _step(self, path: str, parent: int, part: str, create: bool) -> int:
+        try:
+            return os.open(part, _DIRECTORY_FLAGS, dir_fd=parent)
+        except FileNotFoundError:
+            if not create:
+                raise
+        except OSError as error:
+            raise self._swapped(path, error) from None
+        with contextlib.suppress(FileExistsError):  # made meanwhile: opening it below checks what it is
+            os.mkdir(part, 0o777, dir_fd=parent)
+        try:
+            return os.open(part, _DIRECTORY_FLAGS, dir_fd=parent)
+        except OSError as error:
+            raise self._swapped(path, error) from None
+
+    def _open_final(self, path: str, parent: int, name: str, flags: int) -> int:
+        try:
+            return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=parent)
+        except OSError as error:
+            if error.errno in (errno.ENOENT, errno.EISDIR):
+                raise
+            raise self._swapped(path, error) from None
+
+    def _swapped(self, path: str, error: OSError) -> Exception:
+        if error.errno == errno.ENXIO:  # a FIFO without a reader, a device without its driver
+            return ToolPathError(f"{path!r} is not a regular file (a device, pipe or socket); tools only use files")
+        if error.errno in (errno.ELOOP, errno.ENOTDIR):
+            return ToolPathError(f"{path!r} changed into a symbolic link while it was being opened; not followed")
+        return error
+
+    def _require_regular(self, path: str, fd: int, *, single_link: bool = False) -> None:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise ToolPathError(f"{path!r} is not a regular file (a device, pipe or socket); tools only use files")
+        if single_link and info.st_nlink > 1:
+            raise ToolPathError(
+                f"{path!r} has {info.st_nlink} hard links; tools do not write files that also exist elsewhere"
+            )
