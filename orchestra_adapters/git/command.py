@@ -1,4 +1,5 @@
-"""Runs git: a fixed, prompt-free environment, no pager, hooks off, failures turned into GitError."""
+"""Runs git: a fixed, prompt-free environment, no pager, hooks off, hardened against a hostile repository
+config, failures turned into GitError."""
 
 from __future__ import annotations
 
@@ -35,6 +36,27 @@ _FIXED_VARIABLES = {
 }
 _HOOKS_OFF = ("-c", f"core.hooksPath={os.devnull}")
 _QUIET_CONFIG = ("-c", "color.ui=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false")
+# Settings that name a program git would run, pinned on every call: the repository's own config is written
+# where agents work, and must not choose what runs (docs/git.md, "Hardening").
+_HARDENED_CONFIG = (
+    "-c", "core.fsmonitor=false",  # a hook command run by status, diff, add, commit, ... (the GitSpawn attack)
+    "-c", "log.showSignature=false",  # `git log` would run gpg.program to verify signatures
+    "-c", "protocol.allow=never",  # no transport: ssh commands, credential helpers and remote helpers never start
+)
+# Filter drivers (`filter.<name>.clean|smudge|process`) are chosen by .gitattributes (agents write those) and
+# run on add, hash-object, status, checkout; their names cannot be pinned in advance, so each call that may run
+# one first lists the drivers defined in config and overrides those the repository's config defines.
+_DRIVER_KEYS = r"^filter\..+\.(clean|smudge|process)$"
+_TRUSTED_SCOPES = frozenset({"system", "global", "command"})  # the user's own config, and the command line
+# Commands that never run a filter driver (no file content goes through .gitattributes): no lookup needed.
+_DRIVERLESS = frozenset(
+    {
+        "rev-parse", "symbolic-ref", "for-each-ref", "check-ref-format", "update-ref", "config", "mktree",
+        "commit-tree", "ls-tree", "check-ignore", "interpret-trailers", "log", "version",
+    }
+)
+_DRIVERLESS_WORKTREE = frozenset({"list", "prune", "remove"})
+_CONTENT_OPTIONS = frozenset({"--filters", "--textconv"})  # cat-file with these does run drivers
 
 
 def git_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -86,14 +108,50 @@ class GitCommand:
         env: Mapping[str, str] | None = None,
         ok_codes: Collection[int] = (0,),
         hooks: bool = False,
+        work_tree: bool = False,
     ) -> subprocess.CompletedProcess[bytes]:
         """Run `git <args>` in `cwd` and return the finished process.
+
+        Every call is hardened (see `_HARDENED_CONFIG`); filter drivers the repository's config defines are
+        overridden when the command may run one. `hooks` lets the repository's hooks run (`commit` with
+        `run_hooks`); `work_tree` pins the work tree to `cwd`, whatever `core.worktree` says.
 
         Raises:
             GitError: git exited with a code outside `ok_codes`, or could not be started.
         """
-        argv = [self._executable, "--no-pager", *_QUIET_CONFIG, *(() if hooks else _HOOKS_OFF), *args]
-        merged = {**self._env, **env} if env else self._env
+        merged = {**self._env, **env} if env else dict(self._env)
+        if work_tree:
+            merged["GIT_WORK_TREE"] = str(cwd)
+        if _may_run_drivers(args):
+            merged.update(_config_environment(merged, self.driver_overrides(cwd, merged)))
+        argv = [self._executable, "--no-pager", *_QUIET_CONFIG, *_HARDENED_CONFIG, *(() if hooks else _HOOKS_OFF)]
+        return self._spawn(cwd, [*argv, *args], args, stdin, merged, ok_codes)
+
+    def driver_overrides(self, cwd: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
+        """`filter.<name>.clean|smudge|process` keys set by the repository's config (local, worktree, and what
+        they include), each mapped to the value the user's own config gives it, else "" (git then runs nothing;
+        a driver marked `required` then fails the command instead of being skipped)."""
+        argv = [self._executable, "--no-pager", *_QUIET_CONFIG, *_HARDENED_CONFIG, *_HOOKS_OFF]
+        args = ["config", "--null", "--show-scope", "--get-regexp", _DRIVER_KEYS]
+        process = self._spawn(cwd, [*argv, *args], args, None, dict(env or self._env), (0, 1))
+        trusted: dict[str, str] = {}
+        untrusted: set[str] = set()
+        for scope, key, value in _scoped_entries(process.stdout):
+            if scope in _TRUSTED_SCOPES:
+                trusted[key] = value
+            else:
+                untrusted.add(key)
+        return {key: trusted.get(key, "") for key in sorted(untrusted)}
+
+    def _spawn(
+        self,
+        cwd: Path,
+        argv: list[str],
+        args: Sequence[str],
+        stdin: bytes | None,
+        env: Mapping[str, str],
+        ok_codes: Collection[int],
+    ) -> subprocess.CompletedProcess[bytes]:
         try:
             process = subprocess.run(
                 argv,
@@ -101,7 +159,7 @@ class GitCommand:
                 input=stdin,
                 stdin=None if stdin is not None else subprocess.DEVNULL,
                 capture_output=True,
-                env=merged,
+                env=env,
                 check=False,
             )
         except (FileNotFoundError, NotADirectoryError, PermissionError) as error:
@@ -120,6 +178,52 @@ class GitCommand:
     ) -> str:
         """Run git and return its standard output as text without the final newline."""
         return decode(self.run(cwd, args, stdin=stdin, env=env).stdout).rstrip("\n")
+
+
+def _may_run_drivers(args: Sequence[str]) -> bool:
+    """Whether git with `args` may pass file content through a filter driver."""
+    words = _command_words(args)
+    if not words:
+        return False
+    if words[0] == "worktree":
+        return len(words) < 2 or words[1] not in _DRIVERLESS_WORKTREE
+    if words[0] == "cat-file":
+        return any(arg in _CONTENT_OPTIONS for arg in args)
+    if words[0] == "hash-object" and "--no-filters" in words:
+        return False
+    return words[0] not in _DRIVERLESS
+
+
+def _command_words(args: Sequence[str]) -> list[str]:
+    """The subcommand and what follows it, without the global options (`-c key=value`, `--flag`) before it."""
+    position = 0
+    while position < len(args) and args[position].startswith("-"):
+        position += 2 if args[position] in ("-c", "-C") else 1
+    return list(args[position:])
+
+
+def _scoped_entries(raw: bytes) -> list[tuple[str, str, str]]:
+    """`git config --null --show-scope --get-regexp` output as (scope, key, value) triples."""
+    fields = raw.split(b"\0")
+    entries = []
+    for scope, pair in zip(fields[0::2], fields[1::2], strict=False):
+        key, _, value = pair.partition(b"\n")
+        entries.append((decode(scope), decode(key), decode(value)))
+    return entries
+
+
+def _config_environment(env: Mapping[str, str], overrides: Mapping[str, str]) -> dict[str, str]:
+    """`overrides` as GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n> after those already in `env`. Unlike `-c`,
+    which splits at the first `=`, these keep a driver name holding `=` intact."""
+    if not overrides:
+        return {}
+    start = int(env.get("GIT_CONFIG_COUNT", "0") or "0")
+    added: dict[str, str] = {}
+    for number, (key, value) in enumerate(overrides.items(), start):
+        added[f"GIT_CONFIG_KEY_{number}"] = key
+        added[f"GIT_CONFIG_VALUE_{number}"] = value
+    added["GIT_CONFIG_COUNT"] = str(start + len(overrides))
+    return added
 
 
 def decode(raw: bytes) -> str:

@@ -40,7 +40,8 @@ class SubprocessGit:
     """Runs git commands: see the `Git` port for what each method promises.
 
     Every call runs with `GIT_TERMINAL_PROMPT=0`, no pager, `LC_ALL=C`, hooks disabled (except
-    `commit(run_hooks=True)`), and without inherited `GIT_DIR`-style variables.
+    `commit(run_hooks=True)`), hardened against a hostile repository config (`GitCommand`), and without
+    inherited `GIT_DIR`-style variables; calls that change or read a worktree's files pin the work tree to it.
     """
 
     def __init__(self, command: GitCommand | None = None) -> None:
@@ -96,7 +97,7 @@ class SubprocessGit:
     def status(self, worktree: Path, *, untracked: bool = True) -> tuple[StatusEntry, ...]:
         mode = "--untracked-files=all" if untracked else "--untracked-files=no"
         process = self._git.run(
-            worktree, ["status", "--porcelain=v2", "-z", mode], env={"GIT_OPTIONAL_LOCKS": "0"}
+            worktree, ["status", "--porcelain=v2", "-z", mode], env={"GIT_OPTIONAL_LOCKS": "0"}, work_tree=True
         )
         return parse_status_v2(process.stdout)
 
@@ -151,12 +152,12 @@ class SubprocessGit:
 
     def checkout(self, worktree: Path, branch: str) -> None:
         with self.lock(worktree):
-            self._git.run(worktree, ["checkout", "--quiet", branch, "--"])
+            self._git.run(worktree, ["checkout", "--quiet", branch, "--"], work_tree=True)
 
     def discard_changes(self, worktree: Path, sha: str) -> None:
         with self.lock(worktree):
-            self._git.run(worktree, ["reset", "--quiet", "--hard", sha])
-            self._git.run(worktree, ["clean", "--quiet", "-d", "--force", "--force"])
+            self._git.run(worktree, ["reset", "--quiet", "--hard", sha], work_tree=True)
+            self._git.run(worktree, ["clean", "--quiet", "-d", "--force", "--force"], work_tree=True)
 
     def add_exclude(self, repo: Path, pattern: str) -> bool:
         exclude = self._info(repo).common_dir / "info" / "exclude"
@@ -179,7 +180,10 @@ class SubprocessGit:
             return
         with self.lock(worktree):
             self._git.run(
-                worktree, ["update-index", "--add", "--remove", "-z", "--stdin"], stdin=_nul_list(paths)
+                worktree,
+                ["update-index", "--add", "--remove", "-z", "--stdin"],
+                stdin=_nul_list(paths),
+                work_tree=True,
             )
 
     def commit(
@@ -204,6 +208,7 @@ class SubprocessGit:
                 stdin=encode(message),
                 env=identity_environment(author, committer),
                 hooks=run_hooks,
+                work_tree=True,
             )
             return self._git.text(worktree, ["rev-parse", "HEAD"])
 
