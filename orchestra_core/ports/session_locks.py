@@ -1,4 +1,5 @@
-"""SessionLocks port: one runner per session at a time; a lock whose runner died is free again."""
+"""SessionLocks port: one runner per session at a time, and (CheckoutLocks) one run working in place in a checkout
+at a time; a lock whose runner died is free again."""
 
 from __future__ import annotations
 
@@ -39,4 +40,31 @@ class SessionLocks(Protocol):
 
     def holder(self, session_id: str) -> str | None:
         """Who holds the session's lock (for messages), or None when it is free."""
+        ...
+
+
+class CheckoutBusyError(SessionBusyError):
+    """Another run works in place in the checkout; the message names its session."""
+
+
+@runtime_checkable
+class CheckoutLocks(Protocol):
+    """Locks that keep two runs from working in place (`isolation: in_place`) in one checkout at once.
+
+    An optional capability of a SessionLocks adapter: a run takes the lock of every checkout it works in place
+    in, keyed by the checkout's real path, for as long as it runs. As with session locks, the death of the
+    holder frees the lock, however it dies.
+    """
+
+    def acquire_checkout(self, checkout: str, session_id: str) -> SessionLease:
+        """Take the checkout's lock for the session without waiting.
+
+        Raises:
+            CheckoutBusyError: Another run holds it (the message names the checkout and the holder's session).
+            OrchestraError: The lock cannot be created (the message names where).
+        """
+        ...
+
+    def checkout_holder(self, checkout: str) -> str | None:
+        """The session holding the checkout's lock (and who runs it, for messages), or None when it is free."""
         ...

@@ -33,7 +33,7 @@ from orchestra_core.model.turn import AgentTurn
 from orchestra_core.model.workspace_events import WorkspaceEvent
 from orchestra_core.pipeline import prepare_pipeline
 from orchestra_core.ports.codergen_backend import CodergenBackend, OnTurn
-from orchestra_core.ports.session_locks import SessionLease
+from orchestra_core.ports.session_locks import CheckoutLocks, SessionLease
 from orchestra_core.runs.events import EventFanout
 from orchestra_core.runs.extensions import Extensions
 from orchestra_core.runs.ports import RunOptions, RunPorts
@@ -75,6 +75,7 @@ class PipelineRun:
             start = evolve(start, session_id=uuid.uuid4().hex[:12])
         self.start = start
         self._lease: SessionLease | None = None
+        self._checkout_leases: list[SessionLease] = []
         if ports.session_locks is not None:  # before anything is recorded: a session running elsewhere stops here
             self._lease = ports.session_locks.acquire(start.session_id)
         self.recorder = self._recorder()
@@ -144,6 +145,7 @@ class PipelineRun:
         if git is None:
             raise OrchestraError("workspace.repos needs the git port; none was given")
         manager = self._workspace_manager(self.start.repo_heads if self.start.kind == REPLAY else {})
+        self._lock_checkouts(manager.in_place_checkouts())
         if self.start.kind == RESUME and self.start.repo_heads:
             heads = {name: (h.branch, h.sha, h.base_sha) for name, h in self.start.repo_heads.items()}
             self.workspace = manager.reopen_session(manager.recorded_contexts(self.session_id, self.pipeline_name, heads))
@@ -153,6 +155,17 @@ class PipelineRun:
             check = self._check_cheap_model if self.ports.commit_messages is not None else None
             self.workspace = manager.setup_session(self.session_id, self.pipeline_name, check_cheap_model=check)
         return self.workspace
+
+    def _lock_checkouts(self, checkouts: list[Path]) -> None:
+        """Hold the lock of every checkout the run works in place in: a run going on there refuses this one.
+
+        Raises:
+            CheckoutBusyError: Another run works in place in one of them (the message names its session).
+        """
+        locks = self.ports.session_locks
+        if isinstance(locks, CheckoutLocks):
+            for checkout in checkouts:
+                self._checkout_leases.append(locks.acquire_checkout(str(checkout), self.session_id))
 
     def _workspace_manager(self, bases: Mapping[str, RepoHead]) -> WorkspaceManager:
         settings = self.options.settings
@@ -302,12 +315,14 @@ class PipelineRun:
         }
 
     def close(self) -> None:
-        """Release the backend, the store and the session lock (each at most once)."""
+        """Release the backend, the checkout locks and the session lock (each at most once)."""
         close = getattr(self.backend, "close", None)
         self.backend = None
         if close is not None:
             with suppress(Exception):
                 close()
+        while self._checkout_leases:
+            self._checkout_leases.pop().release()
         if self._lease is not None:
             self._lease.release()
             self._lease = None

@@ -17,7 +17,7 @@ from orchestra_core.workspace.errors import WorkspaceConfigError, WorkspaceError
 from orchestra_core.workspace.naming import ref_component
 from orchestra_core.workspace.projects import link_project
 from orchestra_core.workspace.session import WorkspaceSession
-from orchestra_core.workspace.setup import BranchCreator, RepoChecker
+from orchestra_core.workspace.setup import BranchCreator, RepoChecker, configured_path
 
 
 class WorkspaceManager:
@@ -65,6 +65,15 @@ class WorkspaceManager:
     def worktrees_dir(self, session_id: str) -> Path:
         """Where the session's worktrees live: `<project>/.orchestra/worktrees/<session-id>/`."""
         return ProjectLayout(self._project_root).worktrees_dir / ref_component(session_id, "session")
+
+    def in_place_checkouts(self) -> list[Path]:
+        """The real paths of the repos a run works in place in (`isolation: in_place`): the checkouts that only
+        one run at a time may use (CheckoutLocks)."""
+        return [
+            configured_path(repo, self._config_dir)
+            for repo in self._settings.repos.values()
+            if repo.isolation == IN_PLACE
+        ]
 
     def setup_session(
         self, session_id: str, pipeline_name: str, *, check_cheap_model: Callable[[], None] | None = None

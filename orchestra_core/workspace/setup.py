@@ -100,8 +100,7 @@ class RepoChecker:
 
     def repo_root(self, key: str, settings: RepoSettings) -> Path:
         """The repo's top-level directory, checked to be a non-bare git repository."""
-        path = Path(settings.path).expanduser()
-        path = (path if path.is_absolute() else self._config_dir / path).resolve()
+        path = configured_path(settings, self._config_dir)
         if not path.is_dir():
             _fail(f"{key}.path", f"{path} does not exist or is not a directory")
         try:
@@ -139,6 +138,12 @@ class RepoChecker:
                 f"in_place needs a clean working tree, but {root} has changes ({shown}); "
                 "commit or stash them, or use isolation: worktree",
             )
+
+
+def configured_path(settings: RepoSettings, config_dir: Path) -> Path:
+    """The real path of a repo's `path` setting (`~` expanded, relative to the orchestra.yaml directory)."""
+    path = Path(settings.path).expanduser()
+    return (path if path.is_absolute() else config_dir / path).resolve()
 
 
 def _fail(key: str, detail: str) -> NoReturn:

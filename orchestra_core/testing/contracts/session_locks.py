@@ -1,11 +1,18 @@
-"""The SessionLocks contract: one runner per session, the holder named, locks freed by release or death."""
+"""The SessionLocks contract: one runner per session, the holder named, locks freed by release or death; and the
+optional CheckoutLocks: one in-place run per checkout, its session named."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
 
-from orchestra_core.ports.session_locks import SessionBusyError, SessionLease, SessionLocks
+from orchestra_core.ports.session_locks import (
+    CheckoutBusyError,
+    CheckoutLocks,
+    SessionBusyError,
+    SessionLease,
+    SessionLocks,
+)
 from orchestra_core.testing.contracts._base import PortContract, raises, requires
 
 HolderKiller = Callable[[], None]
@@ -14,9 +21,10 @@ HolderKiller = Callable[[], None]
 
 class SessionLocksContract(PortContract):
     """A runner implements `make_locks()`; for the optional `holder_death` (a lock whose holder dies
-    however it dies is free again), also `hold_elsewhere`."""
+    however it dies is free again), also `hold_elsewhere`; for `checkout_locks` (the adapter is also a
+    CheckoutLocks) with `holder_death`, also `hold_checkout_elsewhere`."""
 
-    OPTIONAL_CAPABILITIES = frozenset({"holder_death"})
+    OPTIONAL_CAPABILITIES = frozenset({"holder_death", "checkout_locks"})
     locks: SessionLocks
 
     def make_locks(self) -> SessionLocks:
@@ -26,6 +34,10 @@ class SessionLocksContract(PortContract):
     def hold_elsewhere(self, locks: SessionLocks, session_id: str) -> HolderKiller:
         """For `holder_death`: make another runner (another process, for a real adapter) take the
         session's lock in the same place as `locks`; return what kills that runner."""
+        raise NotImplementedError
+
+    def hold_checkout_elsewhere(self, locks: SessionLocks, checkout: str, session_id: str) -> HolderKiller:
+        """For `checkout_locks` with `holder_death`: as `hold_elsewhere`, for a checkout's lock."""
         raise NotImplementedError
 
     def setup_method(self, method: object = None) -> None:
@@ -96,3 +108,51 @@ class SessionLocksContract(PortContract):
         kill()
         assert self.locks.holder("s1") is None
         self.locks.acquire("s1").release()
+
+    # CheckoutLocks -----------------------------------------------------------------------------------------
+    def _checkouts(self) -> CheckoutLocks:
+        assert isinstance(self.locks, CheckoutLocks)
+        return self.locks
+
+    @requires("checkout_locks")
+    def test_a_free_checkout_has_no_holder(self) -> None:
+        assert self._checkouts().checkout_holder("/src/app") is None
+
+    @requires("checkout_locks")
+    def test_a_held_checkout_refuses_another_session_naming_the_holder(self) -> None:
+        locks = self._checkouts()
+        lease = locks.acquire_checkout("/src/app", "s1")
+        assert isinstance(lease, SessionLease)
+        holder = locks.checkout_holder("/src/app")
+        assert holder is not None and "s1" in holder
+        with raises(CheckoutBusyError) as caught:
+            locks.acquire_checkout("/src/app", "s2")
+        assert "/src/app" in str(caught.value) and "session s1" in str(caught.value)
+        assert isinstance(caught.value, SessionBusyError)
+        lease.release()
+        lease.release()
+        assert locks.checkout_holder("/src/app") is None
+        locks.acquire_checkout("/src/app", "s2").release()
+
+    @requires("checkout_locks")
+    def test_checkouts_and_sessions_are_locked_apart(self) -> None:
+        locks = self._checkouts()
+        session = self.locks.acquire("s1")
+        one, two = locks.acquire_checkout("/src/app", "s1"), locks.acquire_checkout("/src/lib", "s3")
+        one.release()
+        assert locks.checkout_holder("/src/app") is None and locks.checkout_holder("/src/lib") is not None
+        assert self.locks.holder("s1") is not None
+        two.release()
+        session.release()
+
+    @requires("checkout_locks")
+    def test_a_checkout_lock_whose_holder_died_is_free(self) -> None:
+        self.require("holder_death")
+        kill = self.hold_checkout_elsewhere(self.locks, "/src/app", "s9")
+        holder = self._checkouts().checkout_holder("/src/app")
+        assert holder is not None and "s9" in holder
+        with raises(CheckoutBusyError):
+            self._checkouts().acquire_checkout("/src/app", "s1")
+        kill()
+        assert self._checkouts().checkout_holder("/src/app") is None
+        self._checkouts().acquire_checkout("/src/app", "s1").release()

@@ -18,7 +18,8 @@ _HOLDER = textwrap.dedent(
     import sys, time
     from pathlib import Path
     from orchestra_adapters.locks import FileSessionLocks
-    lease = FileSessionLocks(Path(sys.argv[1])).acquire(sys.argv[2])
+    locks = FileSessionLocks(Path(sys.argv[1]))
+    lease = locks.acquire(sys.argv[2]) if len(sys.argv) == 3 else locks.acquire_checkout(sys.argv[3], sys.argv[2])
     print("locked", flush=True)
     time.sleep(120)
     """
@@ -26,7 +27,7 @@ _HOLDER = textwrap.dedent(
 
 
 class TestInMemorySessionLocks(SessionLocksContract):
-    capabilities = frozenset({"holder_death"})
+    capabilities = frozenset({"holder_death", "checkout_locks"})
 
     def make_locks(self) -> InMemorySessionLocks:
         return InMemorySessionLocks()
@@ -37,17 +38,29 @@ class TestInMemorySessionLocks(SessionLocksContract):
         other.acquire(session_id)
         return other.crash
 
+    def hold_checkout_elsewhere(self, locks: SessionLocks, checkout: str, session_id: str) -> HolderKiller:
+        assert isinstance(locks, InMemorySessionLocks)
+        other = locks.runner("doomed runner")
+        other.acquire_checkout(checkout, session_id)
+        return other.crash
+
 
 class TestFileSessionLocks(SessionLocksContract):
-    capabilities = frozenset({"holder_death"})
+    capabilities = frozenset({"holder_death", "checkout_locks"})
 
     def make_locks(self) -> FileSessionLocks:
         (self.tmp / "locks").mkdir()
         return FileSessionLocks(self.tmp / "locks")
 
     def hold_elsewhere(self, locks: SessionLocks, session_id: str) -> HolderKiller:
+        return self._hold(session_id)
+
+    def hold_checkout_elsewhere(self, locks: SessionLocks, checkout: str, session_id: str) -> HolderKiller:
+        return self._hold(session_id, checkout)
+
+    def _hold(self, *names: str) -> HolderKiller:
         holder = subprocess.Popen(
-            [sys.executable, "-c", _HOLDER, str(self.tmp / "locks"), session_id],
+            [sys.executable, "-c", _HOLDER, str(self.tmp / "locks"), *names],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             text=True,
