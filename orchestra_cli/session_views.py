@@ -252,6 +252,8 @@ def _node_text(record: object) -> str:
         return f"~ {node} retrying (attempt {record.attempt})"
     if record.event is NodeEvent.SKIPPED:
         return f"- {node} skipped"
+    if record.event is NodeEvent.INTERRUPTED:
+        return f"! {node} interrupted (attempt {record.attempt}): the run stopped while it ran; it runs again"
     if record.event is NodeEvent.FAILED:
         reason = record.outcome.failure_reason if record.outcome else ""
         return f"x {node} failed (attempt {record.attempt}) in {took}: {first_line(reason, 200)}"

@@ -31,6 +31,7 @@ class NodeEvent(StrEnum):
     FAILED = "failed"
     RETRYING = "retrying"
     SKIPPED = "skipped"
+    INTERRUPTED = "interrupted"  # recorded by a resume: the run stopped (died) while the node ran
 
 
 class InteractionMode(StrEnum):
@@ -70,7 +71,8 @@ class PipelineLifecycle:
 
 @frozen
 class NodeExecution:
-    """`dev.orchestra.NodeExecution`: a node started, completed, failed, is retried, or was skipped."""
+    """`dev.orchestra.NodeExecution`: a node started, completed, failed, is retried, was skipped, or was
+    interrupted (the run stopped while it ran; recorded by the resume that runs it again)."""
 
     node_id: str
     event: NodeEvent

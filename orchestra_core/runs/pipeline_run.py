@@ -275,6 +275,8 @@ class PipelineRun:
         if checkpoint is not None:  # resume: the given values (and the session id) override the restored ones
             overrides = {**initial, "internal.session_id": self.session_id}
             checkpoint = evolve(checkpoint, context={**checkpoint.context, **overrides})
+        if self.start.kind == RESUME:  # the node the stopped run was in is recorded as interrupted, then runs again
+            self.recorder.record_interrupted_nodes()
         try:
             return self.engine.run(
                 self.graph,
@@ -379,6 +381,9 @@ class _NoRecorder:
 
     def record_agent_turn(self, turn: AgentTurn, branch: str | None = None) -> None:
         return None
+
+    def record_interrupted_nodes(self) -> list[str]:
+        return []
 
     def on_workspace_event(self, event: WorkspaceEvent) -> None:
         return None

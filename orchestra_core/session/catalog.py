@@ -67,6 +67,7 @@ NODE_EVENT = EnumSpec(
         r.NodeEvent.FAILED: 2,
         r.NodeEvent.RETRYING: 3,
         r.NodeEvent.SKIPPED: 4,
+        r.NodeEvent.INTERRUPTED: 5,
     },
 )
 INTERACTION_MODE = EnumSpec(

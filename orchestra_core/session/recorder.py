@@ -22,6 +22,7 @@ from orchestra_core.ports.session_store import SessionStore, StoredTurn
 from orchestra_core.session.api import append_record, fork_session
 from orchestra_core.session.catalog import has_turn_type
 from orchestra_core.session.checkpoints import FULL_EVERY, CheckpointDeltas, PipelineSource, RepoHead
+from orchestra_core.session.interrupted import interruption_of, open_nodes
 from orchestra_core.session.trace import BRANCH_TITLE_PREFIX, PARALLEL_SPAWN
 
 RepoHeads = Callable[[], Mapping[str, RepoHead]]
@@ -78,6 +79,19 @@ class SessionRecorder:
         record = self._deltas.record(checkpoint, repos=heads, source=self._source)
         turn = self._append(None, record)
         self._deltas.remember(checkpoint, record, turn.turn_id)
+
+    # Resuming ------------------------------------------------------------------------------------------
+    def record_interrupted_nodes(self) -> list[str]:
+        """Before a resume runs: close every main-line node the stopped run left running (started after the
+        latest checkpoint, never ended) with an `interrupted` NodeExecution; return those nodes.
+
+        The resume then runs such a node once more from its start; nodes finished before the checkpoint are not
+        run again.
+        """
+        found = open_nodes(self._store, self.session_id)
+        for record in found:
+            self._append(None, interruption_of(record))
+        return [record.node_id for record in found]
 
     # Agent turns and workspace events -----------------------------------------------------------------
     def record_agent_turn(self, turn: AgentTurn, branch: str | None = None) -> StoredTurn:

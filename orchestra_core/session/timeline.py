@@ -160,5 +160,10 @@ class Timeline:
 def _outcome_status(record: r.NodeExecution) -> str:
     if record.outcome is not None:
         return record.outcome.status.value
-    fallback = {r.NodeEvent.COMPLETED: "success", r.NodeEvent.FAILED: "fail", r.NodeEvent.SKIPPED: "skipped"}
+    fallback = {
+        r.NodeEvent.COMPLETED: "success",
+        r.NodeEvent.FAILED: "fail",
+        r.NodeEvent.SKIPPED: "skipped",
+        r.NodeEvent.INTERRUPTED: INTERRUPTED,
+    }
     return fallback.get(record.event, RUNNING)

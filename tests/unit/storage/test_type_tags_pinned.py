@@ -223,7 +223,14 @@ PINNED_ENUMS = {
         "resumed": 3,
         "interrupted": 4,
     },
-    "dev.orchestra.NodeEvent": {"started": 0, "completed": 1, "failed": 2, "retrying": 3, "skipped": 4},
+    "dev.orchestra.NodeEvent": {
+        "started": 0,
+        "completed": 1,
+        "failed": 2,
+        "retrying": 3,
+        "skipped": 4,
+        "interrupted": 5,
+    },
     "dev.orchestra.InteractionMode": {"gate": 0, "interactive": 1},
     "dev.orchestra.ParallelEvent": {"fan_out": 0, "branch_started": 1, "branch_completed": 2, "fan_in": 3},
 }
