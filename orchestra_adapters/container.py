@@ -44,10 +44,11 @@ def _clock() -> Clock:
     return SystemClock()
 
 
-def _command_runner() -> CommandRunner:
-    from orchestra_adapters.process.command_runner import SubprocessCommandRunner
+def _command_runner(settings: OrchestraSettings) -> CommandRunner:
+    """Commands in process groups that die with the runner; in a bubblewrap sandbox when `sandbox` says so."""
+    from orchestra_adapters.process.sandbox import sandboxed_runner
 
-    return SubprocessCommandRunner()
+    return sandboxed_runner(settings)
 
 
 def _run_directories(clock: Clock) -> RunDirectoryFactory:
@@ -170,12 +171,12 @@ class Container(containers.DeclarativeContainer):
 
     config = providers.Configuration()
     clock = providers.Singleton(_clock)
-    command_runner = providers.Singleton(_command_runner)
 
     settings = providers.Singleton(
         _settings, config.pipeline_path, config.config_path, config.config, config.cwd, config.project_root
     )
     project_root = providers.Singleton(_project_root, settings, config.cwd)
+    command_runner = providers.Singleton(_command_runner, settings)
 
     session_store = providers.Resource(_session_store, settings, project_root, clock)
     session_locks = providers.Singleton(_session_locks, project_root)

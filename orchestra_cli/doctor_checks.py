@@ -28,13 +28,15 @@ def run_checks(config: Path | None, cwd: Path) -> list[Check]:
     config_check, container = _config(config, cwd)
     checks.append([config_check])
     if container is None:
-        checks += [[Check(name, WARNING, "not checked: orchestra.yaml is invalid")] for name in ("store", "providers", "repos")]
+        names = ("store", "providers", "repos", "sandbox")
+        checks += [[Check(name, WARNING, "not checked: orchestra.yaml is invalid")] for name in names]
     else:
         from orchestra_cli.doctor_store import store_checks
 
         checks.append(_safely("store", lambda: store_checks(container)))
         checks.append(_safely("providers", lambda: _providers(container.settings())))
         checks.append(_safely("repos", lambda: _repos(container, git_found)))
+        checks.append(_safely("sandbox", lambda: _sandbox(container.settings())))
     checks.append(_safely("mcp", _mcp))
     checks.append(_safely("langgraph", lambda: _package("langgraph", "langgraph")))
     checks.append(_safely("langchain-core", lambda: _package("langchain-core", "langchain-core")))
@@ -221,6 +223,29 @@ def _repos(container: Any, git_found: bool) -> list[Check]:
 def _repo_detail(plan: Any) -> str:
     settings = plan.settings
     return f"{plan.repo_root}, base {settings.base_ref} = {plan.base_sha[:12]}, {settings.isolation}"
+
+
+def _sandbox(settings: Any) -> Check:
+    """The configured `sandbox.kind`, and whether bubblewrap is installed and runs a sandboxed `true` here."""
+    from orchestra_adapters.process.sandbox import find_bwrap, probe
+
+    sandbox = settings.sandbox
+    wanted = sandbox.kind == "bubblewrap"
+    bwrap = find_bwrap()
+    if bwrap is None:
+        if wanted:
+            detail = "sandbox.kind is bubblewrap but bwrap is not installed: commands fail until it is"
+            return Check("sandbox", ERROR, f"{detail} (apt-get install bubblewrap)")
+        return Check("sandbox", OK, "none (bubblewrap is not installed)")
+    problem = probe(bwrap, network=sandbox.network)
+    if problem is not None:
+        status = ERROR if wanted else OK
+        return Check("sandbox", status, f"{sandbox.kind}; {bwrap} does not run a sandbox here: {problem}")
+    if not wanted:
+        return Check("sandbox", OK, f"none ({bwrap} works here; `sandbox: {{kind: bubblewrap}}` turns it on)")
+    network = "network on" if sandbox.network else "network off"
+    extra = f", {len(sandbox.writable)} extra writable path(s)" if sandbox.writable else ""
+    return Check("sandbox", OK, f"bubblewrap ({bwrap}) works: commands write only their worktrees, {network}{extra}")
 
 
 # Report --------------------------------------------------------------------------------------------

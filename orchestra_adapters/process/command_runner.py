@@ -1,22 +1,31 @@
-"""SubprocessCommandRunner: shell commands in their own process group, killed whole on timeout."""
+"""SubprocessCommandRunner: shell commands in their own process group, which dies with the command's end, its
+timeout, an interrupt, or the runner itself (see `supervised`)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
+from orchestra_adapters.process.supervised import SupervisedProcess, spawn_supervised
 from orchestra_core.ports.command_runner import CommandResult
 
 
 class SubprocessCommandRunner:
-    """Runs commands with `/bin/sh -c` in a new session so a timeout can kill every child."""
+    """Runs commands with `/bin/sh -c` as the leader of a new session and process group.
+
+    The group is SIGKILLed on timeout, on an interrupt (Ctrl-C, a stop), and by its watchdog when this process
+    dies; once the shell has exited, whatever it left running in the background is stopped too, so nothing a
+    command starts outlives it. `writable` is accepted and ignored: nothing here confines a command.
+    """
 
     def __init__(self, base_env: Mapping[str, str] | None = None) -> None:
         self._base_env = dict(base_env) if base_env is not None else None
+
+    def argv(self, command: str, *, cwd: str, writable: Sequence[str]) -> list[str]:
+        """The program that runs `command` (a confining runner wraps it)."""
+        return ["/bin/sh", "-c", command]
 
     def run(
         self,
@@ -26,30 +35,24 @@ class SubprocessCommandRunner:
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
         stdin: str | None = None,
+        writable: Sequence[str] = (),
     ) -> CommandResult:
         merged = dict(self._base_env if self._base_env is not None else os.environ)
         merged.update(env or {})
         started = time.monotonic()
-        process = subprocess.Popen(
-            ["/bin/sh", "-c", command],
+        supervised = spawn_supervised(
+            self.argv(command, cwd=cwd, writable=writable),
             cwd=cwd,
             env=merged,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            start_new_session=True,
         )
         try:
-            out, err = process.communicate(stdin.encode() if stdin is not None else None, timeout=timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            _kill_group(process)
-            out, err = process.communicate()
-            timed_out = True
-        except BaseException:  # Ctrl-C or a stop: leave nothing of the command running behind us
-            _kill_group(process)
-            process.wait()
-            raise
+            out, err, timed_out = _communicate(supervised, stdin, timeout)
+        finally:
+            supervised.release()
+        process = supervised.process
         return CommandResult(
             exit_code=None if timed_out else process.returncode,
             stdout=out.decode("utf-8", "replace"),
@@ -59,6 +62,18 @@ class SubprocessCommandRunner:
         )
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
+def _communicate(
+    supervised: SupervisedProcess, stdin: str | None, timeout: float | None
+) -> tuple[bytes, bytes, bool]:
+    process = supervised.process
+    try:
+        out, err = process.communicate(stdin.encode() if stdin is not None else None, timeout=timeout)
+        return out, err, False
+    except subprocess.TimeoutExpired:
+        supervised.kill_group()
+        out, err = process.communicate()
+        return out, err, True
+    except BaseException:  # Ctrl-C or a stop: leave nothing of the command running behind us
+        supervised.kill_group()
+        process.wait()
+        raise

@@ -128,6 +128,7 @@ def _command_function(settings: ToolCommandSettings, runner: CommandRunner | Non
             cwd=str(repo.root),
             env={"ORCHESTRA_REPO": repo.name, "ORCHESTRA_REPO_ROOT": str(repo.root)},
             timeout=settings.timeout or DEFAULT_TIMEOUT_S,
+            writable=(str(repo.root),),
         )
         text = format_result(command, result)
         return ToolFailure.of(text) if result.timed_out else text

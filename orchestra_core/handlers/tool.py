@@ -78,7 +78,9 @@ class ToolHandler:
         stage.write("prompt.txt", expand_goal(node.prompt, graph))
         prompt_file = os.path.join(stage.stage_dir, "prompt.txt")
         cwd = os.path.join(self.workdir, node.get("tool_workdir")) if node.get("tool_workdir") else self.workdir
-        result = self.runner.run(command, cwd=cwd, env=tool_environment(node, stage, prompt_file), timeout=stage.timeout)
+        env = tool_environment(node, stage, prompt_file)
+        # The stage directory is where a command may write status.json; the run adds its worktrees.
+        result = self.runner.run(command, cwd=cwd, env=env, timeout=stage.timeout, writable=(stage.stage_dir,))
         stage.write("tool_output.txt", render_output(command, result))
         updates = {
             "tool.output": tail(result.stdout.rstrip("\n"), CONTEXT_OUTPUT_CHARS),

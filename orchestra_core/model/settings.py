@@ -20,10 +20,12 @@ PushPolicy = Literal["never", "on_completion", "on_checkpoint"]
 IsolationMode = Literal["worktree", "in_place"]
 StorageBackend = Literal["sqlite", "cxdb"]
 AgentMode = Literal["autonomous", "interactive"]
+SandboxKind = Literal["none", "bubblewrap"]
 PUSH_POLICIES: tuple[str, ...] = get_args(PushPolicy)
 ISOLATION_MODES: tuple[str, ...] = get_args(IsolationMode)
 STORAGE_BACKENDS: tuple[str, ...] = get_args(StorageBackend)
 AGENT_MODES: tuple[str, ...] = get_args(AgentMode)
+SANDBOX_KINDS: tuple[str, ...] = get_args(SandboxKind)
 IMPLICIT_REPO = "project"  # the one repo tools see when workspace.repos is empty (the project root)
 
 # Seconds; orchestra.yaml accepts a number of seconds or a duration string such as "90s", "10m".
@@ -185,6 +187,20 @@ class StorageSettings:
 
 
 @frozen
+class SandboxSettings:
+    """`sandbox:`: an OS sandbox around the commands Orchestra runs (tool nodes, project tools, tool hooks).
+
+    `bubblewrap` runs each command with the filesystem read-only except the session's worktrees (their git
+    directories read-only too), the `writable` paths (relative to this file, `~` expanded) and a private
+    `/tmp`; the network is off unless `network` is true.
+    """
+
+    kind: SandboxKind = "none"
+    network: bool = False
+    writable: tuple[str, ...] = field(default=(), converter=str_tuple)
+
+
+@frozen
 class PipelineSettings:
     """`pipelines.<name>`: settings for one pipeline (by its digraph name)."""
 
@@ -205,6 +221,7 @@ class OrchestraSettings:
     agents: Mapping[str, AgentSettings] = field(factory=dict, converter=frozen_map)
     storage: StorageSettings = field(factory=StorageSettings)
     prompts: tuple[str, ...] = field(default=("prompts",), converter=str_tuple)
+    sandbox: SandboxSettings = field(factory=SandboxSettings)
     source_path: Path | None = None
     project_root: Path | None = None
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from attrs import frozen
@@ -25,7 +25,7 @@ class CommandResult:
 
 @runtime_checkable
 class CommandRunner(Protocol):
-    """Runs shell commands."""
+    """Runs shell commands, each in a process group that ends with it (and with the runner)."""
 
     def run(
         self,
@@ -35,6 +35,7 @@ class CommandRunner(Protocol):
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
         stdin: str | None = None,
+        writable: Sequence[str] = (),
     ) -> CommandResult:
         """Run `command` through the shell in `cwd`.
 
@@ -44,5 +45,8 @@ class CommandRunner(Protocol):
             env: Variables added to (overriding) the current environment.
             timeout: Seconds before the whole process group is killed.
             stdin: Text fed to the command's standard input.
+            writable: Directories the command is meant to write (the session's worktrees, its stage
+                directory). A runner that confines commands (a sandbox) lets them write only there and in a
+                private temporary directory; a runner that does not confine ignores it.
         """
         ...

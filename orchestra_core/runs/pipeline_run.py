@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from orchestra_core.model.turn import AgentTurn
 from orchestra_core.model.workspace_events import WorkspaceEvent
 from orchestra_core.pipeline import prepare_pipeline
 from orchestra_core.ports.codergen_backend import CodergenBackend, OnTurn
+from orchestra_core.ports.command_runner import CommandResult, CommandRunner
 from orchestra_core.ports.session_locks import CheckoutLocks, SessionLease
 from orchestra_core.runs.events import EventFanout
 from orchestra_core.runs.extensions import Extensions
@@ -208,7 +209,7 @@ class PipelineRun:
         registry = build_registry(
             backend=self.backend,
             interviewer=self.ports.interviewer,
-            command_runner=self.ports.command_runner,
+            command_runner=self.command_runner(),
             workdir=str(self.tool_workdir()),
             prompt_builder=AgentPromptBuilder(self.resolver),
             on_turn_factory=self.on_turn_factory,
@@ -231,6 +232,15 @@ class PipelineRun:
         if self.workspace is not None:
             return self.workspace.repo_contexts()
         return {IMPLICIT_REPO: RepoContext(IMPLICIT_REPO, self.layout.root)}
+
+    def command_runner(self) -> CommandRunner | None:
+        """The run's command runner for tool nodes and hooks: every call may write the session's worktrees."""
+        runner = self.ports.command_runner
+        return None if runner is None else _WorkspaceCommands(runner, self.writable_roots)
+
+    def writable_roots(self) -> list[str]:
+        """The directories the run's commands work in: the session worktrees (or the project root)."""
+        return [str(context.root) for context in self.repo_contexts().values()]
 
     def tool_workdir(self) -> Any:
         """Where tool nodes run: the session worktree when there is exactly one repo, else the project."""
@@ -359,7 +369,7 @@ class _Runtime:
         return self._run.resolver.tools(agent, self._run.repo_contexts(), tracker)
 
     def tool_hooks(self, node: Node, context: Context) -> ToolHooks | None:
-        runner = self._run.ports.command_runner
+        runner = self._run.command_runner()
         if runner is None:
             return None
 
@@ -368,6 +378,27 @@ class _Runtime:
 
         workdir = str(self._run.tool_workdir())
         return ToolHooks.for_node(node, self._run.graph, runner, cwd=workdir, on_result=log)
+
+
+class _WorkspaceCommands:
+    """A CommandRunner that adds the run's worktrees to the directories each command may write."""
+
+    def __init__(self, runner: CommandRunner, roots: Callable[[], Sequence[str]]) -> None:
+        self._runner = runner
+        self._roots = roots
+
+    def run(
+        self,
+        command: str,
+        *,
+        cwd: str,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        stdin: str | None = None,
+        writable: Sequence[str] = (),
+    ) -> CommandResult:
+        allowed = [*self._roots(), *writable]
+        return self._runner.run(command, cwd=cwd, env=env, timeout=timeout, stdin=stdin, writable=allowed)
 
 
 class _NoRecorder:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from attrs import frozen
 
@@ -19,6 +19,7 @@ class CommandCall:
     env: Mapping[str, str]
     timeout: float | None
     stdin: str | None
+    writable: tuple[str, ...] = ()
 
 
 Reply = CommandResult | Callable[[CommandCall], CommandResult]
@@ -45,8 +46,9 @@ class ScriptedCommandRunner:
         env: Mapping[str, str] | None = None,
         timeout: float | None = None,
         stdin: str | None = None,
+        writable: Sequence[str] = (),
     ) -> CommandResult:
-        call = CommandCall(command, cwd, dict(env or {}), timeout, stdin)
+        call = CommandCall(command, cwd, dict(env or {}), timeout, stdin, tuple(writable))
         with self._lock:
             self.calls.append(call)
         reply = self._replies.get(command, self._default)

@@ -14,6 +14,8 @@ FAIL = "exit 3"
 PWD = "pwd"
 ENV = 'printf %s "$ORCHESTRA_CONTRACT"'
 CAT = "cat"
+WRITE = "printf ok > written.txt && cat written.txt"
+"""Writes in its working directory, which the caller names writable (a sandboxing runner must allow it)."""
 HANG = "(sleep 30; echo late) & sleep 30"
 """A command whose child outlives the shell: a timeout must end them both, or the pipes stay open."""
 
@@ -50,6 +52,12 @@ class CommandRunnerContract(PortContract):
 
     def test_stdin_is_fed_to_the_command(self) -> None:
         assert self.make_runner().run(CAT, cwd=str(self.tmp), stdin="line ✓\n").stdout == "line ✓\n"
+
+    def test_a_command_writes_where_it_is_told_it_may(self) -> None:
+        work = self.tmp / "writable"
+        work.mkdir()
+        result = self.make_runner().run(WRITE, cwd=str(work), writable=[str(work)])
+        assert (result.exit_code, result.stdout) == (0, "ok")
 
     def test_a_timeout_ends_the_command_and_its_children(self) -> None:
         result: CommandResult = self.make_runner().run(HANG, cwd=str(self.tmp), timeout=TIMEOUT)

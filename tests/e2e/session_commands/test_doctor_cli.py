@@ -17,7 +17,7 @@ from tests.support.orchestra_project import copy_example, orchestra, write_files
 
 EXPECTED_CHECKS = [
     "orchestra", "python", "git", "graphviz", "config", "store", "type bundle", "provider scripted", "repo project",
-    "mcp", "langgraph", "langchain-core",
+    "sandbox", "mcp", "langgraph", "langchain-core",
 ]
 
 
@@ -73,9 +73,9 @@ def test_a_broken_config_is_an_error_naming_the_file_and_key(tmp_path: Path) -> 
     assert code == 1
     config = checks["config"]
     assert config["status"] == "error" and config["detail"].startswith(f"{tmp_path / 'orchestra.yaml'}:3: storge")
-    assert {checks[name]["status"] for name in ("store", "providers", "repos")} == {"warning"}
+    assert {checks[name]["status"] for name in ("store", "providers", "repos", "sandbox")} == {"warning"}
     text = orchestra("doctor", cwd=tmp_path)
-    assert text.returncode == 1 and text.stdout.splitlines()[-1] == "orchestra doctor: 1 error, 3 warnings"
+    assert text.returncode == 1 and text.stdout.splitlines()[-1] == "orchestra doctor: 1 error, 4 warnings"
     missing = orchestra("doctor", "--config", "nope.yaml", cwd=tmp_path)
     assert missing.returncode == 1 and "nope.yaml: config file not found" in missing.stdout
 

@@ -1,0 +1,87 @@
+"""Finding live processes through /proc: by process group, or by a variable in their environment (which
+reaches into pid namespaces, where `$$` means nothing to the host). Zombies are dead and not counted."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+PROC = Path("/proc")
+
+
+def _stat(pid: str) -> tuple[str, int] | None:
+    """A process's state letter and process group, or None when it is gone."""
+    try:
+        text = (PROC / pid / "stat").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    fields = text[text.rindex(")") + 2 :].split()  # after "pid (comm) "
+    return fields[0], int(fields[2])
+
+
+def _pids() -> list[str]:
+    return [entry.name for entry in PROC.iterdir() if entry.name.isdigit()]
+
+
+def alive(pid: int) -> bool:
+    stat = _stat(str(pid))
+    return stat is not None and stat[0] != "Z"
+
+
+def group_of(pid: int) -> int:
+    stat = _stat(str(pid))
+    assert stat is not None, f"process {pid} is gone"
+    return stat[1]
+
+
+def live_group_members(pgid: int) -> list[int]:
+    """The live processes of process group `pgid`."""
+    found = []
+    for pid in _pids():
+        stat = _stat(pid)
+        if stat is not None and stat[1] == pgid and stat[0] != "Z":
+            found.append(int(pid))
+    return found
+
+
+def live_processes_with(variable: str, value: str) -> list[int]:
+    """The live processes whose environment has `variable=value`."""
+    wanted = f"{variable}={value}".encode()
+    found = []
+    for pid in _pids():
+        with contextlib.suppress(OSError):
+            if wanted in (PROC / pid / "environ").read_bytes().split(b"\0") and alive(int(pid)):
+                found.append(int(pid))
+    return found
+
+
+def wait_until(condition: Callable[[], bool], seconds: float) -> bool:
+    """Poll `condition` until it holds or `seconds` pass; whether it held."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if condition():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+
+
+def wait_for_file(path: Path, seconds: float, still_running: Callable[[], bool] = lambda: True) -> str:
+    """The stripped text of `path` once it exists and is not empty (fails after `seconds`)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if path.is_file() and path.read_text(encoding="utf-8").strip():
+            return path.read_text(encoding="utf-8").strip()
+        assert still_running(), f"the process ended before {path.name} appeared"
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+def kill_quietly(pids: list[int], sig: int = 9) -> None:
+    """Clean-up after a failed test: SIGKILL what is left."""
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, sig)
