@@ -39,6 +39,19 @@ def open_session_store(
     raise StoreError(f"storage.backend: unknown backend {settings.backend!r} (use sqlite or cxdb)")
 
 
+def store_location(settings: StorageSettings, project_root: Path) -> tuple[str, bool]:
+    """Where the configured store is, and whether it is there yet: the SQLite file (which opening the store
+    would create), or a CXDB server (there as far as opening goes; it is reached on first use).
+
+    Commands that only read or continue sessions (status, attach, resume, replay) open the store only when it
+    is there, so they never create one.
+    """
+    if settings.backend == "sqlite":
+        path = sqlite_path(settings, project_root)
+        return str(path), path.is_file()
+    return str(settings.url or settings.addr or ""), True
+
+
 def sqlite_path(settings: StorageSettings, project_root: Path) -> Path:
     """Where the SQLite store lives for these settings."""
     if not settings.path:

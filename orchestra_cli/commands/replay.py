@@ -52,5 +52,7 @@ def replay_session(
         json_output, quiet, config,
     )
     raise typer.Exit(
-        run_recorded(options, lambda store: start_replay(store, session, checkpoint, pipeline), pipeline)
+        run_recorded(
+            options, lambda store: start_replay(store, session, checkpoint, pipeline), pipeline, session=session
+        )
     )

@@ -67,7 +67,9 @@ def resume_pipeline(
 
     options = _options(pipeline, backend, auto_approve, answers, set_values, None, max_visits,
                        json_output, quiet, config)
-    raise typer.Exit(run_recorded(options, lambda store: start_resume(store, target, pipeline), pipeline))
+    raise typer.Exit(
+        run_recorded(options, lambda store: start_resume(store, target, pipeline), pipeline, session=target)
+    )
 
 
 def _options(pipeline: Path | None, backend: str | None, auto_approve: bool, answers: Path | None,

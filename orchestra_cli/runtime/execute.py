@@ -46,13 +46,16 @@ def run_new(options: RunOptions) -> int:
     return execute(options, container, start, graph)
 
 
-def run_recorded(options: RunOptions, start: StartSession, pipeline: Path | None) -> int:
-    """`orchestra resume SESSION` and `orchestra replay`: continue from a recorded checkpoint."""
+def run_recorded(options: RunOptions, start: StartSession, pipeline: Path | None, *, session: str) -> int:
+    """`orchestra resume SESSION` and `orchestra replay`: continue from a recorded checkpoint.
+
+    An unknown `session` is bad input (exit 2) that creates nothing: no store, no `.orchestra/`, no lock.
+    """
     from orchestra_cli.errors import EXIT_FAILED, user_errors
 
     with user_errors():
         container = make_container(options, pipeline)
-        begun = start(container.session_store())
+        begun = start(existing_store(container, session))
         finished = _already_finished(begun, options, container)
         if finished is not None:
             return finished
@@ -62,6 +65,21 @@ def run_recorded(options: RunOptions, start: StartSession, pipeline: Path | None
             return EXIT_FAILED
         check_run_providers(container, options, graph)
     return execute(options, container, lambda _store: begun, graph)
+
+
+def existing_store(container: Container, session: str) -> SessionStore:
+    """The container's session store, opened only when it is already there (opening a SQLite store creates it).
+
+    Raises:
+        SessionNotFoundError: There is no store yet, so no `session` in it.
+    """
+    from orchestra_adapters.storage.factory import store_location
+    from orchestra_core.model.store_errors import SessionNotFoundError
+
+    location, exists = store_location(container.settings().storage, container.project_root())
+    if not exists:
+        raise SessionNotFoundError(f"no session {session!r}: there is no session store at {location} yet")
+    return container.session_store()
 
 
 def _already_finished(begun: SessionStart, options: RunOptions, container: Container) -> int | None:
