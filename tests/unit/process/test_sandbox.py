@@ -179,3 +179,21 @@ def test_the_network_is_off_unless_allowed(tmp_path: Path, loopback_server: int,
     assert result.ok is network, result.stderr
     if not network:
         assert "Connection refused" in result.stderr or "unreachable" in result.stderr
+
+
+@needs_bwrap()
+def test_a_writable_project_root_keeps_its_state_directory_read_only_but_the_stage_writable(
+    tmp_path: Path,
+) -> None:
+    stage = tmp_path / ".orchestra" / "runs" / "1" / "node"
+    stage.mkdir(parents=True)
+    command = "\n".join(
+        [
+            probe("echo x > file.txt", "root"),
+            probe("echo x > .orchestra/orchestra.db", "state"),
+            probe("echo x > .orchestra/runs/1/node/status.json", "stage"),
+        ]
+    )
+    result = sandbox().run(command, cwd=str(tmp_path), writable=[str(tmp_path), str(stage)])
+    assert result.stdout.split() == ["root:ok", "state:refused", "stage:ok"]
+    assert not (tmp_path / ".orchestra" / "orchestra.db").exists()
