@@ -114,7 +114,7 @@ class GitCommand:
 
         Every call is hardened (see `_HARDENED_CONFIG`); filter drivers the repository's config defines are
         overridden when the command may run one. `hooks` lets the repository's hooks run (`commit` with
-        `run_hooks`); `work_tree` pins the work tree to `cwd`, whatever `core.worktree` says.
+        `run_hooks`), from `hooks_path`; `work_tree` pins the work tree to `cwd`, whatever `core.worktree` says.
 
         Raises:
             GitError: git exited with a code outside `ok_codes`, or could not be started.
@@ -124,24 +124,47 @@ class GitCommand:
             merged["GIT_WORK_TREE"] = str(cwd)
         if _may_run_drivers(args):
             merged.update(_config_environment(merged, self.driver_overrides(cwd, merged)))
-        argv = [self._executable, "--no-pager", *_QUIET_CONFIG, *_HARDENED_CONFIG, *(() if hooks else _HOOKS_OFF)]
+        hooks_config = ("-c", f"core.hooksPath={self.hooks_path(cwd, merged)}") if hooks else _HOOKS_OFF
+        argv = [self._executable, "--no-pager", *_QUIET_CONFIG, *_HARDENED_CONFIG, *hooks_config]
         return self._spawn(cwd, [*argv, *args], args, stdin, merged, ok_codes)
 
     def driver_overrides(self, cwd: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
         """`filter.<name>.clean|smudge|process` keys set by the repository's config (local, worktree, and what
         they include), each mapped to the value the user's own config gives it, else "" (git then runs nothing;
         a driver marked `required` then fails the command instead of being skipped)."""
-        argv = [self._executable, "--no-pager", *_QUIET_CONFIG, *_HARDENED_CONFIG, *_HOOKS_OFF]
-        args = ["config", "--null", "--show-scope", "--get-regexp", _DRIVER_KEYS]
-        process = self._spawn(cwd, [*argv, *args], args, None, dict(env or self._env), (0, 1))
         trusted: dict[str, str] = {}
         untrusted: set[str] = set()
-        for scope, key, value in _scoped_entries(process.stdout):
+        for scope, key, value in self._config_entries(cwd, env, _DRIVER_KEYS):
             if scope in _TRUSTED_SCOPES:
                 trusted[key] = value
             else:
                 untrusted.add(key)
         return {key: trusted.get(key, "") for key in sorted(untrusted)}
+
+    def hooks_path(self, cwd: Path, env: Mapping[str, str] | None = None) -> str:
+        """The hooks directory of a commit that runs hooks: `core.hooksPath` as the user's own config sets it,
+        else `hooks` in the repository's git dir; never a directory the repository's config names (it may point
+        into the worktree, where agents write)."""
+        entries = self._config_entries(cwd, env, r"^core\.hookspath$")
+        trusted = [value for scope, _, value in entries if scope in _TRUSTED_SCOPES]
+        if trusted:
+            return trusted[-1]
+        args = ["rev-parse", "--path-format=absolute", "--git-common-dir"]
+        process = self._spawn(cwd, [*self._plain_argv(), *args], args, None, dict(env or self._env), (0,))
+        return str(Path(decode(process.stdout).rstrip("\n")) / "hooks")
+
+    def _config_entries(
+        self, cwd: Path, env: Mapping[str, str] | None, pattern: str
+    ) -> list[tuple[str, str, str]]:
+        """(scope, key, value) of every config entry whose key matches `pattern`, in git's order."""
+        args = ["config", "--null", "--show-scope", "--get-regexp", pattern]
+        process = self._spawn(cwd, [*self._plain_argv(), *args], args, None, dict(env or self._env), (0, 1))
+        return _scoped_entries(process.stdout)
+
+    def _plain_argv(self) -> list[str]:
+        """git for reading config and paths: hardened, and without our own `core.hooksPath` (which `git config`
+        would list as set on the command line; these commands run no hook)."""
+        return [self._executable, "--no-pager", *_QUIET_CONFIG, *_HARDENED_CONFIG]
 
     def _spawn(
         self,

@@ -10,7 +10,6 @@ import pytest
 
 from orchestra_adapters.git import SubprocessGit
 from orchestra_adapters.git.command import GitCommand
-from orchestra_core.model.settings import RepoSettings
 from orchestra_core.ports.git import GitError
 from orchestra_core.workspace import WorkspaceCommitError
 from tests.integration.workspace.conftest import SESSION_ID, Harness, TurnFactory
@@ -147,13 +146,45 @@ def test_a_config_that_git_cannot_read_is_an_error_not_a_silent_pass(tmp_path: P
         SubprocessGit().status(repo.path)
 
 
-def test_run_hooks_true_is_the_one_way_hooks_run(harness: Harness, tmp_path: Path, turn: TurnFactory) -> None:
-    repo = harness.repo("project")
-    hook = repo.path / ".git" / "hooks" / "post-commit"
-    hook.write_text(f"#!/bin/sh\ntouch {tmp_path}/hooked\n")
+def _hook(directory: Path, marker: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    hook = directory / "post-commit"
+    hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
     hook.chmod(0o755)
-    settings = {"project": RepoSettings(path=str(repo.path))}
-    session = harness.manager(settings).setup_session(SESSION_ID, "hooks")
+
+
+def test_per_turn_commits_run_no_hook_by_default(harness: Harness, tmp_path: Path, turn: TurnFactory) -> None:
+    repo = harness.repo("project")
+    _hook(repo.path / ".git" / "hooks", tmp_path / "hooked")
+    session = harness.manager().setup_session(SESSION_ID, "hooks")
     (session.contexts["project"].worktree_path / "a.txt").write_text("a\n")
-    session.commit_turn(turn(["project:a.txt"]))
+    assert session.commit_turn(turn(["project:a.txt"])).git_sha
     assert not (tmp_path / "hooked").exists()
+
+
+def test_run_hooks_runs_the_repositorys_own_hooks_never_a_directory_its_config_names(
+    harness: Harness, tmp_path: Path, turn: TurnFactory
+) -> None:
+    repo = harness.repo("project")
+    _hook(repo.path / ".git" / "hooks", tmp_path / "hooked")
+    _hook(repo.path / "tools" / "hooks", tmp_path / "hostile")  # in the tree, where agents write
+    repo.commit_all("hooks in the tree")
+    git(repo.path, "config", "--local", "core.hooksPath", "tools/hooks")
+    session = harness.manager(run_hooks=True).setup_session(SESSION_ID, "hooks")
+    (session.contexts["project"].worktree_path / "a.txt").write_text("a\n")
+    assert session.commit_turn(turn(["project:a.txt"])).git_sha
+    assert (tmp_path / "hooked").exists() and not (tmp_path / "hostile").exists()
+
+
+def test_run_hooks_follows_core_hooks_path_from_the_users_own_config(
+    harness: Harness, tmp_path: Path, turn: TurnFactory
+) -> None:
+    harness.repo("project")
+    _hook(tmp_path / "my-hooks", tmp_path / "mine")
+    user_config = tmp_path / "gitconfig"
+    user_config.write_text(f"[core]\n\thooksPath = {tmp_path / 'my-hooks'}\n", encoding="utf-8")
+    command = GitCommand(base_env={**os.environ, "GIT_CONFIG_GLOBAL": str(user_config)})
+    session = harness.manager(git=SubprocessGit(command), run_hooks=True).setup_session(SESSION_ID, "hooks")
+    (session.contexts["project"].worktree_path / "a.txt").write_text("a\n")
+    assert session.commit_turn(turn(["project:a.txt"])).git_sha
+    assert (tmp_path / "mine").exists()
