@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from typing import Any, NoReturn
 
 import typer
 
@@ -14,6 +15,31 @@ EXIT_FAILED = 1  # the pipeline failed or the graph has validation errors
 EXIT_BAD_INPUT = 2  # unreadable file, DOT syntax error, bad config, unknown session
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
+MAX_ARGUMENT_CHARS = 64 * 1024  # documented in docs/cli.md
+
+
+class _Report:
+    """What this command has told its caller so far; decides whether `--json` still owes a document."""
+
+    def __init__(self) -> None:
+        self.reset(json=False)
+
+    def reset(self, *, json: bool) -> None:
+        """Start a command: no error yet; documents printed from now on are the command's."""
+        from orchestra_cli.output import stdout_documents
+
+        self.json = json  # --json is on the command line
+        self.documents_before = stdout_documents()
+        self.error: dict[str, Any] | None = None  # the last error reported: message and where
+
+    def document_printed(self) -> bool:
+        """Whether the command printed a JSON document on stdout."""
+        from orchestra_cli.output import stdout_documents
+
+        return stdout_documents() > self.documents_before
+
+
+_report = _Report()
 
 
 def one_line(text: str) -> str:
@@ -21,10 +47,21 @@ def one_line(text: str) -> str:
     return "; ".join(line.strip() for line in text.strip().splitlines() if line.strip())
 
 
-def fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
-    """Print `orchestra: error: message` on stderr, always on one line, and return the Exit to raise."""
-    print(f"orchestra: error: {one_line(message)}", file=sys.stderr)
+def fail(message: str, code: int = EXIT_BAD_INPUT, **details: Any) -> typer.Exit:
+    """Print `orchestra: error: message` on stderr, always on one line, and return the Exit to raise.
+
+    With --json the message (and `details`, such as `file` and `line`) also becomes the
+    `{"error": {...}}` document on stdout when the command ends without printing one of its own.
+    """
+    line = one_line(message)
+    print(f"orchestra: error: {_encodable(line)}", file=sys.stderr)
+    record_error(line, **details)
     return typer.Exit(code)
+
+
+def record_error(message: str, **details: Any) -> None:
+    """Remember why the command fails, for the `{"error": ...}` document of `--json`."""
+    _report.error = {"message": message, **details}
 
 
 @contextmanager
@@ -35,21 +72,123 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except OrchestraError as error:
-        raise fail(str(error)) from None
+        raise fail(str(error), **_where(error)) from None
 
 
-def run_guarded(entry: object) -> None:
-    """Run the Typer app; interrupts and unexpected crashes end with a message, not a traceback."""
+def run_guarded(entry: Callable[..., Any], argv: Sequence[str] | None = None) -> NoReturn:
+    """Run the Typer app and exit with its code; no traceback reaches the user, whatever happens.
+
+    Arguments that are not UTF-8 or are over-long end with exit 2 before any command runs. Usage
+    errors, interrupts and unexpected crashes end with a message; with `--json` on the command line a
+    failing command always leaves a JSON document on stdout (`{"error": {"message", "exit_code", ...}}`).
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    _report.reset(json=json_requested(args))
+    code = _run(entry, args)
+    _finish(code)
+    sys.exit(code)
+
+
+def json_requested(args: Sequence[str]) -> bool:
+    """Whether `--json` is among the options (before a `--` that ends them)."""
+    options = args[: args.index("--")] if "--" in args else args
+    return "--json" in options
+
+
+def check_arguments(args: Sequence[str]) -> None:
+    """Refuse an argument that is not UTF-8 (naming the byte) or longer than MAX_ARGUMENT_CHARS.
+
+    Raises:
+        typer.Exit: Exit code 2, after printing which argument and why.
+    """
+    for position, arg in enumerate(args, start=1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raw = arg.encode("utf-8", "surrogateescape")  # the bytes as given (Python decodes argv so)
+            offset = len(arg[: error.start].encode("utf-8", "surrogateescape"))
+            raise fail(
+                f"argument {position} ({_shown(arg)}) is not UTF-8: byte 0x{raw[offset]:02x} at offset {offset}"
+            ) from None
+        if len(arg) > MAX_ARGUMENT_CHARS:
+            raise fail(
+                f"argument {position} ({_shown(arg)}) is {len(arg)} characters long; "
+                f"the limit is {MAX_ARGUMENT_CHARS}"
+            )
+
+
+def _shown(arg: str) -> str:
+    readable = arg[:40].encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return repr(readable + ("..." if len(arg) > 40 else ""))
+
+
+def _run(entry: Callable[..., Any], args: list[str]) -> int:
     try:
-        entry()  # type: ignore[operator]
+        check_arguments(args)
+        result = entry(args=args, prog_name="orchestra", standalone_mode=False)
+        return result if isinstance(result, int) else EXIT_OK
+    except typer.Exit as exit_:
+        return exit_.exit_code
+    except typer.TyperException as error:  # a usage error: Typer's own message, as without --json
+        show = getattr(error, "show", None)
+        if show is not None:
+            show()
+        else:
+            print(f"Error: {error.format_message()}", file=sys.stderr)
+        record_error(one_line(error.format_message()))
+        return error.exit_code
+    except typer.Abort:
+        print("orchestra: aborted", file=sys.stderr)
+        record_error("aborted")
+        return EXIT_FAILED
+    except SystemExit as exit_:
+        return exit_.code if isinstance(exit_.code, int) else EXIT_FAILED
     except KeyboardInterrupt:
         print("orchestra: interrupted", file=sys.stderr)
-        sys.exit(EXIT_INTERRUPTED)
+        record_error("interrupted")
+        return EXIT_INTERRUPTED
     except Exception as error:  # the last line of defence: a bug must still not dump on the user
         if os.environ.get("ORCHESTRA_DEBUG") == "1":
             raise
-        print(
-            f"orchestra: internal error: {type(error).__name__}: {error} (set ORCHESTRA_DEBUG=1 for the traceback)",
-            file=sys.stderr,
-        )
-        sys.exit(EXIT_INTERNAL)
+        message = f"internal error: {type(error).__name__}: {error}"
+        print(f"orchestra: {one_line(message)} (set ORCHESTRA_DEBUG=1 for the traceback)", file=sys.stderr)
+        record_error(one_line(message))
+        return EXIT_INTERNAL
+
+
+def _finish(code: int) -> None:
+    """With --json, the error document a failing command still owes stdout."""
+    if not _report.json or _report.document_printed() or code == EXIT_OK:
+        return
+    if _report.error is None and code == EXIT_FAILED:
+        return  # a failure the command reported itself (attach's JSON lines of a failed run)
+    from orchestra_cli.output import print_json
+
+    error = _report.error or {"message": f"exited with status {code}"}
+    document = {"error": {"message": error["message"], "exit_code": code, **error}}
+    with suppress(OSError):  # stdout is gone (a closed pipe); the exit code still tells
+        print_json(_encodable(document))
+
+
+def _encodable(value: Any) -> Any:
+    """`value` with undecodable bytes in its strings (a path from the file system) as `\\xNN` escapes."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    if isinstance(value, dict):
+        return {key: _encodable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_encodable(item) for item in value]
+    return value
+
+
+def _where(error: Exception) -> dict[str, Any]:
+    """The file, line and key an error names, for the JSON error document."""
+    details: dict[str, Any] = {}
+    file = getattr(error, "file", None) or getattr(error, "path", None)
+    if file is not None:
+        details["file"] = str(file)
+    for name in ("line", "key"):
+        value = getattr(error, name, None)
+        if value is not None:
+            details[name] = value
+    return details

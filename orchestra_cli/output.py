@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from orchestra_core.validation import Diagnostic
 
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+_stdout_documents = 0  # lets `--json` know whether a command already printed its document
 
 
 def is_terminal(stream: TextIO | None = None) -> bool:
@@ -45,9 +46,17 @@ def make_console(*, stderr: bool = False) -> Console:
 
 def print_json(data: Any, stream: TextIO | None = None) -> None:
     """Write `data` as indented JSON and a newline (stdout by default); non-ASCII text is kept readable."""
+    global _stdout_documents
     stream = sys.stdout if stream is None else stream
     stream.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     stream.flush()
+    if stream is sys.stdout:
+        _stdout_documents += 1
+
+
+def stdout_documents() -> int:
+    """How many JSON documents `print_json` has written to stdout in this process."""
+    return _stdout_documents
 
 
 def format_columns(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:

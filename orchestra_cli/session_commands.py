@@ -21,9 +21,9 @@ class StoreReader:
 
     def __init__(self, config: Path | None) -> None:
         from orchestra_adapters.container import build_container
+        from orchestra_cli.options import require_config_file
 
-        if config is not None and not config.is_file():
-            raise fail(f"{config}: config file not found")
+        require_config_file(config)
         self._container = build_container(config_path=config)
         self.location, exists = self._where()
         self.store: Any = self._container.session_store() if exists else None

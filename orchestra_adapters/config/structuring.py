@@ -60,7 +60,7 @@ def _located(source: YamlSource, error: BaseException) -> Iterator[ConfigProblem
     for path, leaf, expected in _leaves(error, (), None):
         path = _yaml_path(path)
         if isinstance(leaf, ForbiddenExtraKeysError):
-            for key in sorted(leaf.extra_fields):
+            for key in sorted(leaf.extra_fields, key=str):  # YAML keys need not be strings
                 yield _problem(source, (*path, key), _unknown_key(key, _allowed_keys(leaf.cl)))
         elif isinstance(leaf, KeyError):
             yield _problem(source, path, "required key is missing")

@@ -12,26 +12,31 @@ from orchestra_core.interview.interviewers import AnswersError, parse_answers
 
 
 def load_answers_file(path: Path) -> dict[str, list[str]]:
-    """Load and check an answers file.
+    """Load and check an answers file (a YAML file, read and parsed as every YAML file is).
 
     Raises:
-        AnswersError: The file cannot be read, is not YAML, or is not a mapping of node ids to answers;
-            the message names the file (and the line for YAML errors).
+        AnswersError: The file cannot be read, is not a regular file, is too large, is not YAML, or is
+            not a mapping of node ids to answers; the message names the file (and the line when known).
     """
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from orchestra_adapters.config.yaml_source import load_yaml, plain
+    from orchestra_core.model.input_files import (
+        MAX_YAML_BYTES,
+        InputFileError,
+        InputFileMissing,
+        read_text_file,
+    )
+    from orchestra_core.model.settings import ConfigError
 
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = read_text_file(path, limit=MAX_YAML_BYTES)
+    except InputFileMissing:
         raise AnswersError(f"{path}: answers file not found") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise AnswersError(f"{path}: cannot read the answers file: {error}") from None
+    except InputFileError as error:
+        raise AnswersError(f"{path}: cannot read the answers file: {error.detail}") from None
     try:
-        document = YAML(typ="safe", pure=True).load(text)
-    except MarkedYAMLError as error:
-        line = error.problem_mark.line + 1 if error.problem_mark is not None else "?"
-        raise AnswersError(f"{path}:{line}: not valid YAML: {error.problem}") from None
-    except YAMLError as error:
-        raise AnswersError(f"{path}: not valid YAML: {error}") from None
+        document = plain(load_yaml(text, str(path)))
+    except ConfigError as error:
+        where = f"{path}:{error.line}" if error.line is not None else str(path)
+        detail = error.detail.removeprefix("YAML syntax error: ")
+        raise AnswersError(f"{where}: not valid YAML: {detail}") from None
     return parse_answers(document, str(path))

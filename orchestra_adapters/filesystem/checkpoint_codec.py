@@ -240,6 +240,8 @@ def _load_object(text: str, source: str) -> dict[str, Any]:
         document = json.loads(text)
     except ValueError as error:
         raise RunDirectoryError(f"{source}: not valid JSON: {error}") from None
+    except RecursionError:
+        raise RunDirectoryError(f"{source}: not valid JSON: nested too deeply") from None
     if not isinstance(document, dict):
         raise RunDirectoryError(f"{source}: expected a JSON object")
     return document

@@ -26,6 +26,12 @@ from orchestra_adapters.filesystem.checkpoint_codec import (
     encode_manifest,
 )
 from orchestra_core.model.checkpoint import Checkpoint, RunManifest
+from orchestra_core.model.input_files import (
+    MAX_RUN_FILE_BYTES,
+    InputFileError,
+    InputFileMissing,
+    read_text_file,
+)
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.run_directory import CHECKPOINT_FILE, MANIFEST_FILE, RunDirectoryError
 
@@ -129,10 +135,10 @@ class FileRunDirectories:
 
 
 def _read(path: str) -> str | None:
+    """checkpoint.json or manifest.json; never blocks on a FIFO or reads a device without end."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except FileNotFoundError:
+        return read_text_file(path, limit=MAX_RUN_FILE_BYTES)
+    except InputFileMissing:
         return None
-    except (OSError, UnicodeDecodeError) as error:
-        raise RunDirectoryError(f"{path}: cannot read: {error}") from None
+    except InputFileError as error:
+        raise RunDirectoryError(str(error)) from None

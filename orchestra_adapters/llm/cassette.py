@@ -7,10 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from attrs import field, frozen
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from orchestra_core.model.immutable import frozen_map, str_tuple
+from orchestra_core.model.input_files import MAX_CASSETTE_BYTES, InputFileError, read_text_file
 from orchestra_core.model.settings import ConfigError, ConfigProblem
 from orchestra_core.ports.chat_models import ProviderConfigError
 
@@ -68,9 +67,9 @@ def load_cassette(path: Path) -> Cassette:
         CassetteError: The file is missing, is not YAML, or does not have the cassette's shape.
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise CassetteError(path, f"cannot read the cassette: {error.strerror or error}") from None
+        text = read_text_file(path, limit=MAX_CASSETTE_BYTES)
+    except InputFileError as error:
+        raise CassetteError(path, f"cannot read the cassette: {error.detail}", line=error.line) from None
     return parse_cassette(text, path)
 
 
@@ -80,13 +79,13 @@ def parse_cassette(text: str, path: Path) -> Cassette:
     Raises:
         CassetteError: The text is not YAML or does not have the cassette's shape.
     """
+    from orchestra_adapters.config.yaml_source import load_yaml
+
     try:
-        document = YAML(typ="rt").load(text)
-    except MarkedYAMLError as error:
-        line = error.problem_mark.line + 1 if error.problem_mark else None
-        raise CassetteError(path, f"not valid YAML: {error.problem}", line=line) from None
-    except YAMLError as error:
-        raise CassetteError(path, f"not valid YAML: {error}") from None
+        document = load_yaml(text, str(path))
+    except ConfigError as error:
+        detail = error.detail.removeprefix("YAML syntax error: ")
+        raise CassetteError(path, f"not valid YAML: {detail}", line=error.line) from None
     if document is None:
         raise CassetteError(path, "the cassette is empty; give nodes:, commit_messages: or default:")
     return _Reader(path).cassette(document)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from orchestra_cli.options import ConfigOption, JsonOption
+from orchestra_cli.options import ConfigOption, JsonOption, require_config_file
 
 if TYPE_CHECKING:
     from orchestra_core.pipeline import PreparedPipeline
@@ -40,6 +40,7 @@ def compile_pipeline(
             from orchestra_adapters.render import render_format
 
             render_format(render)
+            _check_render_target(render)
         rules = _compile_rules(pipeline, config)
         prepared = prepare_pipeline(pipeline, extra_rules=rules)
         if render is not None:
@@ -58,12 +59,18 @@ def compile_pipeline(
 def _compile_rules(pipeline: Path, config: Path | None) -> list[LintRule]:
     """Extra lint rules from the composition root (agent, model and tool checks plug in there)."""
     from orchestra_adapters.container import build_container
-    from orchestra_cli.errors import fail
 
-    if config is not None and not config.is_file():
-        raise fail(f"{config}: config file not found")
+    require_config_file(config)
     container = build_container(config_path=config, pipeline_path=pipeline)
     return list(container.compile_rules())
+
+
+def _check_render_target(render: Path) -> None:
+    """`--render` replaces a regular file or creates one; a FIFO or device there would block the write."""
+    from orchestra_cli.errors import fail
+
+    if render.exists() and not render.is_file():
+        raise fail(f"{render}: --render must name a regular file to write (or a new one)", file=str(render))
 
 
 def compile_json(prepared: PreparedPipeline) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from orchestra_cli.runtime.options import (
     QuietOption,
     RunOptions,
     SetOption,
+    check_run_options,
 )
 
 
@@ -51,6 +52,7 @@ def replay_session(
         pipeline, backend, auto_approve, answers, tuple(set_values or ()), None, max_visits,
         json_output, quiet, config,
     )
+    check_run_options(options)
     raise typer.Exit(
         run_recorded(
             options, lambda store: start_replay(store, session, checkpoint, pipeline), pipeline, session=session

@@ -18,6 +18,7 @@ from orchestra_cli.runtime.options import (
     QuietOption,
     RunOptions,
     SetOption,
+    check_run_options,
 )
 
 
@@ -75,7 +76,9 @@ def resume_pipeline(
 def _options(pipeline: Path | None, backend: str | None, auto_approve: bool, answers: Path | None,
              set_values: list[str] | None, logs_root: Path | None, max_visits: int | None,
              json_output: bool, quiet: bool, config: Path | None) -> RunOptions:
-    return RunOptions(
+    options = RunOptions(
         pipeline, backend, auto_approve, answers, tuple(set_values or ()), logs_root, max_visits,
         json_output, quiet, config,
     )
+    check_run_options(options)
+    return options

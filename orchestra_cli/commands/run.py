@@ -40,9 +40,11 @@ def run_pipeline(
     2 for bad input (unreadable file, DOT syntax error, bad option or config).
     """
     from orchestra_cli.runtime.execute import run_new
+    from orchestra_cli.runtime.options import check_run_options
 
     options = RunOptions(
         pipeline, backend, auto_approve, answers, tuple(set_values or ()), logs_root, max_visits,
         json_output, quiet, config,
     )
+    check_run_options(options)
     raise typer.Exit(run_new(options))

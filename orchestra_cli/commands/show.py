@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from orchestra_cli.options import ConfigOption, JsonOption
+from orchestra_cli.options import ConfigOption, JsonOption, require_config_file
 
 
 def show_commit(
@@ -29,10 +29,9 @@ def show_commit(
 
     from orchestra_adapters.container import build_container
     from orchestra_cli.commit_trace import trace_commit
-    from orchestra_cli.errors import fail, user_errors
+    from orchestra_cli.errors import user_errors
 
-    if config is not None and not config.is_file():
-        raise fail(f"{config}: config file not found")
+    require_config_file(config)
     with user_errors():
         traced = trace_commit(commit, Path.cwd(), build_container().git(), config)
     from orchestra_cli.commit_view import show_json, show_text

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from orchestra_core.ports.session_store import SessionStore
     from orchestra_core.runs.pipeline_run import PipelineRun
     from orchestra_core.runs.start import SessionStart
+    from orchestra_core.validation import Diagnostic
 
 StartSession = Callable[["SessionStore"], "SessionStart"]
 SIMULATE = "simulate"
@@ -161,10 +162,9 @@ def _begin(options: RunOptions, container: Container, start: StartSession, graph
 def make_container(options: RunOptions, pipeline: Path | None) -> Container:
     """The composition root configured for this command."""
     from orchestra_adapters.container import build_container
-    from orchestra_cli.errors import fail
+    from orchestra_cli.options import require_config_file
 
-    if options.config is not None and not options.config.is_file():
-        raise fail(f"{options.config}: config file not found")
+    require_config_file(options.config)
     return build_container(config_path=options.config, pipeline_path=pipeline, backend=options.backend)
 
 
@@ -182,7 +182,22 @@ def prepare_graph(text: str, path: Path, options: RunOptions) -> Graph | None:
             f"{diagnostic.message}{fix}",
             err=True,
         )
-    return None if prepared.errors else prepared.graph
+    if prepared.errors:
+        _record_validation_errors(path, prepared.errors)
+        return None
+    return prepared.graph
+
+
+def _record_validation_errors(path: Path, errors: Sequence[Diagnostic]) -> None:
+    """The `{"error": ...}` document `--json` prints when validation stops a run before it starts."""
+    from orchestra_cli.errors import record_error
+    from orchestra_cli.output import count_noun, diagnostic_json
+
+    record_error(
+        f"{path}: {count_noun(len(errors), 'validation error')}; nothing was run",
+        file=str(path),
+        diagnostics=[diagnostic_json(error) for error in errors],
+    )
 
 
 def choose_backend(container: Container, options: RunOptions, graph: Graph) -> str:

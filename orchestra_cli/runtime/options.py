@@ -51,11 +51,15 @@ class RunOptions(NamedTuple):
     config: Path | None = None
 
 
+MAX_SET_KEY_CHARS = 256  # a context key; values are bounded as every argument is (docs/cli.md)
+
+
 def parse_set_values(values: tuple[str, ...]) -> dict[str, str]:
     """`KEY=VALUE` pairs from `--set`.
 
     Raises:
-        typer.Exit: A pair without `=` or with an empty key (after printing why).
+        typer.Exit: A pair without `=`, with an empty key or a key over MAX_SET_KEY_CHARS (after printing
+            why).
     """
     from orchestra_cli.errors import fail
 
@@ -63,6 +67,33 @@ def parse_set_values(values: tuple[str, ...]) -> dict[str, str]:
     for item in values:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise fail(f"--set expects KEY=VALUE, got {item!r}")
+            raise fail(f"--set expects KEY=VALUE, got {_shorten(item)!r}")
+        if len(key.strip()) > MAX_SET_KEY_CHARS:
+            raise fail(f"--set key {_shorten(key.strip())!r} is longer than {MAX_SET_KEY_CHARS} characters")
         parsed[key.strip()] = value
     return parsed
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= 60 else text[:60] + "..."
+
+
+def check_run_options(options: RunOptions) -> None:
+    """Refuse bad file options before anything is built or recorded (bad input never creates a session).
+
+    Raises:
+        typer.Exit: `--answers` is missing or not a regular file, `--logs-root` exists but is not a
+            directory, or a `--set` pair is malformed (after printing why).
+    """
+    from orchestra_cli.errors import fail
+    from orchestra_core.model.input_files import InputFileError, check_regular_file
+
+    parse_set_values(options.set_values)
+    if options.answers is not None and options.answers.exists():
+        try:
+            check_regular_file(options.answers)
+        except InputFileError as error:
+            raise fail(f"{options.answers}: cannot read the answers file: {error.detail}") from None
+    root = options.logs_root
+    if root is not None and root.exists() and not root.is_dir():
+        raise fail(f"{root}: --logs-root must be a directory (or not exist yet)", file=str(root))

@@ -45,6 +45,18 @@ _PROBLEM_RE = re.compile(
 )
 _HEADER_RE = re.compile(r"\s*(?P<keyword>[a-z]+|S)\s*(?P<name>S\s*)?(?P<brace>\{)?")
 _EDGE_PAIR_RE = re.compile(rf"({_STRING})\s*(?=->\s*({_STRING}))")
+# Graphviz refuses a quoted string of 16 KiB or more; longer values reach it as `"..." + "..."` pieces of
+# at most this many characters (4 UTF-8 bytes each at worst, 2 for an escaped quote).
+_PIECE_CHARS = 4000
+# Graphviz's parser is right-recursive over an edge chain and runs out of stack (10,000 entries) near
+# 2,500 operands, keeping only the statements before; longer chains reach it as several statements.
+MAX_CHAIN_OPERANDS = 1000
+# Braces (subgraphs) nest at most this deep; deeper nesting is refused rather than recursed into.
+MAX_NESTING = 100
+_ATTR_LIST = rf'\[(?:[^\]"]|{_STRING})*\]'
+_CHAIN_RE = re.compile(
+    rf"(?P<chain>(?:{_STRING}\s*->\s*)+{_STRING})(?P<attrs>(?:\s*{_ATTR_LIST})*)(?P<more>\s*->)?"
+)
 _PROBLEMS = {
     "undirected": "undirected edge '--' is not supported; use '->'",
     "html": "HTML labels ('<...>') are not supported; use a quoted string",
@@ -65,7 +77,7 @@ class LexedDot:
 
     def first_line_of(self, name: str) -> int | None:
         """The line where an id first appears outside an attribute assignment (for messages)."""
-        quoted = quote_for_graphviz(name)
+        quoted = _graphviz_string(name)
         for match in re.finditer(re.escape(quoted), self.graphviz_text):
             before = self.graphviz_text[: match.start()].rstrip()[-1:]
             after = self.graphviz_text[match.end() :].lstrip()[:1]
@@ -120,7 +132,34 @@ def lex(text: str, path: str | None = None) -> LexedDot:
     skeleton = _QUOTED_RE.sub("S", rewritten)
     _check_skeleton(skeleton, path)
     pairs = tuple((unquote_graphviz(a), unquote_graphviz(b)) for a, b in _EDGE_PAIR_RE.findall(rewritten))
-    return LexedDot(rewritten, pairs)
+    return LexedDot(_split_long_chains(rewritten), pairs)
+
+
+def _split_long_chains(text: str) -> str:
+    """Rewrite every edge chain of more than MAX_CHAIN_OPERANDS ids as consecutive shorter chains.
+
+    `a -> ... -> m -> ... -> z [attrs]` becomes `a -> ... -> m [attrs] m -> ... -> z [attrs]` on the same
+    lines: the same edges with the same attributes. A chain that goes on into a subgraph is left whole
+    (Graphviz then refuses it if it is too long, and so does the loader).
+    """
+    if text.count("->") < MAX_CHAIN_OPERANDS:
+        return text
+    return _CHAIN_RE.sub(_split_chain, text)
+
+
+def _split_chain(match: re.Match[str]) -> str:
+    chain, attrs = match.group("chain"), match.group("attrs")
+    operands = list(_QUOTED_RE.finditer(chain))
+    if match.group("more") is not None or len(operands) <= MAX_CHAIN_OPERANDS:
+        return match.group(0)
+    flat_attrs = attrs.replace("\n", " ").replace("\r", " ")  # strings hold no raw line breaks
+    pieces, start = [], 0
+    for cut in range(MAX_CHAIN_OPERANDS - 1, len(operands) - 1, MAX_CHAIN_OPERANDS - 1):
+        operand = operands[cut]
+        pieces.append(f"{chain[start : operand.end()]}{flat_attrs} {operand.group(0)}")
+        start = operand.end()
+    pieces.append(chain[start:])
+    return "".join(pieces) + attrs
 
 
 def _rewrite_token(match: re.Match[str]) -> str:
@@ -128,15 +167,25 @@ def _rewrite_token(match: re.Match[str]) -> str:
     raw = match.group(0)
     if kind == "word":
         lowered = raw.lower()
-        return lowered if lowered in KEYWORDS else f'"{raw}"'
+        if lowered in KEYWORDS:
+            return lowered
+        return f'"{raw}"' if len(raw) <= _PIECE_CHARS else _graphviz_string(raw)
     if kind == "stray":
         return _STRAY_QUOTE
     if kind == "string":
-        if "\\" not in raw and "\n" not in raw and "\r" not in raw:
+        if len(raw) <= _PIECE_CHARS and "\\" not in raw and "\n" not in raw and "\r" not in raw:
             return raw
         # The re-encoded string stays on one line; the newlines after it keep later line numbers right.
-        return quote_for_graphviz(decode_string(raw[1:-1])) + "\n" * raw.count("\n")
+        return _graphviz_string(decode_string(raw[1:-1])) + "\n" * raw.count("\n")
     return " " + "\n" * raw.count("\n")
+
+
+def _graphviz_string(value: str) -> str:
+    """`value` quoted for Graphviz; a long one as `"..." + "..."`, which Graphviz joins back."""
+    if len(value) <= _PIECE_CHARS:
+        return quote_for_graphviz(value)
+    pieces = (value[start : start + _PIECE_CHARS] for start in range(0, len(value), _PIECE_CHARS))
+    return "+".join(quote_for_graphviz(piece) for piece in pieces)
 
 
 def _check_skeleton(skeleton: str, path: str | None) -> None:
@@ -170,6 +219,8 @@ def _check_braces(skeleton: str, start: int, fail: _Fail) -> None:
         position = start + brace.start()
         if brace.group(0) == "{":
             opened.append(position)
+            if len(opened) > MAX_NESTING:
+                raise fail(f"braces nest more than {MAX_NESTING} levels deep", position)
             continue
         opened.pop()
         if not opened:

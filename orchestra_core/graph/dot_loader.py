@@ -15,16 +15,20 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from orchestra_core.graph.dot_lexer import LexedDot, lex, restore
 from orchestra_core.model.errors import PipelineLoadError
 from orchestra_core.model.graph import Edge, Graph, Node
+from orchestra_core.model.input_files import MAX_PIPELINE_BYTES, InputFileError, read_text_file
 
 _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _GRAPHVIZ_ERROR_RE = re.compile(r"(?:Error|Warning):\s*(?:[^:\n]*:\s*)?(.*?)\s+in line (\d+)(.*)")
+_GRAPHVIZ_FAILED_RE = re.compile(r"(?:\A|\n)Error:")
 _AGRAPH, _AGNODE, _AGEDGE = 0, 1, 2
+# Node ids name run directories (`{logs_root}/{node_id}/`) and the graph's name session branches; file
+# names end at 255 bytes on common file systems.
+MAX_NODE_ID_LENGTH = 128
 # Any Graphviz layout in the process sets `\N` ("the node's name") as the global default node label, which
 # later reads would report as an explicit label. User backslashes reach Graphviz as placeholders, so a raw
 # `\N` value can only be that default.
@@ -46,22 +50,16 @@ def load_pipeline(path: str | os.PathLike[str]) -> Graph:
 
 
 def read_pipeline_text(path: str | os.PathLike[str]) -> str:
-    """A pipeline file's text.
+    """A pipeline file's text (at most MAX_PIPELINE_BYTES, see docs/configuration.md).
 
     Raises:
-        PipelineLoadError: The file is missing, a directory, not UTF-8 or unreadable.
+        PipelineLoadError: The file is missing, not a regular file (a directory, FIFO or device), too
+            large, not UTF-8 (with the byte offset) or unreadable.
     """
-    name = str(path)
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PipelineLoadError("file not found", path=name) from None
-    except IsADirectoryError:
-        raise PipelineLoadError("is a directory, not a pipeline file", path=name) from None
-    except UnicodeDecodeError as error:
-        raise PipelineLoadError(f"not UTF-8 text ({error.reason})", path=name) from None
-    except OSError as error:
-        raise PipelineLoadError(f"cannot read: {error.strerror or error}", path=name) from None
+        return read_text_file(path, limit=MAX_PIPELINE_BYTES)
+    except InputFileError as error:
+        raise PipelineLoadError(error.detail, path=error.path, line=error.line) from None
 
 
 def parse_dot(text: str, path: str | None = None) -> Graph:
@@ -75,9 +73,11 @@ def parse_dot(text: str, path: str | None = None) -> Graph:
     lexed = lex(text, path)
     handle = _read_with_graphviz(lexed.graphviz_text, path)
     try:
-        return _build_graph(handle, lexed, path)
+        graph = _build_graph(handle, lexed, path)
     finally:
         _gv().agclose(handle)
+    _check_complete(graph, lexed, path)
+    return graph
 
 
 def _gv() -> Any:
@@ -94,8 +94,14 @@ def _read_with_graphviz(text: str, path: str | None) -> Any:
             handle = _agread(gv, data)
         except Exception:
             handle = None
+    reported = "".join(messages)
+    # Graphviz can report an error and still return the graph it had built so far (a bison stack
+    # overflow, "memory exhausted", keeps the statements before it): a partial graph is never used.
+    if handle is not None and _GRAPHVIZ_FAILED_RE.search(reported):
+        gv.agclose(handle)
+        handle = None
     if handle is None:
-        raise _graphviz_error("".join(messages), path)
+        raise _graphviz_error(reported, path)
     return handle
 
 
@@ -143,12 +149,27 @@ def _agread(gv: Any, data: bytes) -> Any:
 
 
 def _graphviz_error(messages: str, path: str | None) -> PipelineLoadError:
-    match = _GRAPHVIZ_ERROR_RE.search(messages)
+    matches = list(_GRAPHVIZ_ERROR_RE.finditer(messages))
+    match = next((m for m in matches if m.group(0).startswith("Error")), matches[0] if matches else None)
     if match is None:
         detail = messages.strip().splitlines()[0] if messages.strip() else "not valid DOT"
         return PipelineLoadError(detail, path=path)
-    detail = (match.group(1) + match.group(3)).strip().replace('"', "")
-    return PipelineLoadError(restore(detail), path=path, line=int(match.group(2)))
+    detail = restore((match.group(1) + match.group(3)).strip().replace('"', ""))
+    if "memory exhausted" in detail:
+        detail = "Graphviz's parser ran out of stack on this statement (it nests or chains too deeply); split it"
+    return PipelineLoadError(detail, path=path, line=int(match.group(2)))
+
+
+def _check_complete(graph: Graph, lexed: LexedDot, path: str | None) -> None:
+    """Refuse a graph that lacks an edge the text declares: Graphviz stopped early without saying so."""
+    present = {(edge.source, edge.target) for edge in graph.edges}
+    for source, target in lexed.edge_order:
+        if (source, target) not in present:
+            raise PipelineLoadError(
+                f"Graphviz returned an incomplete graph: the edge {source} -> {target} is missing",
+                path=path,
+                line=lexed.first_line_of(source),
+            )
 
 
 def _declared(gv: Any, root: Any, kind: int) -> list[tuple[str, Any]]:
@@ -192,23 +213,45 @@ def _build_graph(root: Any, lexed: LexedDot, path: str | None) -> Graph:
     nodes: dict[str, dict[str, str]] = {}
     for handle in node_handles:
         node_id = restore((gv.agnameof(handle) or b"").decode("utf-8"))  # Graphviz names "" as NULL
-        if not _IDENTIFIER_RE.fullmatch(node_id):
-            raise PipelineLoadError(
-                f"node id {node_id!r} is not an identifier ([A-Za-z_][A-Za-z0-9_]*); put display text in label",
-                path=path,
-                line=lexed.first_line_of(node_id),
-            )
+        _check_node_id(node_id, lexed, path)
         nodes[node_id] = _values(gv, handle, node_symbols)
     _apply_subgraph_classes(gv, root, graph_symbols, nodes, _values(gv, root, graph_symbols).get("label", ""))
     edges = _read_edges(gv, root, node_handles, edge_symbols)
-    name = restore((gv.agnameof(root) or b"").decode("utf-8"))
     return Graph(
-        name=name if not name.startswith("%") else "",
+        name=_graph_name(gv, root, lexed, path),
         attrs=_values(gv, root, graph_symbols),
         nodes={node_id: Node(node_id, node_attrs) for node_id, node_attrs in nodes.items()},
         edges=_in_declared_order(edges, lexed.edge_order),
         source_path=path,
     )
+
+
+def _graph_name(gv: Any, root: Any, lexed: LexedDot, path: str | None) -> str:
+    name = restore((gv.agnameof(root) or b"").decode("utf-8"))
+    if len(name) > MAX_NODE_ID_LENGTH:
+        raise PipelineLoadError(
+            f"the graph name is {len(name)} characters long; the limit is {MAX_NODE_ID_LENGTH} "
+            "(it names session branches); put long text in the graph's label",
+            path=path,
+            line=lexed.first_line_of(name),
+        )
+    return name if not name.startswith("%") else ""
+
+
+def _check_node_id(node_id: str, lexed: LexedDot, path: str | None) -> None:
+    if len(node_id) > MAX_NODE_ID_LENGTH:
+        raise PipelineLoadError(
+            f"node id {node_id[:20]}... is {len(node_id)} characters long; the limit is {MAX_NODE_ID_LENGTH} "
+            "(ids name run directories and branches); put long text in label",
+            path=path,
+            line=lexed.first_line_of(node_id),
+        )
+    if not _IDENTIFIER_RE.fullmatch(node_id):
+        raise PipelineLoadError(
+            f"node id {node_id!r} is not an identifier ([A-Za-z_][A-Za-z0-9_]*); put display text in label",
+            path=path,
+            line=lexed.first_line_of(node_id),
+        )
 
 
 def _read_edges(gv: Any, root: Any, node_handles: list[Any], symbols: list[tuple[str, Any]]) -> list[Edge]:

@@ -75,3 +75,42 @@ def graphs(draw: st.DrawFn) -> Graph:
     # Graphviz keeps names starting with "%" for anonymous graphs, so such a name reads back as "".
     name = draw(st.one_of(st.just(""), IDENTIFIER, VALUE.filter(lambda text: not text.startswith("%"))))
     return Graph(name=name, attrs=draw(ATTRS), nodes=nodes, edges=edges)
+
+
+# Text shaped like each language, for the fuzz tests: mostly its own tokens, in any order.
+ANY_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
+DOT_ALPHABET = st.sampled_from(
+    [*'digraphnodeedgesubgraphstrict{}[]=;,->"\\/*#\n\t <>:.%$', "->", "--", "/*", "*/", "//", '\\"', "\\n"]
+)
+DOT_LIKE = st.lists(DOT_ALPHABET, max_size=80).map("".join)
+CONDITION_LIKE = st.lists(
+    st.sampled_from(
+        ["outcome", "context.", "x", "=", "!=", "==", "&&", "&", '"', "\\", " ", "a-b", "1", "\n", "é"]
+    ),
+    max_size=20,
+).map("".join)
+STYLESHEET_LIKE = st.lists(
+    st.sampled_from(
+        [
+            "*",
+            "box",
+            ".c",
+            "#n",
+            "{",
+            "}",
+            ";",
+            ":",
+            "llm_model",
+            "reasoning_effort",
+            "x",
+            '"',
+            "'",
+            "/*",
+            "*/",
+            " ",
+            "\n",
+            ",",
+        ]
+    ),
+    max_size=30,
+).map("".join)

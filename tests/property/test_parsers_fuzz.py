@@ -10,44 +10,14 @@ from orchestra_core.graph import parse_dot, to_dot
 from orchestra_core.model.conditions import ConditionSyntaxError, parse_condition
 from orchestra_core.model.errors import PipelineLoadError
 from orchestra_core.stylesheet import StylesheetSyntaxError, parse_stylesheet
-from tests.property.strategies import graphs
-
-ANY_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
-DOT_ALPHABET = st.sampled_from(
-    [*'digraphnodeedgesubgraphstrict{}[]=;,->"\\/*#\n\t <>:.%$', "->", "--", "/*", "*/", "//", '\\"', "\\n"]
+from tests.property.strategies import (
+    ANY_TEXT,
+    CONDITION_LIKE,
+    DOT_ALPHABET,
+    DOT_LIKE,
+    STYLESHEET_LIKE,
+    graphs,
 )
-DOT_LIKE = st.lists(DOT_ALPHABET, max_size=80).map("".join)
-CONDITION_LIKE = st.lists(
-    st.sampled_from(
-        ["outcome", "context.", "x", "=", "!=", "==", "&&", "&", '"', "\\", " ", "a-b", "1", "\n", "é"]
-    ),
-    max_size=20,
-).map("".join)
-STYLESHEET_LIKE = st.lists(
-    st.sampled_from(
-        [
-            "*",
-            "box",
-            ".c",
-            "#n",
-            "{",
-            "}",
-            ";",
-            ":",
-            "llm_model",
-            "reasoning_effort",
-            "x",
-            '"',
-            "'",
-            "/*",
-            "*/",
-            " ",
-            "\n",
-            ",",
-        ]
-    ),
-    max_size=30,
-).map("".join)
 
 
 def parse_dot_or_load_error(text: str) -> None:

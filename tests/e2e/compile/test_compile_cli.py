@@ -144,13 +144,14 @@ def test_json_output_with_errors_exits_1_and_lists_diagnostics(invalid: Path) ->
 def test_dot_syntax_error_exits_2_naming_file_and_line(tmp_path: Path) -> None:
     path = tmp_path / "syntax.dot"
     path.write_text("digraph G {\n  a -> b\n  b -- c\n}\n", encoding="utf-8")
+    message = f"{path}:3: undirected edge '--' is not supported; use '->'"
     for args in (("compile", path), ("compile", path, "--json")):
         result = orchestra(*args)
         assert result.returncode == 2
-        assert result.stdout == ""
-        assert (
-            result.stderr == f"orchestra: error: {path}:3: undirected edge '--' is not supported; use '->'\n"
-        )
+        assert result.stderr == f"orchestra: error: {message}\n"
+    assert orchestra("compile", path).stdout == ""
+    document = json.loads(orchestra("compile", path, "--json").stdout)
+    assert document == {"error": {"message": message, "exit_code": 2, "file": str(path), "line": 3}}
 
 
 @pytest.mark.parametrize(

@@ -154,5 +154,6 @@ def test_failed_and_unknown_sessions(tmp_path: Path) -> None:
     assert last.startswith("pipeline FAILED after ") and last.endswith(": stage check failed: exit code 3: broken")
     assert "x check failed (attempt 1) in " in failed.stdout and "exit code 3: broken" in failed.stdout
     unknown = orchestra("attach", "7", "--json", cwd=tmp_path)
-    assert unknown.returncode == 2 and unknown.stdout == "" and len(unknown.stderr.splitlines()) == 1
+    assert unknown.returncode == 2 and len(unknown.stderr.splitlines()) == 1
+    assert json.loads(unknown.stdout)["error"]["exit_code"] == 2  # --json: the error as a document
     assert orchestra("attach", "1", "--interval", "0", cwd=tmp_path).returncode == 2

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -90,7 +91,10 @@ def test_a_corrupt_store_is_bad_input_and_left_as_it_was(project: Project) -> No
     ):
         result = project.cli(*args)
         _one_line_error(result, str(db), "not an SQLite database")
-        assert result.stdout == ""
+        if "--json" in args:  # the error as a document on stdout
+            assert json.loads(result.stdout)["error"]["exit_code"] == 2
+        else:
+            assert result.stdout == ""
     assert db.read_bytes() == before and project.ran() == []
 
 
