@@ -5,6 +5,7 @@ run records it; the network is off unless `network: true`."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import sys
 import threading
@@ -150,7 +151,7 @@ def test_the_network_is_off_unless_allowed(tmp_path: Path, loopback_port: int, n
     files = {
         "orchestra.yaml": sandbox,
         "connect.py": connect,
-        "net.dot": tool_pipeline("net", f"{sys.executable} connect.py"),
+        "net.dot": tool_pipeline("net", f"{os.path.realpath(sys.executable)} connect.py"),  # /tmp is private inside
     }
     write_files(tmp_path / "project", files)
     document = run(tmp_path / "project", "net.dot", expect=0 if network else 1)

@@ -3,6 +3,7 @@ git directories stay read-only, the network is off unless allowed, and without b
 
 from __future__ import annotations
 
+import os
 import shlex
 import socket
 import sys
@@ -174,7 +175,7 @@ def loopback_server() -> Iterator[int]:
 def test_the_network_is_off_unless_allowed(tmp_path: Path, loopback_server: int, network: bool) -> None:
     connect = f"import socket; socket.create_connection(('127.0.0.1', {loopback_server}), timeout=5).close()"
     result = sandbox(network=network).run(
-        f"{shlex.quote(sys.executable)} -c {shlex.quote(connect)}", cwd=str(tmp_path)
+        f"{shlex.quote(os.path.realpath(sys.executable))} -c {shlex.quote(connect)}", cwd=str(tmp_path)
     )
     assert result.ok is network, result.stderr
     if not network:
