@@ -294,6 +294,8 @@ def run_json(result: RunResult, repos: dict[str, dict[str, str]]) -> dict[str, A
     """The `run --json` document of DESIGN.md."""
     import json
 
+    from orchestra_cli.errors import one_line
+
     return {
         "session_id": result.session_id,
         "status": result.status.value,
@@ -302,4 +304,5 @@ def run_json(result: RunResult, repos: dict[str, dict[str, str]]) -> dict[str, A
         "context": json.loads(json.dumps(dict(result.context), default=str)),
         "logs_root": result.logs_root,
         "repos": repos,
+        "failure_reason": None if result.succeeded else one_line(result.failure_reason or result.status.value),
     }

@@ -84,8 +84,10 @@ def test_json_output_is_exactly_the_design_document(tmp_path: Path) -> None:
     result = orchestra("run", pipeline, "--json", "--set", "ticket=T-9", "--set", "note=a=b", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
-    assert set(document) == {"session_id", "status", "completed_nodes", "node_outcomes", "context", "logs_root", "repos"}
-    assert document["status"] == "success"
+    assert set(document) == {
+        "session_id", "status", "completed_nodes", "node_outcomes", "context", "logs_root", "repos", "failure_reason"
+    }
+    assert document["status"] == "success" and document["failure_reason"] is None
     assert document["completed_nodes"] == ["start", "plan", "implement", "review", "done"]
     assert document["node_outcomes"]["implement"] == "success"
     assert document["context"]["ticket"] == "T-9" and document["context"]["note"] == "a=b"
@@ -108,6 +110,7 @@ def test_a_failed_pipeline_exits_1(tmp_path: Path) -> None:
     assert result.returncode == 1
     document = json.loads(result.stdout)
     assert document["status"] == "fail" and document["node_outcomes"]["check"] == "fail"
+    assert "exit code 3" in document["failure_reason"] and "\n" not in document["failure_reason"]
     assert "x check FAILED" in result.stderr and "exit code 3: broken" in result.stderr
 
 
