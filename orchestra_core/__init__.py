@@ -7,8 +7,9 @@ See docs/library.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from orchestra_core.model.lazy_exports import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     # Pipelines
@@ -176,21 +177,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'orchestra_core' has no attribute {name!r}")
-    if name in ("events", "workspace_events"):
-        value = importlib.import_module(module)
-    else:
-        value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
-
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:
     from orchestra_core.api import (

@@ -170,11 +170,8 @@ def resume_session(
         NothingToResumeError: The session has no checkpoint, or is a parallel branch of another.
         ValidationError: The pipeline has error diagnostics.
     """
-    start = start_resume(store, session_id, None)
-    run_graph = graph if graph is not None else _recorded_graph(start, extensions)
-    validate_or_raise(run_graph, extensions=extensions)
     options = _options(on_event, settings, project_root, logs_root, initial_context, max_node_visits)
-    return _execute(run_graph, start, RunPorts(store=store, **ports), options, extensions)
+    return _continue(start_resume(store, session_id, None), graph, RunPorts(store=store, **ports), options, extensions)
 
 
 def replay_session(
@@ -201,11 +198,8 @@ def replay_session(
         NothingToResumeError: No checkpoint at or before the turn.
         ValidationError: The pipeline has error diagnostics (no fork is made).
     """
-    start = start_replay(store, session_id, turn_id, None)
-    run_graph = graph if graph is not None else _recorded_graph(start, extensions)
-    validate_or_raise(run_graph, extensions=extensions)
     options = _options(on_event, settings, project_root, logs_root, initial_context, max_node_visits)
-    return _execute(run_graph, start, RunPorts(store=store, **ports), options, extensions)
+    return _continue(start_replay(store, session_id, turn_id, None), graph, RunPorts(store=store, **ports), options, extensions)
 
 
 # Following a run ---------------------------------------------------------------------------------------
@@ -283,8 +277,14 @@ def _new_start(store: SessionStore | None, graph: Graph) -> SessionStart:
     return start_new(store, graph, path, text)
 
 
-def _recorded_graph(start: SessionStart, extensions: Extensions | None) -> Graph:
-    return parse_pipeline(start.pipeline_text, path=start.source.path, extensions=extensions)
+def _continue(
+    start: SessionStart, graph: Graph | None, ports: RunPorts, options: RunOptions, extensions: Extensions | None
+) -> RunResult:
+    """Resume or replay: with `graph`, else the pipeline the session recorded; validated before any fork."""
+    if graph is None:
+        graph = parse_pipeline(start.pipeline_text, path=start.source.path, extensions=extensions)
+    validate_or_raise(graph, extensions=extensions)
+    return _execute(graph, start, ports, options, extensions)
 
 
 def _execute(

@@ -24,7 +24,8 @@ def resume_from_logs_root(options: RunOptions) -> int:
     assert options.logs_root is not None
     with user_errors():
         directory = FileRunDirectory(str(options.logs_root))
-        if directory.load_checkpoint() is None:
+        checkpoint = directory.load_checkpoint()
+        if checkpoint is None:
             raise fail(f"{options.logs_root / CHECKPOINT_FILE}: no checkpoint to resume from")
         manifest = directory.read_manifest()
         if manifest is None:
@@ -42,7 +43,7 @@ def resume_from_logs_root(options: RunOptions) -> int:
     def start(store: SessionStore) -> SessionStart:
         from orchestra_core.runs.start import start_from_run_directory
 
-        assert source is not None
-        return start_from_run_directory(store, directory, graph, source, text)
+        assert source is not None and checkpoint is not None and manifest is not None
+        return start_from_run_directory(store, manifest.session_id, checkpoint, graph, source, text)
 
     return execute(options, container, start, graph)

@@ -114,10 +114,6 @@ class PipelineRun:
             self._resolver = AgentResolver(settings, self.ports.prompt_library or _NoPromptLayers(), tools)
         return self._resolver
 
-    @property
-    def project_root(self) -> Any:
-        return self.layout.root
-
     # Setting up ------------------------------------------------------------------------------------
     def open(self) -> PipelineRun:
         """Set up the workspace and the engine; a failure is recorded on the session, then raised.
@@ -242,7 +238,7 @@ class PipelineRun:
         """The directories the run's commands work in: the session worktrees (or the project root)."""
         return [str(context.root) for context in self.repo_contexts().values()]
 
-    def tool_workdir(self) -> Any:
+    def tool_workdir(self) -> Path:
         """Where tool nodes run: the session worktree when there is exactly one repo, else the project."""
         contexts = self.repo_contexts()
         if self.workspace is not None and len(contexts) == 1:
@@ -362,7 +358,7 @@ class _Runtime:
         return self._run.resolver
 
     @property
-    def project_root(self) -> Any:
+    def project_root(self) -> Path:
         return self._run.layout.root
 
     def tools_for(self, node: Node, agent: Any, context: Context, tracker: WriteTracker) -> list[AgentTool]:

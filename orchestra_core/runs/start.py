@@ -12,7 +12,6 @@ from orchestra_core.model.checkpoint import Checkpoint
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.graph import Graph
 from orchestra_core.model.store_errors import SessionNotFoundError
-from orchestra_core.ports.run_directory import RunDirectory
 from orchestra_core.ports.session_store import SessionInfo, SessionMetadata, SessionStore
 from orchestra_core.session.api import fork_session, latest_checkpoint
 from orchestra_core.session.checkpoints import PipelineSource, RepoHead, from_record, repo_heads
@@ -115,23 +114,13 @@ def begin(store: SessionStore, start: SessionStart) -> SessionStart:
 
 
 def start_from_run_directory(
-    store: SessionStore, directory: RunDirectory, graph: Graph, pipeline_path: Path, text: str
+    store: SessionStore, session_id: str, checkpoint: Checkpoint, graph: Graph, pipeline_path: Path, text: str
 ) -> SessionStart:
-    """Continue the run a run directory's `checkpoint.json` describes: its session keeps recording when the
-    store has it, otherwise the continuation is recorded as a new session.
-
-    Raises:
-        NothingToResumeError: The directory has no checkpoint or no manifest.
-    """
-    checkpoint = directory.load_checkpoint()
-    manifest = directory.read_manifest()
-    if checkpoint is None:
-        raise NothingToResumeError(f"{directory.root}: no checkpoint to resume from")
-    if manifest is None:
-        raise NothingToResumeError(f"{directory.root}: no manifest.json; is this a run directory?")
+    """Continue the run a run directory describes (its manifest's `session_id` and its `checkpoint.json`):
+    the session keeps recording when the store has it, otherwise the continuation is recorded as a new one."""
     blob = store.put_blob(text.encode("utf-8"))
     try:
-        info = store.get_session(manifest.session_id)
+        info = store.get_session(session_id)
     except SessionNotFoundError:
         info = store.create_session(session_metadata(graph, pipeline_path))
         heads: dict[str, RepoHead] = {}

@@ -18,8 +18,7 @@ Nothing here imports pytest; names load on first use, so `import orchestra_core.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from orchestra_core.model.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "BackendCall": "orchestra_core.testing.backends",
@@ -44,11 +43,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -5,8 +5,7 @@ Names are imported on first use (PEP 562), so importing one submodule does not l
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from orchestra_core.model.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "AgentCommitCreated": "orchestra_core.model.workspace_events",
@@ -27,7 +26,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
