@@ -7,9 +7,7 @@ from pathlib import Path, PurePosixPath
 
 from attrs import evolve, field, frozen
 
-from orchestra_core.agents.path_guard import PathGuard, ToolPathError
-
-__all__ = ["RepoContext", "ToolPathError"]
+from orchestra_core.agents.path_guard import PathGuard
 
 
 def _resolved(path: str | os.PathLike[str]) -> Path:

@@ -25,6 +25,7 @@ class EventFanout:
 
     def __init__(self, *subscribers: Callable[[RunEvent], None] | None) -> None:
         self._subscribers = [subscriber for subscriber in subscribers if subscriber is not None]
+        self._failed: set[int] = set()
         self._lock = threading.RLock()
 
     def subscribe(self, subscriber: Callable[[RunEvent], None]) -> None:
@@ -42,4 +43,6 @@ class EventFanout:
                 try:
                     subscriber(event)
                 except Exception as error:  # subscribers are best effort, like engine observers
-                    log.warning("event subscriber %r failed on %s: %s", subscriber, type(event).__name__, error)
+                    level = logging.DEBUG if id(subscriber) in self._failed else logging.WARNING
+                    self._failed.add(id(subscriber))
+                    log.log(level, "event subscriber %r failed on %s: %s", subscriber, type(event).__name__, error)

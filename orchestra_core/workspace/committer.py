@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 from attrs import frozen
 
-from orchestra_core.agents.repo_context import RepoContext, ToolPathError
+from orchestra_core.agents.path_guard import PathGuard, ToolPathError
 from orchestra_core.model.settings import RepoSettings
 from orchestra_core.model.turn import AgentTurn, TurnCommit
 from orchestra_core.model.workspace_events import (
@@ -131,12 +131,12 @@ class RepoCommitter:
 
     def _committable(self, context: WorkspaceContext, turn: AgentTurn, paths: Sequence[str]) -> list[str]:
         """The paths to commit: valid, deduplicated, and not ignored by git (those are reported)."""
-        checker = RepoContext(name=context.repo_name, root=context.worktree_path)
+        checker = PathGuard(context.worktree_path, context.repo_name)
         valid: list[str] = []
         invalid: list[str] = []
         for path in paths:
             try:
-                relative = checker.relative_path(path).as_posix()
+                relative = checker.relative(path).as_posix()
             except ToolPathError:
                 invalid.append(path)
                 continue

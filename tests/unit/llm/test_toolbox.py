@@ -8,7 +8,7 @@ import pytest
 
 from orchestra_adapters.backends.report_outcome import outcome_from_report
 from orchestra_adapters.backends.toolbox import Toolbox, ToolSetupError
-from orchestra_core.agents.repo_context import ToolPathError
+from orchestra_core.agents.path_guard import ToolPathError
 from orchestra_core.agents.tools import AgentTool, ToolFailure
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.outcome import Outcome, StageStatus
