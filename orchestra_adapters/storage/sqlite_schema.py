@@ -156,7 +156,7 @@ def read_schema_version(path: Path) -> int | None:
         return None
     finally:
         connection.close()
-    return int(row[0]) if row else None
+    return row[0] if row and isinstance(row[0], int) else None
 
 
 def current_version(connection: sqlite3.Connection, path: str) -> int:
@@ -169,12 +169,16 @@ def current_version(connection: sqlite3.Connection, path: str) -> int:
     row = connection.execute("SELECT version FROM schema_version").fetchone()
     if row is None:
         raise StoreCorruptError(f"session store {path}: the schema version is missing")
-    if row[0] > LATEST_VERSION:
+    version = row[0]
+    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+        # A damaged page can hand back any value; it is the file, not a newer Orchestra.
+        raise StoreCorruptError(f"session store {path}: the schema version is damaged ({version!r})")
+    if version > LATEST_VERSION:
         raise StoreVersionError(
-            f"session store {path} has schema version {row[0]}, written by a newer Orchestra "
+            f"session store {path} has schema version {version}, written by a newer Orchestra "
             f"(this one knows up to {LATEST_VERSION}); upgrade Orchestra"
         )
-    return int(row[0])
+    return version
 
 
 def _create_v1(connection: sqlite3.Connection, path: str) -> None:

@@ -92,6 +92,20 @@ def test_a_damaged_database_gives_a_clear_error_not_a_driver_traceback(tmp_path:
         list(api.history(store, session))
 
 
+@pytest.mark.parametrize("damaged", [None, "two", 2.5, -1])
+def test_a_damaged_schema_version_is_reported_as_corruption(tmp_path: Path, damaged: object) -> None:
+    path = tmp_path / "orchestra.db"
+    _new_session(path)
+    connection = sqlite3.connect(path)
+    connection.execute("DROP TABLE schema_version")  # as a damaged page reads: no constraint holds
+    connection.execute("CREATE TABLE schema_version (version)")
+    connection.execute("INSERT INTO schema_version VALUES (?)", (damaged,))
+    connection.commit()
+    connection.close()
+    with pytest.raises(StoreCorruptError, match=rf"{path}.*schema version is damaged"):
+        SqliteSessionStore(path)
+
+
 def test_a_write_lock_held_beyond_the_busy_timeout_gives_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "orchestra.db"
     session = _new_session(path)
