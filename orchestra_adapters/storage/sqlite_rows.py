@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from orchestra_adapters.storage.payload import decode_payload, decompress
+from orchestra_adapters.storage.sqlite_errors import DAMAGE_SYMPTOMS
 from orchestra_core.model.store_errors import StoreCorruptError
 from orchestra_core.ports.session_store import SessionInfo, SessionMetadata, StoredTurn
 from orchestra_core.session.cursor import status_from_code
@@ -62,9 +63,11 @@ def stored_turn(row: tuple[Any, ...], location: str) -> StoredTurn:
     payload = inline if inline is not None else decompressed(compression, blob, f"turn {turn_id}", location)
     try:
         data = decode_payload(payload)
-    except ValueError as error:
+        return StoredTurn(
+            str(turn_id), format_id(parent_id), depth, type_id, version, data, from_ms(created_ms)
+        )
+    except DAMAGE_SYMPTOMS as error:  # a damaged row: its values are not of their column's kind
         raise StoreCorruptError(f"session store {location}: turn {turn_id} cannot be read: {error}") from None
-    return StoredTurn(str(turn_id), format_id(parent_id), depth, type_id, version, data, from_ms(created_ms))
 
 
 def decompressed(compression: int | None, data: bytes | None, what: str, location: str) -> bytes:

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from orchestra_adapters.storage.payload import decode_payload, decompress
-from orchestra_adapters.storage.sqlite_errors import store_error
+from orchestra_adapters.storage.sqlite_errors import DAMAGE_SYMPTOMS, damage_found, store_error
 from orchestra_core.model.store_errors import (
     StoreCorruptError,
     StoreError,
@@ -99,6 +99,13 @@ def open_database(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
         if isinstance(error, StoreError):
             raise
         raise store_error(error, location, "open the store") from None
+    except DAMAGE_SYMPTOMS as error:
+        assert connection is not None  # only reading the file decodes values
+        damage = damage_found(connection, location, "open the store")
+        connection.close()
+        if damage is None:
+            raise
+        raise damage from error
 
 
 def _enable_wal(connection: sqlite3.Connection, busy_timeout_s: float) -> None:
@@ -111,7 +118,10 @@ def _enable_wal(connection: sqlite3.Connection, busy_timeout_s: float) -> None:
             connection.execute("PRAGMA journal_mode = WAL")
             return
         except sqlite3.OperationalError as error:
-            if getattr(error, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+            if (
+                getattr(error, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY
+                or time.monotonic() >= deadline
+            ):
                 raise
         time.sleep(delay)
         delay = min(delay * 2, 0.05)

@@ -15,7 +15,7 @@ from orchestra_adapters.storage.payload import (
     content_hash,
     encode_payload,
 )
-from orchestra_adapters.storage.sqlite_errors import store_error
+from orchestra_adapters.storage.sqlite_errors import DAMAGE_SYMPTOMS, damage_found, store_error
 from orchestra_adapters.storage.sqlite_rows import (
     CHAIN,
     HEAD_SELECT,
@@ -260,6 +260,11 @@ class SqliteSessionStore:
                 yield self._connection
             except sqlite3.Error as error:
                 raise store_error(error, self.location, action) from None
+            except DAMAGE_SYMPTOMS as error:
+                damage = damage_found(self._connection, self.location, action)
+                if damage is None:
+                    raise
+                raise damage from error
 
     @contextmanager
     def _transaction(self, action: str) -> Iterator[sqlite3.Connection]:

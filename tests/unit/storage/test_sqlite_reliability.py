@@ -12,9 +12,16 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
-from orchestra_core.model.store_errors import StoreCorruptError, StoreLockedError, StoreReadOnlyError
+from orchestra_core.model.store_errors import (
+    StoreCorruptError,
+    StoreError,
+    StoreLockedError,
+    StoreReadOnlyError,
+)
 from orchestra_core.ports.session_store import SessionMetadata
 from orchestra_core.session import api
 from orchestra_core.session.cursor import CHECKPOINT_TYPE_ID
@@ -104,6 +111,47 @@ def test_a_damaged_schema_version_is_reported_as_corruption(tmp_path: Path, dama
     connection.close()
     with pytest.raises(StoreCorruptError, match=rf"{path}.*schema version is damaged"):
         SqliteSessionStore(path)
+
+
+@pytest.fixture(scope="module")
+def intact_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, str]:
+    path = tmp_path_factory.mktemp("intact") / "orchestra.db"
+    with SqliteSessionStore(path) as store:
+        session = store.create_session(META).session_id
+        for n in range(200):
+            store.append(session, "t.E", 1, {1: n, 2: "y" * 300})
+    return path.read_bytes(), session
+
+
+@settings(
+    max_examples=80,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    damage=st.lists(
+        st.tuples(st.integers(100, 10**6), st.binary(min_size=1, max_size=32)), min_size=1, max_size=12
+    )
+)
+def test_any_damage_to_the_file_is_a_store_error_or_harmless(
+    tmp_path: Path, intact_store: tuple[bytes, str], damage: list[tuple[int, bytes]]
+) -> None:
+    original, session = intact_store
+    data = bytearray(original)
+    for offset, garbage in damage:
+        start = offset % (len(data) - len(garbage))
+        data[start : start + len(garbage)] = garbage
+    path = tmp_path / f"damaged-{abs(hash(tuple(damage)))}.db"
+    path.write_bytes(bytes(data))
+    try:
+        with SqliteSessionStore(path) as store:
+            list(api.history(store, session))
+            store.list_sessions()
+            store.latest_checkpoint(session)
+            store.append(session, "t.E", 1, {1: 1})
+    except StoreError as error:
+        assert str(path) in str(error)
 
 
 def test_a_write_lock_held_beyond_the_busy_timeout_gives_a_clear_error(tmp_path: Path) -> None:
