@@ -2,9 +2,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install sandbox-tools test lint bench clean
+.PHONY: install sandbox-tools cli-agents test lint bench clean
 
-install: $(BIN)/orchestra sandbox-tools
+install: $(BIN)/orchestra sandbox-tools cli-agents
 
 $(BIN)/orchestra: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,21 @@ sandbox-tools:
 	        echo "note: bubblewrap (bwrap) is not installed; the optional sandbox and its tests need it"; \
 	    fi; \
 	}
+
+# The real Claude Code and Codex CLIs (pinned in tests/cli_agents/package-lock.json) that the CLI agent backend's
+# tests run offline against fake provider APIs: installed again only when missing or older than the lock; without
+# npm, a note (those tests skip, or fail under CI=1 and say why).
+CLI_AGENTS := tests/cli_agents
+cli-agents: $(BIN)/orchestra
+	@if [ -x $(CLI_AGENTS)/node_modules/.bin/claude ] && [ -x $(CLI_AGENTS)/node_modules/.bin/codex ] && \
+	    [ ! $(CLI_AGENTS)/package-lock.json -nt $(CLI_AGENTS)/node_modules/.bin/claude ]; then :; \
+	elif command -v npm >/dev/null 2>&1; then \
+	    echo "installing the Claude Code and Codex CLIs into $(CLI_AGENTS)/node_modules"; \
+	    npm ci --prefix $(CLI_AGENTS) --no-audit --no-fund --loglevel=error && \
+	    touch $(CLI_AGENTS)/node_modules/.bin/claude; \
+	else \
+	    echo "note: npm is not installed; the tests that run the real claude and codex CLIs need it (make install)"; \
+	fi
 
 test:
 	$(BIN)/python -m pytest -q -n auto
