@@ -56,6 +56,7 @@ def show_json(traced: TracedCommit) -> dict[str, Any]:
             },
             "agent_state_ref": record.agent_state_ref,
             "files_written": list(record.files_written),
+            "untracked": record.untracked,
             "commits": [_commit_json(c) for c in record.commits],
             "messages": [_plain(dict(message)) for message in record.messages],
             "tool_calls": [_call_json(call) for call in record.tool_calls],
@@ -93,6 +94,11 @@ def _header(traced: TracedCommit) -> list[str]:
     ]
     if record.agent_state_ref:
         lines.append(f"state    {record.agent_state_ref}")
+    if record.untracked or traced.trailers.untracked:
+        lines.append(
+            "warning  untracked: these changes were found in the worktree after the agent's turn, not made "
+            "through Orchestra's tools (Orchestra-Untracked: true)"
+        )
     others = [c for c in record.commits if c.sha != commit.sha and c is not own]
     lines += _labelled(
         "also", [f"{c.repo} {c.sha[:12]}" + (f"  (branch {c.branch})" if c.branch else "") for c in others]

@@ -197,6 +197,7 @@ def turn_line(view: TurnView) -> str | None:
     None for turns another line already tells (a commit is shown with its agent turn, a worktree with
     its session branch).
     """
+    from orchestra_cli.runtime.progress_feed import untracked_text
     from orchestra_core.model import records as r
     from orchestra_core.model import workspace_events as w
     from orchestra_core.model.turn import AgentTurn
@@ -214,6 +215,7 @@ def turn_line(view: TurnView) -> str | None:
         w.WorktreeMergeConflict: lambda c: (
             f"merge conflict: {c.branch} into {c.into_branch} in {c.repo}: {', '.join(c.conflicting_files)}"
         ),
+        w.UntrackedWritesCommitted: lambda u: f"warning: {untracked_text(u)}",
     }.get(type(record))
     if describe is None:
         if record is not None:

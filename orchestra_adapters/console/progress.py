@@ -109,9 +109,12 @@ class RichProgress:
                 self._start_live(event)
 
     def note(self, line: str) -> None:
-        """Print a line that is not an engine event (agent turns, workspace set-up), dimmed."""
+        """Print a line that is not an engine event (agent turns, workspace set-up), dimmed; a warning in
+        yellow, even while the parallel view is live (rich prints it above the view)."""
         with self._lock:
-            if self._live is None:
+            if line.startswith("warning:"):
+                self._console.print(line, style="yellow", highlight=False, markup=False)
+            elif self._live is None:
                 self._console.print(line, style="dim", highlight=False, markup=False)
 
     def _print(self, event: EngineEvent) -> None:

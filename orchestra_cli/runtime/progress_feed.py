@@ -8,7 +8,11 @@ from typing import Any
 
 from orchestra_core.model.events import AgentTurnCompleted, EngineEvent
 from orchestra_core.model.turn import AgentTurn
-from orchestra_core.model.workspace_events import SessionBranchCreated, WorkspaceEvent
+from orchestra_core.model.workspace_events import (
+    SessionBranchCreated,
+    UntrackedWritesCommitted,
+    WorkspaceEvent,
+)
 
 
 class ProgressFeed:
@@ -23,6 +27,8 @@ class ProgressFeed:
         elif isinstance(event, SessionBranchCreated):
             where = "in place" if event.isolation == "in_place" else f"worktree {event.worktree_path}"
             self.note(f"branch {event.branch} in {event.repo} ({where})")
+        elif isinstance(event, UntrackedWritesCommitted):
+            self.note(f"warning: {untracked_text(event)}")
         elif isinstance(event, WorkspaceEvent):
             if event.level == "warning":
                 self.note(f"warning: {_event_text(event)}")
@@ -41,10 +47,21 @@ def describe_turn(turn: AgentTurn) -> str:
     """A one-line summary of an agent turn for progress output."""
     tools = ", ".join(call.name for call in turn.tool_calls) or "no tools"
     line = f"  . {turn.node_id} turn {turn.turn_number}: {tools}"
+    if turn.untracked:
+        line = f"  . {turn.node_id} turn {turn.turn_number}: untracked changes"
     for commit in turn.commits:
         summary = commit.message.splitlines()[0] if commit.message else ""
         line += f"; {commit.repo} {commit.sha[:8]} {summary}"
     return line
+
+
+def untracked_text(event: UntrackedWritesCommitted) -> str:
+    """What the safety net committed: the files no tool reported, where, and in which commit."""
+    files = ", ".join(event.paths) or "(none)"
+    return (
+        f"{event.node_id} turn {event.turn_number} changed files in {event.repo} that no tool reported; "
+        f"committed apart as {event.sha[:8]} (Orchestra-Untracked: true): {files}"
+    )
 
 
 def _event_text(event: WorkspaceEvent) -> str:

@@ -66,7 +66,9 @@ class AgentTurn:
 
     `files_written` entries are `repo:path` (path relative to the repo root). `commits` is filled by
     the workspace layer after it commits the turn's writes; `git_sha`/`commit_message` give the first
-    commit for readers of the single-repo AgentTurn v2 shape.
+    commit for readers of the single-repo AgentTurn v2 shape. `untracked` marks a turn made up by the
+    workspace safety net: changes found in a worktree that no tool reported (a CLI agent's own tools, a
+    shell redirect), committed apart with an `Orchestra-Untracked: true` trailer.
     """
 
     node_id: str
@@ -80,6 +82,7 @@ class AgentTurn:
     agent_state_ref: str | None = None
     duration_s: float = 0.0
     commits: tuple[TurnCommit, ...] = field(default=(), converter=_commits)
+    untracked: bool = False
 
     @property
     def git_sha(self) -> str | None:

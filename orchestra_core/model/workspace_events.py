@@ -76,6 +76,20 @@ class AgentCommitCreated(WorkspaceEvent):
 
 
 @frozen(kw_only=True)
+class UntrackedWritesCommitted(WorkspaceEvent):
+    """Changes in a worktree that no tool reported (a CLI agent's own tools, a shell redirect) were
+    committed apart, with an `Orchestra-Untracked: true` trailer; `paths` names them."""
+
+    repo: str
+    node_id: str
+    turn_number: int
+    paths: tuple[str, ...] = field(default=(), converter=str_tuple)
+    sha: str = ""
+    branch: str = ""
+    level: str = "warning"
+
+
+@frozen(kw_only=True)
 class WorktreeMerged(WorkspaceEvent):
     """A parallel agent's branch was merged back into the session branch at fan-in."""
 
@@ -147,6 +161,7 @@ __all__ = [
     "CommitMessageFallback",
     "ProjectLinkFailed",
     "SessionBranchCreated",
+    "UntrackedWritesCommitted",
     "WorkspaceEvent",
     "WorkspaceRestored",
     "WorktreeCreated",

@@ -15,6 +15,7 @@ from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
 from orchestra_core.session.schema import (
     ARRAY,
+    BOOL,
     F64,
     MAP,
     REF,
@@ -166,7 +167,7 @@ NODE_EXECUTION = TypeSpec(
 )
 AGENT_TURN = TypeSpec(
     "dev.orchestra.AgentTurn",
-    2,
+    3,
     AgentTurn,
     [
         f(1, "node_id", STRING),
@@ -182,6 +183,7 @@ AGENT_TURN = TypeSpec(
         f(11, "git_sha", STRING, since=2),
         f(12, "commit_message", STRING, since=2),
         f(13, "commits", ARRAY, ref=TURN_COMMIT, since=2),
+        f(14, "untracked", BOOL, since=3),
     ],
     build=_agent_turn,
 )
@@ -298,6 +300,19 @@ WORKTREE_MERGE_CONFLICT = TypeSpec(
         f(6, "detail", STRING),
     ],
 )
+UNTRACKED_WRITES_COMMITTED = TypeSpec(
+    "dev.orchestra.UntrackedWritesCommitted",
+    1,
+    w.UntrackedWritesCommitted,
+    [
+        f(1, "repo", STRING),
+        f(2, "node_id", STRING),
+        f(3, "turn_number", U32),
+        f(4, "paths", ARRAY, items=STRING),
+        f(5, "sha", STRING),
+        f(6, "branch", STRING),
+    ],
+)
 NESTED_TYPES = (TOOL_CALL, TOKEN_USAGE, TURN_COMMIT, OUTCOME, REPO_SNAPSHOT)
 TURN_TYPES = (
     PIPELINE_LIFECYCLE,
@@ -312,6 +327,7 @@ TURN_TYPES = (
     WORKTREE_CREATED,
     WORKTREE_MERGED,
     WORKTREE_MERGE_CONFLICT,
+    UNTRACKED_WRITES_COMMITTED,
 )
 # Types that were defined once and are gone; their ids are never used again.
 RETIRED_TYPE_IDS = ("dev.orchestra.WorkspaceSnapshotRecorded",)  # never produced; WorkspaceSnapshot holds it

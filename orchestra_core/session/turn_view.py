@@ -160,10 +160,13 @@ def _files_written(record: object) -> list[str]:
         return list(record.files_written)
     if isinstance(record, w.AgentCommitCreated):
         return [f"{record.repo}:{path}" for path in record.files]
+    if isinstance(record, w.UntrackedWritesCommitted):
+        return [f"{record.repo}:{path}" for path in record.paths]
     return []
 
 
 def _agent_turn(record: AgentTurn) -> dict[str, Any]:
+    """The AgentTurn's own fields; `untracked` only on the safety net's turns (so other entries keep their shape)."""
     return {
         "tools": [call.name for call in record.tool_calls],
         "tokens": tokens_json(record.token_usage),
@@ -171,7 +174,7 @@ def _agent_turn(record: AgentTurn) -> dict[str, Any]:
         "commits": [
             {"repo": c.repo, "sha": c.sha, "message": c.message, "branch": c.branch} for c in _agent_commits(record)
         ],
-    }
+    } | ({"untracked": True} if record.untracked else {})
 
 
 def _node_execution(record: r.NodeExecution) -> dict[str, Any]:
@@ -242,6 +245,10 @@ def _commit_created(record: w.AgentCommitCreated) -> dict[str, Any]:
     return {"repo": record.repo, "branch": record.branch}
 
 
+def _untracked_committed(record: w.UntrackedWritesCommitted) -> dict[str, Any]:
+    return {"repo": record.repo, "branch": record.branch, "sha": record.sha, "paths": list(record.paths)}
+
+
 def _worktree_created(record: w.WorktreeCreated) -> dict[str, Any]:
     return {"repo": record.repo, "branch": record.branch, "path": record.path}
 
@@ -256,4 +263,5 @@ _DETAILS: dict[type, Any] = {
     w.SessionBranchCreated: _branch_created,
     w.AgentCommitCreated: _commit_created,
     w.WorktreeCreated: _worktree_created,
+    w.UntrackedWritesCommitted: _untracked_committed,
 }

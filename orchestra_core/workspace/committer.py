@@ -12,6 +12,7 @@ from orchestra_core.model.turn import AgentTurn, TurnCommit
 from orchestra_core.model.workspace_events import (
     AgentCommitCreated,
     CommitMessageFallback,
+    UntrackedWritesCommitted,
     WorkspaceEvent,
     WritesNotCommitted,
 )
@@ -32,6 +33,7 @@ from orchestra_core.workspace.naming import is_protected
 AGENT_EMAIL = "orchestra@local"
 COMMITTER_NAME = "Orchestra"
 _REF_ATTEMPTS = 5
+UNTRACKED_TRAILER = "Orchestra-Untracked"  # on commits of changes no tool reported (the safety net's)
 
 
 @frozen
@@ -127,6 +129,18 @@ class RepoCommitter:
                 message_source=message.source,
             )
         )
+        if turn.untracked:
+            self._emit(
+                UntrackedWritesCommitted(
+                    session_id=context.session_id,
+                    repo=context.repo_name,
+                    node_id=turn.node_id,
+                    turn_number=turn.turn_number,
+                    paths=paths,
+                    sha=sha,
+                    branch=context.branch_name,
+                )
+            )
         return TurnCommit(repo=context.repo_name, sha=sha, message=message.text, branch=context.branch_name)
 
     def _committable(self, context: WorkspaceContext, turn: AgentTurn, paths: Sequence[str]) -> list[str]:
@@ -232,7 +246,7 @@ class RepoCommitter:
         return _Message(fallback_message(paths), "fallback")
 
     def _trailers(self, context: WorkspaceContext, turn: AgentTurn) -> dict[str, str]:
-        return {
+        trailers = {
             "Orchestra-Model": turn.model,
             "Orchestra-Provider": turn.provider,
             "Orchestra-Node": turn.node_id,
@@ -240,6 +254,9 @@ class RepoCommitter:
             "Orchestra-Session": context.session_id,
             "Orchestra-Turn": str(turn.turn_number),
         }
+        if turn.untracked:
+            trailers[UNTRACKED_TRAILER] = "true"
+        return trailers
 
     def _identities(self, turn: AgentTurn) -> tuple[Identity, Identity]:
         now = self._clock.now()

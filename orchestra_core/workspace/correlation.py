@@ -19,7 +19,10 @@ _SESSION_LISTING_LIMIT = 10_000
 
 @frozen
 class OrchestraTrailers:
-    """The Orchestra trailers of a commit (see workspace/committer.py); only the session is required."""
+    """The Orchestra trailers of a commit (see workspace/committer.py); only the session is required.
+
+    `untracked` is True for a commit of changes no tool reported (`Orchestra-Untracked: true`).
+    """
 
     session_id: str
     node_id: str | None = None
@@ -27,6 +30,7 @@ class OrchestraTrailers:
     pipeline: str | None = None
     model: str | None = None
     provider: str | None = None
+    untracked: bool = False
 
     @classmethod
     def parse(cls, trailers: Mapping[str, str]) -> OrchestraTrailers | None:
@@ -43,6 +47,7 @@ class OrchestraTrailers:
             pipeline=values.get("orchestra-pipeline") or None,
             model=values.get("orchestra-model") or None,
             provider=values.get("orchestra-provider") or None,
+            untracked=values.get("orchestra-untracked", "").lower() == "true",
         )
 
     def to_json(self) -> dict[str, object]:
@@ -53,6 +58,7 @@ class OrchestraTrailers:
             "pipeline": self.pipeline,
             "model": self.model,
             "provider": self.provider,
+            "untracked": self.untracked,
         }
 
 

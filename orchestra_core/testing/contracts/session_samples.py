@@ -136,4 +136,21 @@ RECORDS: tuple[object, ...] = (
         node_id="fan_in",
         detail="both",
     ),
+    w.UntrackedWritesCommitted(
+        repo="backend",
+        node_id="implement",
+        turn_number=4,
+        paths=("app/generated.rb", "notes.txt"),
+        sha="a1b2c3d4",
+        branch="orchestra/pr-review/7",
+    ),
+    AgentTurn(
+        node_id="implement",
+        turn_number=4,
+        model="sonnet",
+        provider="claude-code",
+        files_written=("backend:app/generated.rb", "backend:notes.txt"),
+        commits=(TurnCommit("backend", "a1b2c3d4", "Add generated files", "orchestra/pr-review/7"),),
+        untracked=True,
+    ),
 )

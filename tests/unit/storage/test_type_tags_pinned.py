@@ -86,7 +86,7 @@ PINNED_TYPES = {
         },
     ),
     "dev.orchestra.AgentTurn": (
-        2,
+        3,
         {
             1: ("node_id", "string", 1, None),
             2: ("turn_number", "u32", 1, None),
@@ -101,6 +101,7 @@ PINNED_TYPES = {
             11: ("git_sha", "string", 2, None),
             12: ("commit_message", "string", 2, None),
             13: ("commits", "array", 2, "dev.orchestra.TurnCommit"),
+            14: ("untracked", "bool", 3, None),
         },
     ),
     "dev.orchestra.Checkpoint": (
@@ -210,6 +211,17 @@ PINNED_TYPES = {
             4: ("conflicting_files", "array", 1, "string"),
             5: ("node_id", "string", 1, None),
             6: ("detail", "string", 1, None),
+        },
+    ),
+    "dev.orchestra.UntrackedWritesCommitted": (
+        1,
+        {
+            1: ("repo", "string", 1, None),
+            2: ("node_id", "string", 1, None),
+            3: ("turn_number", "u32", 1, None),
+            4: ("paths", "array", 1, "string"),
+            5: ("sha", "string", 1, None),
+            6: ("branch", "string", 1, None),
         },
     ),
 }
