@@ -11,6 +11,7 @@ import typer
 from orchestra_cli.commands import attach as attach_command
 from orchestra_cli.commands import compile as compile_command
 from orchestra_cli.commands import doctor as doctor_command
+from orchestra_cli.commands import mcp as mcp_command
 from orchestra_cli.commands import replay as replay_command
 from orchestra_cli.commands import resume as resume_command
 from orchestra_cli.commands import run as run_command
@@ -40,3 +41,4 @@ app.command("show")(show_command.show_commit)
 app.command("status")(status_command.show_status)
 app.command("attach")(attach_command.attach_session)
 app.command("doctor")(doctor_command.run_doctor)
+app.add_typer(mcp_command.app, name="mcp")
