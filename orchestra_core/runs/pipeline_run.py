@@ -45,6 +45,7 @@ from orchestra_core.session.recorder import SessionRecorder
 from orchestra_core.validation import ValidationError
 from orchestra_core.workspace.manager import WorkspaceManager
 from orchestra_core.workspace.session import WorkspaceSession
+from orchestra_core.workspace.worktree_watch import WorktreeWatch
 
 
 class PipelineRun:
@@ -374,6 +375,15 @@ class _Runtime:
 
         workdir = str(self._run.tool_workdir())
         return ToolHooks.for_node(node, self._run.graph, runner, cwd=workdir, on_result=log)
+
+    def repos(self) -> Mapping[str, RepoContext]:
+        return self._run.repo_contexts()
+
+    def watch_worktrees(self) -> WorktreeWatch | None:
+        git = self._run.ports.git
+        if git is None or self._run.workspace is None:
+            return None
+        return WorktreeWatch(git, {name: context.root for name, context in self.repos().items()})
 
 
 class _WorkspaceCommands:

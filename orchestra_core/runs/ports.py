@@ -9,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 from attrs import field, frozen
 
 from orchestra_core.agents.hooks import ToolHooks
+from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.resolver import AgentResolver
 from orchestra_core.agents.tools import AgentTool, WriteTracker
 from orchestra_core.engine.memory import MemoryRunDirectories
@@ -25,6 +26,7 @@ from orchestra_core.ports.prompt_library import PromptLibrary
 from orchestra_core.ports.run_directory import RunDirectoryFactory
 from orchestra_core.ports.session_locks import SessionLocks
 from orchestra_core.ports.session_store import SessionStore
+from orchestra_core.workspace.worktree_watch import WorktreeWatch
 
 
 @runtime_checkable
@@ -51,6 +53,16 @@ class AgentRuntime(Protocol):
 
     def tool_hooks(self, node: Node, context: Context) -> ToolHooks | None:
         """The node's pre/post tool-call hooks (None when it has none)."""
+        ...
+
+    def repos(self) -> Mapping[str, RepoContext]:
+        """The run's repos by name; each root is the session worktree (the project root as `project`
+        when orchestra.yaml names no repos)."""
+        ...
+
+    def watch_worktrees(self) -> WorktreeWatch | None:
+        """A WorktreeWatch over the run's session worktrees, its baseline taken now; None when the run
+        has no workspace repos or no git port (nothing there would be committed)."""
         ...
 
 
