@@ -21,6 +21,7 @@ from cattrs.gen import make_dict_structure_fn, make_mapping_structure_fn, overri
 
 from orchestra_adapters.config.yaml_source import KeyPath, YamlSource, render_key_path
 from orchestra_core.model.settings import (
+    CLI_AGENT_KEYS,
     ConfigError,
     ConfigProblem,
     OrchestraSettings,
@@ -33,6 +34,9 @@ T = TypeVar("T")
 
 # Fields the loader fills in itself; they are not YAML keys.
 _LOADER_FIELDS: Mapping[type, tuple[str, ...]] = {OrchestraSettings: ("source_path", "project_root")}
+# `cli_agents` gathers the top-level `claude_code:` and `codex:` sections; as a key of its own it is unknown.
+_CLI_AGENTS_KEY = "\0cli_agents"
+_BACKEND_KEYS = {backend: key for key, backend in CLI_AGENT_KEYS.items()}
 
 
 class _Mismatch(Exception):
@@ -94,6 +98,8 @@ def _yaml_path(path: KeyPath) -> KeyPath:
     """Undo the reshaping of `providers:` (`providers.entries.X` is `providers.X` in the file)."""
     if path[:2] == ("providers", "entries"):
         return ("providers", *path[2:])
+    if path[:1] == ("cli_agents",) and len(path) > 1 and path[1] in _BACKEND_KEYS:
+        return (_BACKEND_KEYS[str(path[1])], *path[2:])
     return path
 
 
@@ -110,7 +116,10 @@ def _unknown_key(key: str, allowed: list[str]) -> str:
 
 def _allowed_keys(cls: type) -> list[str]:
     omitted = _LOADER_FIELDS.get(cls, ())
-    return [a.name for a in attrs.fields(cls) if a.name not in omitted]
+    names = [a.name for a in attrs.fields(cls) if a.name not in omitted]
+    if cls is OrchestraSettings:
+        names = [name for name in names if name != "cli_agents"] + list(CLI_AGENT_KEYS)
+    return names
 
 
 def _describe(expected: Any) -> str:
@@ -244,6 +253,8 @@ def _mapping_hook(cls: Any, converter: cattrs.Converter) -> Callable[[Any, Any],
 def _attrs_hook(cls: type, converter: cattrs.Converter) -> Callable[[Any, Any], Any]:
     # Any values: mypy would check each override against make_dict_structure_fn's `_cattrs_*` flags too.
     overrides: dict[str, Any] = {name: override(omit=True) for name in _LOADER_FIELDS.get(cls, ())}
+    if cls is OrchestraSettings:
+        overrides["cli_agents"] = override(rename=_CLI_AGENTS_KEY)
     generated: Callable[[Mapping[str, Any], Any], Any] = make_dict_structure_fn(cls, converter, **overrides)
 
     def structure(value: Any, _type: Any) -> Any:
@@ -253,6 +264,8 @@ def _attrs_hook(cls: type, converter: cattrs.Converter) -> Callable[[Any, Any], 
             raise _mismatch("a mapping", value)
         if cls is ProvidersSettings:
             value = _reshape_providers(value)
+        elif cls is OrchestraSettings:
+            value = _gather_cli_agents(value)
         return generated(value, _type)
 
     return structure
@@ -262,6 +275,13 @@ def _reshape_providers(value: dict[str, Any]) -> dict[str, Any]:
     """`providers:` mixes `default: name` with one key per provider; the class keeps them apart."""
     entries = {name: settings for name, settings in value.items() if name != "default"}
     return {"default": value.get("default"), "entries": entries}
+
+
+def _gather_cli_agents(value: dict[str, Any]) -> dict[str, Any]:
+    """`claude_code:` and `codex:` go under `cli_agents` by backend name (`claude-code`, `codex`)."""
+    agents = {CLI_AGENT_KEYS[key]: section for key, section in value.items() if key in CLI_AGENT_KEYS}
+    rest = {key: section for key, section in value.items() if key not in CLI_AGENT_KEYS}
+    return {**rest, _CLI_AGENTS_KEY: agents} if agents else rest
 
 
 def _is_literal(cls: Any) -> bool:

@@ -201,6 +201,33 @@ class SandboxSettings:
 
 
 @frozen
+class CliAgentSettings:
+    """`claude_code:` / `codex:`: how a CLI coding agent backend starts its agent.
+
+    Attributes:
+        command: The executable (a name on PATH or a path; `~` expanded); default `claude` / `codex`.
+        args: Extra arguments added to every invocation, as given.
+        model: The model the agent is asked for (a node's `llm_model` wins); default: the agent's own.
+        tools: The agent's native tools it keeps (e.g. `Read`, `Grep`); default none, only Orchestra's.
+        disallowed_tools: Native tools removed even when `tools` keeps them.
+        timeout: Seconds before the agent and everything it started are killed (a node's `timeout` wins).
+        env: Environment variables for the agent, on top of the inherited ones.
+    """
+
+    command: str | None = None
+    args: tuple[str, ...] = field(default=(), converter=str_tuple)
+    model: str | None = None
+    tools: tuple[str, ...] = field(default=(), converter=str_tuple)
+    disallowed_tools: tuple[str, ...] = field(default=(), converter=str_tuple)
+    timeout: Seconds | None = None
+    env: Mapping[str, str] = field(factory=dict, converter=frozen_map)
+
+
+# orchestra.yaml's key of each CLI agent -> its backend name (the key under `OrchestraSettings.cli_agents`).
+CLI_AGENT_KEYS: Mapping[str, str] = {"claude_code": "claude-code", "codex": "codex"}
+
+
+@frozen
 class PipelineSettings:
     """`pipelines.<name>`: settings for one pipeline (by its digraph name)."""
 
@@ -212,6 +239,8 @@ class OrchestraSettings:
     """A whole orchestra.yaml.
 
     `source_path` (the file it came from) and `project_root` are set by the loader, not by YAML keys.
+    `cli_agents` holds the `claude_code:` and `codex:` sections under their backend names (`claude-code`,
+    `codex`; see CLI_AGENT_KEYS); an agent without a section is absent.
     """
 
     providers: ProvidersSettings = field(factory=ProvidersSettings)
@@ -222,6 +251,7 @@ class OrchestraSettings:
     storage: StorageSettings = field(factory=StorageSettings)
     prompts: tuple[str, ...] = field(default=("prompts",), converter=str_tuple)
     sandbox: SandboxSettings = field(factory=SandboxSettings)
+    cli_agents: Mapping[str, CliAgentSettings] = field(factory=dict, converter=frozen_map)
     source_path: Path | None = None
     project_root: Path | None = None
 
