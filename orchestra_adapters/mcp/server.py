@@ -13,6 +13,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -236,8 +237,7 @@ class RemoteToolSource:
         data = encode_message({"token": self._token, **message})
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-                sock.settimeout(self._connect_timeout)
-                sock.connect(self._address)
+                self._connect(sock)
                 sock.settimeout(timeout)
                 sock.sendall(data)
                 with sock.makefile("rb") as reader:
@@ -252,6 +252,22 @@ class RemoteToolSource:
         if reply is None:
             raise ToolSourceError(f"{HOST_GONE}: it sent an unreadable answer")
         return reply
+
+
+    def _connect(self, sock: socket.socket) -> None:
+        """Connect, waiting while the host's backlog is full (a Unix socket then fails at once with EAGAIN)."""
+        deadline = time.monotonic() + self._connect_timeout
+        sock.settimeout(self._connect_timeout)
+        while True:
+            try:
+                sock.connect(self._address)
+                return
+            except (BlockingIOError, TimeoutError):
+                if time.monotonic() >= deadline:
+                    raise ToolSourceError(
+                        f"{HOST_GONE}: no connection within {self._connect_timeout:g} s"
+                    ) from None
+                time.sleep(0.01)
 
 
 def _is_tool(tool: Any) -> bool:

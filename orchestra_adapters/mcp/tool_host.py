@@ -152,6 +152,7 @@ def _private_directory() -> str:
 class _Server(socketserver.ThreadingUnixStreamServer):
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 64  # an agent may send many calls at once; each is a connection
 
     def __init__(self, address: str, host: ToolHost) -> None:
         self.host = host
