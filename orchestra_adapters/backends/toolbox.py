@@ -69,6 +69,13 @@ class Toolbox:
         tool = self._tools.get(safe_name)
         return tool.name if tool is not None else safe_name
 
+    def safe_name_of(self, name: str) -> str:
+        """The provider-safe name an agent meant: exact, else with `_` read as `-` (Codex renames `-` to `_`)."""
+        if name in self._tools or name == REPORT_OUTCOME:
+            return name
+        relaxed = [safe for safe in self._tools if safe.replace("-", "_") == name]
+        return relaxed[0] if len(relaxed) == 1 else name
+
     def execute(self, safe_name: str, args: Any, call_id: str) -> ExecutedCall:
         """Run one call. Unknown tools, bad arguments and exceptions become errors the model can read."""
         name = self.orchestra_name(safe_name)

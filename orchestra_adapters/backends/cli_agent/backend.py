@@ -1,0 +1,285 @@
+"""CLIAgentBackend: a codergen node run by a CLI coding agent whose tools are Orchestra's, served over MCP.
+
+The agent's own file-writing tools are withheld; Orchestra's tools reach it through the MCP tool server,
+which forwards every call to this process, so writes go through the node's WriteTracker exactly as with
+the LangGraph backend. The agent's event stream is read line by line while it runs: each model response
+and its tool results make one AgentTurn, committed as soon as it is complete. Changes that did not come
+through Orchestra's tools are committed apart, with a warning (the untracked-writes safety net).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from attrs import evolve, frozen
+
+from orchestra_adapters.backends.cli_agent.adapter import CliAgentAdapter
+from orchestra_adapters.backends.cli_agent.events import AgentStarted
+from orchestra_adapters.backends.cli_agent.process import AgentProcess
+from orchestra_adapters.backends.cli_agent.spec import CliAgentSpec
+from orchestra_adapters.backends.cli_agent.turns import TurnAssembler, TurnDraft
+from orchestra_adapters.backends.toolbox import Toolbox
+from orchestra_adapters.mcp.tool_host import ToolHost
+from orchestra_core.agents.repo_context import RepoContext
+from orchestra_core.agents.tools import WriteTracker
+from orchestra_core.model.context import Context
+from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.graph import Node
+from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.settings import CliAgentSettings
+from orchestra_core.model.turn import AgentTurn
+from orchestra_core.ports.codergen_backend import OnTurn
+from orchestra_core.runs.ports import AgentRuntime
+from orchestra_core.workspace.worktree_watch import WorktreeWatch
+
+DEFAULT_TIMEOUT_S = 3600.0
+WORKDIR_ATTR = "agent.workdir"  # the repo whose worktree the agent works in (default: the first repo)
+SERVER_NAME = "orchestra"
+UNTRACKED_NOTE = "Files changed in the worktree by means other than Orchestra's tools (committed apart)."
+
+
+class AgentFailed(OrchestraError):
+    """The agent could not be started or did not finish its work."""
+
+
+@frozen
+class _AgentChoice:
+    """What the tool registry needs of a node's agent: its tool names (and the model it runs)."""
+
+    provider: str
+    model: str
+    tool_names: tuple[str, ...]
+
+
+class CLIAgentBackend:
+    """Runs codergen nodes with a CLI agent (Claude Code, Codex) through its adapter.
+
+    Args:
+        adapter: The CLI agent's flags and stream format.
+        runtime: The run: the node's agent, tools, hooks, repos and worktree watch.
+        settings: orchestra.yaml's section for this agent (command, args, model, tools, timeout, env).
+    """
+
+    def __init__(
+        self, adapter: CliAgentAdapter, runtime: AgentRuntime, settings: CliAgentSettings | None = None
+    ) -> None:
+        self.adapter = adapter
+        self.name = adapter.name
+        self._runtime = runtime
+        self._settings = settings or CliAgentSettings()
+
+    def executable(self) -> tuple[str, ...]:
+        """The agent's command with its configured leading arguments.
+
+        Raises:
+            AgentFailed: The executable is not found.
+        """
+        command = self._settings.command or self.adapter.default_command
+        if os.sep in command:
+            path = Path(command).expanduser()
+            path = path if path.is_absolute() else self._runtime.project_root / path
+            found = str(path) if os.access(path, os.X_OK) else None
+        else:
+            found = shutil.which(command)
+        if found is None:
+            key = self.adapter.name.replace("-", "_")
+            raise AgentFailed(
+                f"{self.adapter.name}: executable {command!r} not found; install it or set {key}.command "
+                "in orchestra.yaml"
+            )
+        return (found,)
+
+    def run(self, node: Node, prompt: str, context: Context, on_turn: OnTurn | None = None) -> str | Outcome:
+        """Run the node's task with the CLI agent; its final answer is the response."""
+        try:
+            executable = self.executable()
+            choice = self._choice(node, context)
+            tracker = WriteTracker()
+            toolbox = Toolbox(self._tools(node, choice, context, tracker))
+        except OrchestraError as error:
+            return Outcome.fail(f"node {node.id}: {error}")
+        repos = self._runtime.repos()
+        with (
+            ToolHost(toolbox, server_name=SERVER_NAME) as host,
+            tempfile.TemporaryDirectory(prefix="orchestra-agent-") as scratch,
+        ):
+            spec = CliAgentSpec(
+                executable=(*executable, *self._settings.args),
+                model=choice.model or None,
+                allowed_tools=self._settings.tools,
+                disallowed_tools=self._settings.disallowed_tools,
+                mcp_servers=(host.server_spec(),),
+                cwd=_workdir(node, repos, self._runtime.project_root),
+                timeout_s=node.timeout or self._settings.timeout or DEFAULT_TIMEOUT_S,
+                env=self._settings.env,
+            )
+            execution = _Execution(
+                self, node, choice, toolbox, tracker, on_turn, self._runtime.watch_worktrees()
+            )
+            return execution.run(spec, prompt, Path(scratch), host)
+
+    def _choice(self, node: Node, context: Context) -> _AgentChoice:
+        resolver = self._runtime.resolver
+        tool_names = resolver.tool_names_for(node)
+        try:
+            chosen = resolver.model_for(node, None, context.snapshot())
+        except OrchestraError:
+            chosen = None  # no providers configured: the CLI agent uses its own
+        explicit = chosen is not None and chosen.model_source != "default"
+        model = chosen.model if explicit and chosen is not None else self._settings.model or ""
+        return _AgentChoice(self.adapter.provider, model, tool_names)
+
+    def _tools(self, node: Node, choice: _AgentChoice, context: Context, tracker: WriteTracker) -> list[Any]:
+        tools = list(self._runtime.tools_for(node, choice, context, tracker))
+        hooks = self._runtime.tool_hooks(node, context)
+        return hooks.wrap(tools) if hooks is not None else tools
+
+
+def _workdir(node: Node, repos: Mapping[str, RepoContext], project_root: Path) -> Path:
+    wanted = node.attrs.get(WORKDIR_ATTR, "")
+    if wanted and wanted in repos:
+        return repos[wanted].root
+    if wanted:
+        raise AgentFailed(f"{WORKDIR_ATTR}={wanted!r} names no repo (repos: {', '.join(repos) or 'none'})")
+    return next(iter(repos.values())).root if repos else project_root
+
+
+class _Execution:
+    """One node's run of the agent: the stream read into turns, each turn committed, the result."""
+
+    def __init__(
+        self,
+        backend: CLIAgentBackend,
+        node: Node,
+        choice: _AgentChoice,
+        toolbox: Toolbox,
+        tracker: WriteTracker,
+        on_turn: OnTurn | None,
+        watch: WorktreeWatch | None,
+    ) -> None:
+        self._adapter = backend.adapter
+        self._node = node
+        self._choice = choice
+        self._toolbox = toolbox
+        self._tracker = tracker
+        self._on_turn = on_turn
+        self._watch = watch
+        self._turn_number = 0
+        self._model = choice.model
+        self._session = ""
+
+    def run(self, spec: CliAgentSpec, prompt: str, scratch: Path, host: ToolHost) -> str | Outcome:
+        assembler = TurnAssembler(self._report, self._orchestra_name)
+        argv = self._adapter.command(spec, scratch)
+        env = {**os.environ, **self._adapter.environment(spec), **spec.env}
+        parser = self._adapter.parser()
+        try:
+            process = AgentProcess(argv, cwd=spec.cwd, env=env, stdin_text=prompt, timeout_s=spec.timeout_s)
+            with process:
+                for line in process.lines():
+                    for event in parser.parse(line):
+                        assembler.feed(event)
+                        if isinstance(event, AgentStarted):
+                            self._started(event)
+                status = process.wait()
+                assembler.close()
+        except OSError as error:
+            return Outcome.fail(f"node {self._node.id}: could not start {self._adapter.name}: {error}")
+        except AgentFailed as error:
+            return Outcome.fail(f"node {self._node.id}: {error}; {_tail(process)}")
+        finally:
+            self._sweep()
+        return self._result(assembler, process, status, host)
+
+    def _started(self, event: AgentStarted) -> None:
+        self._session = event.session_id
+        self._model = self._model or event.model
+        status = event.mcp_servers.get(SERVER_NAME)
+        if status is not None and status != "connected":
+            raise AgentFailed(f"{self._adapter.name} could not connect to Orchestra's tool server ({status})")
+
+    def _result(
+        self, assembler: TurnAssembler, process: AgentProcess, status: int, host: ToolHost
+    ) -> str | Outcome:
+        node = self._node.id
+        name = self._adapter.name
+        if process.timed_out:
+            return Outcome.fail(
+                f"node {node}: {name} did not finish within {process_timeout(process)}; {_tail(process)}"
+            )
+        result = assembler.result
+        if result is None:
+            return Outcome.fail(
+                f"node {node}: {name} exited with status {status} without a result; {_tail(process)}"
+            )
+        if result.is_error:
+            reason = result.text or result.detail or f"exit status {status}"
+            return Outcome.fail(f"node {node}: {name} failed: {reason}; {_tail(process)}")
+        outcome = host.reported_outcome
+        if outcome is not None:
+            return outcome if outcome.notes else evolve(outcome, notes=result.text)
+        return result.text
+
+    def _report(self, draft: TurnDraft) -> None:
+        turn = AgentTurn(
+            node_id=self._node.id,
+            turn_number=self._turn_number,
+            model=self._model or "unknown",
+            provider=self._adapter.provider,
+            messages=draft.messages(),
+            tool_calls=draft.tool_calls(),
+            files_written=self._tracker.flush(),
+            token_usage=draft.usage,
+            agent_state_ref=f"{self._adapter.name}:{self._session}" if self._session else None,
+            duration_s=time.monotonic() - draft.started,
+        )
+        self._turn_number += 1
+        if self._on_turn is not None:
+            self._on_turn(turn)
+        if draft.used_native_tools:
+            self._sweep()
+
+    def _sweep(self) -> None:
+        """Commit, apart and with a warning, whatever changed in the worktrees outside Orchestra's tools."""
+        if self._watch is None:
+            return
+        changed = self._watch.changed()
+        if not changed:
+            return
+        turn = AgentTurn(
+            node_id=self._node.id,
+            turn_number=self._turn_number,
+            model=self._model or "unknown",
+            provider=self._adapter.provider,
+            messages=[{"role": "system", "content": UNTRACKED_NOTE}],
+            files_written=changed,
+            untracked=True,
+        )
+        self._turn_number += 1
+        try:
+            if self._on_turn is not None:
+                self._on_turn(turn)
+        finally:
+            self._watch.rebaseline()
+
+    def _orchestra_name(self, agent_name: str) -> str:
+        """`mcp__orchestra__project__write-file` → `project:write-file`; the agent's own tools keep their name."""
+        prefix = f"mcp__{SERVER_NAME}__"
+        if not agent_name.startswith(prefix):
+            return agent_name
+        return self._toolbox.orchestra_name(self._toolbox.safe_name_of(agent_name.removeprefix(prefix)))
+
+
+def _tail(process: AgentProcess) -> str:
+    tail = process.stderr_tail()
+    return f"its stderr ends: {tail[-2000:]}" if tail else "it wrote nothing to stderr"
+
+
+def process_timeout(process: AgentProcess) -> str:
+    return f"{process.timeout_s:g} s" if process.timeout_s is not None else "its time limit"

@@ -1,0 +1,174 @@
+"""Claude Code in print mode (`claude -p --output-format stream-json`): flags and stream."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from orchestra_adapters.backends.cli_agent.events import (
+    AgentEvent,
+    AgentResult,
+    AgentStarted,
+    ModelCall,
+    TextOutput,
+    ToolFinished,
+    ToolStarted,
+    UsageReport,
+)
+from orchestra_adapters.backends.cli_agent.spec import CliAgentSpec
+from orchestra_adapters.backends.cli_agent.streams import items, json_object, mapping, result_text
+from orchestra_core.model.turn import TokenUsage
+
+# Claude Code's own tools that change files: never offered, so every write goes through Orchestra's tools.
+WRITING_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+SHELL_TOOL = "Bash"
+MCP_PREFIX = "mcp__"
+
+
+class ClaudeCode:
+    """The Claude Code adapter.
+
+    Only the native tools named in `allowed_tools` are offered (none by default: Orchestra's MCP tools
+    read, search and write); the writing tools never are, and `Bash` only when named. The MCP servers'
+    tools are pre-approved (`--allowedTools mcp__<server>`), since print mode cannot ask.
+    """
+
+    name = "claude-code"
+    default_command = "claude"
+    provider = "anthropic"
+
+    def command(self, spec: CliAgentSpec, workdir: Path) -> list[str]:
+        config = workdir / "mcp-config.json"
+        config.write_text(json.dumps(mcp_config(spec)), encoding="utf-8")
+        native = [tool for tool in spec.allowed_tools if tool not in WRITING_TOOLS]
+        removed = [*WRITING_TOOLS, *([] if SHELL_TOOL in native else [SHELL_TOOL]), *spec.disallowed_tools]
+        argv = [
+            *spec.executable,
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--strict-mcp-config",
+            "--mcp-config",
+            str(config),
+            "--tools",
+            ",".join(native),
+            "--allowedTools",
+            ",".join([f"{MCP_PREFIX}{server.name}" for server in spec.mcp_servers] + native),
+            "--disallowedTools",
+            ",".join(dict.fromkeys(removed)),
+        ]
+        if spec.model:
+            argv += ["--model", spec.model]
+        return [*argv, *spec.extra_args]
+
+    def environment(self, spec: CliAgentSpec) -> Mapping[str, str]:
+        # MCP tools are otherwise deferred behind a ToolSearch tool the model must call first.
+        return {"ENABLE_TOOL_SEARCH": "false"}
+
+    def parser(self) -> ClaudeStreamParser:
+        return ClaudeStreamParser()
+
+
+def mcp_config(spec: CliAgentSpec) -> dict[str, Any]:
+    """The `--mcp-config` document naming the spec's stdio servers."""
+    servers = {
+        server.name: {
+            "type": "stdio",
+            "command": server.command,
+            "args": list(server.args),
+            "env": dict(server.env),
+        }
+        for server in spec.mcp_servers
+    }
+    return {"mcpServers": servers}
+
+
+class ClaudeStreamParser:
+    """Reads `--output-format stream-json --verbose` lines.
+
+    Claude Code prints one `assistant` line per content block of a response, all with the response's
+    message id, then one `user` line per tool result; `result` ends the run.
+    """
+
+    def parse(self, line: str) -> Iterator[AgentEvent]:
+        record = json_object(line)
+        if record is None:
+            return
+        kind = record.get("type")
+        if kind == "system" and record.get("subtype") == "init":
+            yield _started(record)
+        elif kind == "assistant":
+            yield from _assistant(mapping(record.get("message")))
+        elif kind == "user":
+            yield from _tool_results(mapping(record.get("message")))
+        elif kind == "result":
+            yield _result(record)
+
+
+def _started(record: Mapping[str, Any]) -> AgentStarted:
+    servers = {
+        str(server.get("name")): str(server.get("status"))
+        for server in items(record.get("mcp_servers"))
+        if isinstance(server, Mapping)
+    }
+    return AgentStarted(str(record.get("session_id") or ""), str(record.get("model") or ""), servers)
+
+
+def _assistant(message: Mapping[str, Any]) -> Iterator[AgentEvent]:
+    yield ModelCall(str(message.get("id") or ""))
+    for block in items(message.get("content")):
+        if not isinstance(block, Mapping):
+            continue
+        if block.get("type") == "text":
+            yield TextOutput(str(block.get("text") or ""))
+        elif block.get("type") == "tool_use":
+            name = str(block.get("name") or "")
+            arguments = block.get("input")
+            yield ToolStarted(
+                str(block.get("id") or ""),
+                name,
+                arguments if isinstance(arguments, Mapping) else {},
+                native=not name.startswith(MCP_PREFIX),
+            )
+    usage = message.get("usage")
+    if isinstance(usage, Mapping):
+        yield UsageReport(_tokens(usage))
+
+
+def _tool_results(message: Mapping[str, Any]) -> Iterator[AgentEvent]:
+    for block in items(message.get("content")):
+        if isinstance(block, Mapping) and block.get("type") == "tool_result":
+            yield ToolFinished(
+                str(block.get("tool_use_id") or ""),
+                result_text(block.get("content")),
+                bool(block.get("is_error")),
+            )
+
+
+def _result(record: Mapping[str, Any]) -> AgentResult:
+    is_error = bool(record.get("is_error")) or record.get("subtype") not in (None, "success")
+    errors = record.get("errors")
+    detail = "; ".join(str(error) for error in errors) if isinstance(errors, list) else ""
+    usage = record.get("usage")
+    return AgentResult(
+        text=str(record.get("result") or ""),
+        is_error=is_error,
+        detail=detail or str(record.get("subtype") or ""),
+        usage=_tokens(usage) if isinstance(usage, Mapping) else None,
+    )
+
+
+def _tokens(usage: Mapping[str, Any]) -> TokenUsage:
+    """Prompt tokens include the cached ones (Anthropic reports them apart)."""
+    prompt = sum(
+        _int(usage.get(key))
+        for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    )
+    return TokenUsage(prompt, _int(usage.get("output_tokens")))
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -1,0 +1,55 @@
+"""What a CLI agent is asked to do, independent of which CLI it is (seed 002: the abstract tool-restriction
+interface): the executable, the model, the tools it keeps or loses, the MCP servers it connects to."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from attrs import field, frozen
+
+from orchestra_core.model.immutable import frozen_map, str_tuple
+
+
+@frozen
+class McpServerSpec:
+    """A stdio MCP server the agent starts and connects to.
+
+    Attributes:
+        name: The server's name in the agent's configuration (tools are `mcp__<name>__<tool>`).
+        command: The program to start.
+        args: Its arguments.
+        env: Environment variables set for it (on top of the agent's).
+    """
+
+    name: str
+    command: str
+    args: tuple[str, ...] = field(default=(), converter=str_tuple)
+    env: Mapping[str, str] = field(factory=dict, converter=frozen_map)
+
+
+@frozen(kw_only=True)
+class CliAgentSpec:
+    """One run of a CLI agent.
+
+    Attributes:
+        executable: The command that starts the agent, with any leading arguments (`("claude",)`).
+        model: The model to ask for; None lets the agent choose its default.
+        allowed_tools: The agent's own (native) tools it keeps; empty: none of them, only the MCP servers'.
+        disallowed_tools: Native tools removed even when `allowed_tools` would keep them.
+        mcp_servers: The MCP servers it connects to (Orchestra's tool server first).
+        cwd: The directory it works in (the session worktree of the node's repo).
+        timeout_s: Seconds before the agent and everything it started are killed; None: no limit.
+        extra_args: Arguments added at the end of the command line, as given.
+        env: Environment variables for the agent (on top of the inherited environment).
+    """
+
+    executable: tuple[str, ...] = field(converter=str_tuple)
+    model: str | None = None
+    allowed_tools: tuple[str, ...] = field(default=(), converter=str_tuple)
+    disallowed_tools: tuple[str, ...] = field(default=(), converter=str_tuple)
+    mcp_servers: tuple[McpServerSpec, ...] = ()
+    cwd: Path = field(factory=Path.cwd, converter=Path)
+    timeout_s: float | None = None
+    extra_args: tuple[str, ...] = field(default=(), converter=str_tuple)
+    env: Mapping[str, str] = field(factory=dict, converter=frozen_map)
