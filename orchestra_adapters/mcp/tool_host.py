@@ -8,6 +8,7 @@ its hooks) exactly as with the LangGraph backend. Wire protocol (private): one J
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import logging
 import os
@@ -80,10 +81,8 @@ class ToolHost:
             self._server.server_close()
         with self._connections_lock:
             for connection in self._connections:  # a proxy waiting on an answer learns the host is gone
-                try:
+                with contextlib.suppress(OSError):
                     connection.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
         if self._thread is not None:
             self._thread.join(timeout=5)
         if self._directory is not None:

@@ -22,6 +22,7 @@ from orchestra_core.model.outcome import StageStatus
 from orchestra_core.model.settings import OrchestraSettings, ToolCommandSettings, WorkspaceSettings
 from tests.integration.mcp.mcp_client import call, list_names, server_params, with_client
 from tests.support.git_repos import GitRepo, make_repo
+from tests.support.orchestra_project import ORCHESTRA
 
 TOOLS = [
     "project__read-file",
@@ -285,3 +286,13 @@ def test_a_package_in_the_agents_working_directory_does_not_shadow_the_proxy(
 
     assert with_client(proxy(host, cwd=worktree), body) == ("# Project\n", False)
     assert not marker.exists()
+
+
+def test_orchestra_mcp_serve_connect_is_the_same_proxy(host: ToolHost, tracker: WriteTracker) -> None:
+    async def body(client: Client) -> tuple[str, bool]:
+        return await call(client, "project__write-file", path="via-cli.txt", content="x")
+
+    params = server_params(str(ORCHESTRA), ["mcp", "serve", "--connect", host.address], env=dict(host.server_spec().env))
+
+    assert with_client(params, body) == ("Wrote 1 bytes to via-cli.txt", False)
+    assert tracker.flush() == ["project:via-cli.txt"]
