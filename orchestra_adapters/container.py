@@ -23,6 +23,7 @@ from orchestra_core.model.layout import ProjectLayout
 if TYPE_CHECKING:
     from orchestra_core.agents.registry import ToolRegistry
     from orchestra_core.agents.resolver import AgentResolver
+    from orchestra_core.model.graph import Graph
     from orchestra_core.model.settings import OrchestraSettings
     from orchestra_core.ports.chat_models import ChatModelFactory
     from orchestra_core.ports.clock import Clock
@@ -144,22 +145,45 @@ def _backend_name(configured: str | None, settings: OrchestraSettings) -> str:
     return "langgraph" if settings.providers.entries else "simulate"
 
 
-def _backend_factory(name: str, chat_models: ChatModelFactory) -> BackendFactory:
-    """The backend called `name` (`langgraph`, `direct`, `simulate`), built for each run."""
+def _backend_factory(name: str, chat_models: ChatModelFactory, settings: OrchestraSettings) -> BackendFactory:
+    """The run's backend: `name` for its nodes, each node's `backend` attribute for that node (a
+    RoutingBackend that builds every backend it needs once per run)."""
 
     def build(runtime: AgentRuntime) -> CodergenBackend | None:
         from orchestra_adapters.backends.registry import create_backend
+        from orchestra_adapters.backends.routing import RoutingBackend
 
-        return create_backend(
-            name,
-            chat_models=chat_models,
-            resolver=runtime.resolver,
-            toolset=runtime,
-            state_path=ProjectLayout(runtime.project_root).agents_db,
-            tool_hooks=runtime.tool_hooks,
-        )
+        def make(chosen: str) -> CodergenBackend | None:
+            return create_backend(
+                chosen,
+                chat_models=chat_models,
+                resolver=runtime.resolver,
+                toolset=runtime,
+                state_path=ProjectLayout(runtime.project_root).agents_db,
+                tool_hooks=runtime.tool_hooks,
+                runtime=runtime,
+                settings=settings,
+            )
+
+        routing = RoutingBackend(name, make)
+        routing.prepare()  # the run's own backend fails the run's start, not its first node
+        return routing
 
     return build
+
+
+def _compile_rules(
+    settings: OrchestraSettings, library: PromptLibrary, registry: ToolRegistry, backend: str | None
+) -> list[Any]:
+    from orchestra_adapters.backends.lint import backend_lint_rules
+
+    return [*_agent_lint_rules(settings, library, registry), *backend_lint_rules(settings, requested=backend)]
+
+
+def _run_rules(settings: OrchestraSettings, backend: str | None) -> list[Any]:
+    from orchestra_adapters.backends.lint import backend_lint_rules
+
+    return backend_lint_rules(settings, requested=backend, check_run_backend=False)
 
 
 class Container(containers.DeclarativeContainer):
@@ -187,11 +211,14 @@ class Container(containers.DeclarativeContainer):
     tool_registry = providers.Singleton(_tool_registry, settings, command_runner)
     agent_resolver = providers.Singleton(_agent_resolver, settings, prompt_library, tool_registry)
     backend_name = providers.Callable(_backend_name, config.backend, settings)
-    backend = providers.Factory(_backend_factory, backend_name, chat_models)
+    backend = providers.Factory(_backend_factory, backend_name, chat_models, settings)
     run_directories = providers.Singleton(_run_directories, clock)
 
-    # Extra lint rules for `orchestra compile`: agents, prompt layers, models and tools resolve.
-    compile_rules = providers.Callable(_agent_lint_rules, settings, prompt_library, tool_registry)
+    # Extra lint rules for `orchestra compile`: agents, prompt layers, models and tools resolve; backends
+    # are known and CLI agents' executables found.
+    compile_rules = providers.Callable(_compile_rules, settings, prompt_library, tool_registry, config.backend)
+    # The rules `orchestra run` adds before it creates a session: nodes' backends known, CLI agents found.
+    run_rules = providers.Callable(_run_rules, settings, config.backend)
 
 
 def build_container(
@@ -212,8 +239,9 @@ def build_container(
         pipeline_path: The pipeline being run (for discovery and prompt search paths).
         cwd: Where relative paths start (default: the current directory).
         project_root: The project root, with `config` (default: found from `cwd`).
-        backend: The LLM backend's name (`langgraph`, `direct`, `simulate`); default: orchestra.yaml's
-            `backend`, else `langgraph` when providers are configured, else `simulate`.
+        backend: The run's backend name (`langgraph`, `direct`, `simulate`, `claude-code`, `codex`);
+            default: orchestra.yaml's `backend` (or `pipelines.<name>.backend` when `run_arguments` gets
+            the graph), else `langgraph` when providers are configured, else `simulate`.
     """
     container = Container()
     container.config.from_dict(
@@ -230,7 +258,11 @@ def build_container(
 
 
 def run_arguments(
-    container: Container, *, interviewer: Interviewer | None = None, llm: bool | None = None
+    container: Container,
+    *,
+    interviewer: Interviewer | None = None,
+    llm: bool | None = None,
+    graph: Graph | None = None,
 ) -> dict[str, Any]:
     """The keyword arguments of `orchestra_core.run_pipeline` (and resume/replay) for this container: its
     settings, project root and adapters.
@@ -240,14 +272,24 @@ def run_arguments(
         interviewer: Answers human gates (the CLI's console, an answers file, ...).
         llm: Whether the run talks to models (False: simulation, no backend and no commit message model);
             default: unless the container's backend is `simulate`.
+        graph: The pipeline to be run. With it, `pipelines.<name>.backend` applies when no backend was
+            asked for, and a `simulate` run still gets a backend when one of its nodes names another
+            (`backend` attribute); that node runs it, the others are simulated.
     """
+    if graph is not None and not container.config.backend():
+        container.config.backend.from_value(container.settings().backend_for(graph.name))
     if llm is None:
         llm = container.backend_name() != "simulate"
+        # A simulated run whose nodes name backends of their own runs those nodes with them.
+        routed = graph is not None and _nodes_name_a_backend(graph)
+    else:
+        routed = False
+    backend = container.backend() if llm or routed else None
     return {
         "settings": container.settings(),
         "project_root": container.project_root(),
         "store": container.session_store(),
-        "backend": container.backend() if llm else None,
+        "backend": backend,
         "interviewer": interviewer,
         "command_runner": container.command_runner(),
         "git": container.git(),
@@ -257,6 +299,12 @@ def run_arguments(
         "run_directories": container.run_directories(),
         "clock": container.clock(),
     }
+
+
+def _nodes_name_a_backend(graph: Graph) -> bool:
+    from orchestra_adapters.backends.routing import SIMULATE, node_backend
+
+    return any(node_backend(node) not in (None, SIMULATE) for node in graph.nodes.values())
 
 
 def close_container(container: Container) -> None:

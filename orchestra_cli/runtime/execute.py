@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from orchestra_core.ports.session_store import SessionStore
     from orchestra_core.runs.pipeline_run import PipelineRun
     from orchestra_core.runs.start import SessionStart
-    from orchestra_core.validation import Diagnostic
+    from orchestra_core.validation import Diagnostic, LintRule
 
 StartSession = Callable[["SessionStore"], "SessionStart"]
 SIMULATE = "simulate"
@@ -34,7 +34,7 @@ def run_new(options: RunOptions) -> int:
     with user_errors():
         container = make_container(options, pipeline)
         text = read_pipeline_text(pipeline)
-        graph = prepare_graph(text, pipeline, options)
+        graph = prepare_graph(text, pipeline, options, rules=container.run_rules())
         if graph is None:
             return EXIT_FAILED
         check_run_providers(container, options, graph)
@@ -61,7 +61,7 @@ def run_recorded(options: RunOptions, start: StartSession, pipeline: Path | None
         if finished is not None:
             return finished
         path = Path(begun.source.path) if begun.source.path else Path("pipeline.dot")
-        graph = prepare_graph(begun.pipeline_text, path, options)
+        graph = prepare_graph(begun.pipeline_text, path, options, rules=container.run_rules())
         if graph is None:
             return EXIT_FAILED
         check_run_providers(container, options, graph)
@@ -139,7 +139,7 @@ def _begin(options: RunOptions, container: Container, start: StartSession, graph
     from orchestra_core.runs.ports import RunPorts
 
     initial_context = parse_set_values(options.set_values)
-    arguments = run_arguments(container, interviewer=_interviewer(options))
+    arguments = run_arguments(container, interviewer=_interviewer(options), graph=graph)
     run_options = CoreRunOptions(
         settings=arguments.pop("settings"),
         project_root=arguments.pop("project_root"),
@@ -168,12 +168,12 @@ def make_container(options: RunOptions, pipeline: Path | None) -> Container:
     return build_container(config_path=options.config, pipeline_path=pipeline, backend=options.backend)
 
 
-def prepare_graph(text: str, path: Path, options: RunOptions) -> Graph | None:
-    """The transformed graph, or None after printing its validation errors."""
+def prepare_graph(text: str, path: Path, options: RunOptions, rules: Sequence[LintRule] = ()) -> Graph | None:
+    """The transformed graph, or None after printing its validation errors (`rules`: extra lint rules)."""
     from orchestra_core.graph.dot_loader import parse_dot
     from orchestra_core.pipeline import prepare_pipeline
 
-    prepared = prepare_pipeline(parse_dot(text, path=str(path)))
+    prepared = prepare_pipeline(parse_dot(text, path=str(path)), extra_rules=rules)
     shown = prepared.diagnostics if not options.quiet else prepared.errors
     for diagnostic in shown:
         fix = f" (fix: {diagnostic.fix})" if diagnostic.fix else ""
@@ -210,24 +210,29 @@ def choose_backend(container: Container, options: RunOptions, graph: Graph) -> s
 def check_run_providers(container: Container, options: RunOptions, graph: Graph) -> None:
     """Fail before a session exists when the backend's providers cannot work; fix the container's backend.
 
+    Only nodes that run an LLM backend (`langgraph`, `direct`: the run's, or their own `backend`) need a
+    provider; CLI agents bring their own models, and simulated nodes need none.
+
     Raises:
         OrchestraError: Unknown backend, unresolvable model, missing API key or provider package.
     """
     name = choose_backend(container, options, graph)
-    if name == SIMULATE:
-        return
+    from orchestra_adapters.backends.lint import backends_in_use
     from orchestra_adapters.backends.registry import BACKEND_NAMES, UnknownBackendError
-    from orchestra_adapters.llm.providers import check_providers
 
     if name not in BACKEND_NAMES:
         raise UnknownBackendError(f"unknown backend {name!r}; available: {', '.join(BACKEND_NAMES)}")
+    used = backends_in_use(graph, name)
+    llm_nodes = [graph.nodes[node_id] for backend in _LLM_BACKENDS for node_id in used.get(backend, ())]
+    if not llm_nodes:
+        return
+    from orchestra_adapters.llm.providers import check_providers
+
     resolver = container.agent_resolver()
-    used = {
-        resolver.model_for(node, graph).provider
-        for node in graph.nodes.values()
-        if node.handler_type in ("codergen", "parallel.fan_in")
-    }
-    check_providers(container.settings(), used)
+    check_providers(container.settings(), {resolver.model_for(node, graph).provider for node in llm_nodes})
+
+
+_LLM_BACKENDS = ("langgraph", "direct")
 
 
 def _announce(run: PipelineRun, options: RunOptions) -> None:

@@ -35,7 +35,7 @@ def resume_from_logs_root(options: RunOptions) -> int:
             raise fail("the run directory does not say which pipeline it ran; give the pipeline file")
         container = make_container(options, source)
         text = read_pipeline_text(source)
-        graph = prepare_graph(text, source, options)
+        graph = prepare_graph(text, source, options, rules=container.run_rules())
         if graph is None:
             return EXIT_FAILED
         check_run_providers(container, options, graph)

@@ -1,0 +1,103 @@
+"""Compile-time checks of backends: every `backend` named is one Orchestra has, every CLI agent in use is found."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+
+from orchestra_adapters.backends.registry import (
+    BACKEND_NAMES,
+    CLI_AGENT_BACKENDS,
+    cli_agent_command,
+    find_cli_agent,
+    settings_key,
+)
+from orchestra_adapters.backends.routing import node_backend
+from orchestra_core.model.graph import Graph, Node
+from orchestra_core.model.settings import OrchestraSettings
+from orchestra_core.validation import Diagnostic, FunctionRule, LintRule, Severity
+
+# Handlers that hand their node to the backend (fan-in only to rank, with a prompt).
+_BACKEND_HANDLERS = ("codergen", "parallel.fan_in")
+
+
+def run_backend(settings: OrchestraSettings, pipeline: str, requested: str | None = None) -> str:
+    """The backend a run of `pipeline` uses for nodes that name none: `requested` (`--backend`), else
+    `pipelines.<name>.backend`, else `backend`, else `langgraph` with providers, else `simulate`."""
+    chosen = requested or settings.backend_for(pipeline)
+    if chosen:
+        return str(chosen)
+    return "langgraph" if settings.providers.entries else "simulate"
+
+
+def backends_in_use(graph: Graph, default: str) -> dict[str, list[str]]:
+    """Each backend the graph's nodes run with (their own `backend`, else `default`) and those nodes."""
+    used: dict[str, list[str]] = {}
+    for node in graph.nodes.values():
+        if _uses_backend(node):
+            used.setdefault(node_backend(node) or default, []).append(node.id)
+    return used
+
+
+def backend_lint_rules(
+    settings: OrchestraSettings,
+    *,
+    requested: str | None = None,
+    which: Callable[[str], str | None] = shutil.which,
+    check_run_backend: bool = True,
+) -> list[LintRule]:
+    """`backend_known` (a node's `backend`, or the run's, is not a backend Orchestra has) and
+    `cli_agent_executable` (a CLI agent backend in use whose executable is not found); both errors.
+
+    Args:
+        settings: orchestra.yaml's settings (`backend`, `pipelines`, `claude_code`, `codex`).
+        requested: The backend asked for on the command line (`run --backend`), if any.
+        which: Finds a command on PATH.
+        check_run_backend: Also report an unknown run backend (`orchestra run` refuses it on its own).
+    """
+
+    def known(graph: Graph) -> Iterator[Diagnostic]:
+        default = run_backend(settings, graph.name, requested)
+        if check_run_backend and default not in BACKEND_NAMES:
+            yield Diagnostic(
+                rule="backend_known",
+                severity=Severity.ERROR,
+                message=f"the run's backend {default!r} is unknown; known: {', '.join(BACKEND_NAMES)}",
+                fix="fix `backend` (or `pipelines.<name>.backend`) in orchestra.yaml, or --backend",
+            )
+        for node in graph.nodes.values():
+            name = node_backend(node)
+            if name is not None and name not in BACKEND_NAMES:
+                yield Diagnostic(
+                    rule="backend_known",
+                    severity=Severity.ERROR,
+                    message=f"node {node.id}: unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}",
+                    node_id=node.id,
+                    fix=f"set backend to one of {', '.join(BACKEND_NAMES)}, or remove it to use the run's",
+                )
+
+    def executables(graph: Graph) -> Iterator[Diagnostic]:
+        used = backends_in_use(graph, run_backend(settings, graph.name, requested))
+        for name in CLI_AGENT_BACKENDS:
+            nodes = used.get(name)
+            if not nodes or find_cli_agent(name, settings, which) is not None:
+                continue
+            own = [node_id for node_id in nodes if node_backend(graph.nodes[node_id]) == name]
+            yield Diagnostic(
+                rule="cli_agent_executable",
+                severity=Severity.ERROR,
+                message=(
+                    f"the {name} backend runs node(s) {', '.join(nodes)}, but its executable "
+                    f"{cli_agent_command(name, settings)!r} is not found"
+                ),
+                node_id=own[0] if own else None,
+                fix=f"install it or set {settings_key(name)}.command in orchestra.yaml",
+            )
+
+    return [FunctionRule("backend_known", known), FunctionRule("cli_agent_executable", executables)]
+
+
+def _uses_backend(node: Node) -> bool:
+    if node.handler_type == "codergen":
+        return True
+    return node.handler_type == "parallel.fan_in" and bool(node.prompt)
