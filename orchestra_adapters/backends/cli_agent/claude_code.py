@@ -50,6 +50,10 @@ class ClaudeCode:
             "--output-format",
             "stream-json",
             "--verbose",
+            # Only the user's own settings: a repo's .claude/settings.json is agent-writable, and its hooks
+            # would run commands on the host.
+            "--setting-sources",
+            "user",
             "--strict-mcp-config",
             "--mcp-config",
             str(config),
