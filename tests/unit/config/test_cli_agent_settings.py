@@ -73,5 +73,5 @@ def test_mistakes_name_the_file_line_and_key(tmp_path: Path, text: str, located:
 
 
 def test_the_top_level_key_list_names_the_agent_sections(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="expected one of: .*claude_code, codex"):
+    with pytest.raises(ConfigError, match=r"expected one of: .*claude_code, codex"):
         _load(tmp_path, "zzzzzzzz: 1\n")

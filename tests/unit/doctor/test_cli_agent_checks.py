@@ -68,7 +68,7 @@ def test_a_failing_version_is_a_warning(bin_dir: Path) -> None:
 def test_a_hung_agent_and_the_child_it_left_holding_the_output_never_hang_doctor(tmp_path: Path) -> None:
     hung = _script(tmp_path / "hung", "sleep 30 &\nsleep 30")
     started = time.monotonic()
-    version, problem = agent_version(str(hung), timeout_s=0.5)
+    _version, problem = agent_version(str(hung), timeout_s=0.5)
     assert problem == "did not answer within 0.5 s" and time.monotonic() - started < 5
     leaver = _script(tmp_path / "leaver", "sleep 30 &\necho 1.0")
     started = time.monotonic()
