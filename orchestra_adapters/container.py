@@ -106,7 +106,11 @@ def _chat_models(settings: OrchestraSettings) -> ChatModelFactory:
     return LangChainChatModelFactory(settings)
 
 
-def _commit_messages(chat_models: ChatModelFactory) -> CommitMessageGenerator:
+def _commit_messages(chat_models: ChatModelFactory, settings: OrchestraSettings) -> CommitMessageGenerator | None:
+    """The cheap model's commit messages; None without any provider (CLI agents bring their own models),
+    and then each commit gets the deterministic message."""
+    if not settings.providers.entries and not settings.providers.default:
+        return None
     from orchestra_adapters.llm.commit_messages import ChatModelCommitMessages
 
     return ChatModelCommitMessages(chat_models.create("", "", purpose="commit_message"))
@@ -206,7 +210,7 @@ class Container(containers.DeclarativeContainer):
     session_locks = providers.Singleton(_session_locks, project_root)
     git = providers.Singleton(_git)
     chat_models = providers.Singleton(_chat_models, settings)
-    commit_messages = providers.Singleton(_commit_messages, chat_models)
+    commit_messages = providers.Singleton(_commit_messages, chat_models, settings)
     prompt_library = providers.Singleton(_prompt_library, settings, config.pipeline_path)
     tool_registry = providers.Singleton(_tool_registry, settings, command_runner)
     agent_resolver = providers.Singleton(_agent_resolver, settings, prompt_library, tool_registry)

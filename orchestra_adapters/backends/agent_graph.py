@@ -9,7 +9,7 @@ from langchain_core.runnables import Runnable
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph, add_messages
 
-from orchestra_adapters.backends.toolbox import Toolbox
+from orchestra_adapters.tools.toolbox import Toolbox
 
 MODEL_NODE = "model"
 TOOLS_NODE = "tools"

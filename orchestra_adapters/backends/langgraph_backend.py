@@ -23,7 +23,6 @@ from orchestra_adapters.backends.agent_inputs import (
     model_name_of,
 )
 from orchestra_adapters.backends.model_errors import model_failure
-from orchestra_adapters.backends.toolbox import Toolbox
 from orchestra_adapters.backends.turn_records import (
     AgentStateRef,
     content_text,
@@ -33,6 +32,7 @@ from orchestra_adapters.backends.turn_records import (
     unanswered_tool_calls,
 )
 from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
+from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.tools import AgentTool, WriteTracker
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from orchestra_adapters.backends.toolbox import ExecutedCall, Toolbox
+    from orchestra_adapters.tools.toolbox import ExecutedCall, Toolbox
     from orchestra_core.model.outcome import Outcome
 
 log = logging.getLogger(__name__)
@@ -174,7 +174,7 @@ class LocalToolSource:
 
 
 def _unknown(name: str, arguments: Any, call_id: str, available: list[str]) -> ExecutedCall:
-    from orchestra_adapters.backends.toolbox import ExecutedCall
+    from orchestra_adapters.tools.toolbox import ExecutedCall
     from orchestra_core.model.turn import ToolCall
 
     args = dict(arguments) if isinstance(arguments, Mapping) else {}

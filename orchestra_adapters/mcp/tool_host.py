@@ -22,7 +22,6 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from orchestra_adapters.backends.cli_agent.spec import McpServerSpec
 from orchestra_adapters.mcp.server import (
     MAX_MESSAGE_BYTES,
     TOKEN_ENV,
@@ -30,9 +29,10 @@ from orchestra_adapters.mcp.server import (
     decode_message,
     encode_message,
 )
+from orchestra_adapters.mcp.spec import McpServerSpec
 
 if TYPE_CHECKING:
-    from orchestra_adapters.backends.toolbox import ExecutedCall, Toolbox
+    from orchestra_adapters.tools.toolbox import ExecutedCall, Toolbox
     from orchestra_core.model.outcome import Outcome
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ import typer
 from orchestra_cli.options import ConfigOption
 
 if TYPE_CHECKING:
-    from orchestra_adapters.mcp.standalone import StandaloneTools
+    from orchestra_cli.mcp_standalone import StandaloneTools
 
 app = typer.Typer(
     name="mcp",
@@ -71,7 +71,7 @@ def serve(
 
     require_config_file(config)
     with user_errors():
-        from orchestra_adapters.mcp.standalone import ServeOptions, parse_repo_option, standalone_tools
+        from orchestra_cli.mcp_standalone import ServeOptions, parse_repo_option, standalone_tools
 
         options = ServeOptions(
             project=project if project is not None else Path.cwd(),

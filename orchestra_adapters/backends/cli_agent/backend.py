@@ -24,8 +24,8 @@ from orchestra_adapters.backends.cli_agent.events import AgentStarted
 from orchestra_adapters.backends.cli_agent.process import AgentProcess
 from orchestra_adapters.backends.cli_agent.spec import CliAgentSpec
 from orchestra_adapters.backends.cli_agent.turns import TurnAssembler, TurnDraft
-from orchestra_adapters.backends.toolbox import Toolbox
 from orchestra_adapters.mcp.tool_host import ToolHost
+from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import WriteTracker
 from orchestra_core.model.context import Context
@@ -110,13 +110,14 @@ class CLIAgentBackend:
             tempfile.TemporaryDirectory(prefix="orchestra-agent-") as scratch,
         ):
             spec = CliAgentSpec(
-                executable=(*executable, *self._settings.args),
+                executable=executable,
                 model=choice.model or None,
                 allowed_tools=self._settings.tools,
                 disallowed_tools=self._settings.disallowed_tools,
                 mcp_servers=(host.server_spec(),),
                 cwd=_workdir(node, repos, self._runtime.project_root),
                 timeout_s=node.timeout or self._settings.timeout or DEFAULT_TIMEOUT_S,
+                extra_args=self._settings.args,
                 env=self._settings.env,
             )
             execution = _Execution(

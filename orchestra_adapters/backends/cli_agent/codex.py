@@ -16,8 +16,9 @@ from orchestra_adapters.backends.cli_agent.events import (
     ToolFinished,
     ToolStarted,
 )
-from orchestra_adapters.backends.cli_agent.spec import CliAgentSpec, McpServerSpec
+from orchestra_adapters.backends.cli_agent.spec import CliAgentSpec
 from orchestra_adapters.backends.cli_agent.streams import json_object, result_text
+from orchestra_adapters.mcp.spec import McpServerSpec
 from orchestra_core.model.turn import TokenUsage
 
 # Items of Codex's own tools: its shell, its patch tool, web search. They may change files outside ours.
@@ -28,8 +29,9 @@ class Codex:
     """The Codex adapter.
 
     Orchestra's MCP server is configured with `-c mcp_servers.<name>=...` and its tools approved in advance
-    (exec mode cannot ask); Codex's own shell runs in its read-only sandbox unless `allowed_tools` names
-    `shell`, and whatever it changes anyway is caught by the untracked-writes safety net.
+    (exec mode cannot ask); Codex's own shell runs in its read-only sandbox, or `workspace-write` when
+    `allowed_tools` names `shell`, unless `extra_args` choose the sandbox; whatever it changes anyway is
+    caught by the untracked-writes safety net.
     """
 
     name = "codex"
@@ -41,8 +43,8 @@ class Codex:
         for server in spec.mcp_servers:
             argv += ["-c", f"mcp_servers.{server.name}={_server_table(server)}"]
             argv += ["-c", f'mcp_servers.{server.name}.default_tools_approval_mode="approve"']
-        sandbox = "workspace-write" if "shell" in spec.allowed_tools else "read-only"
-        argv += ["--sandbox", sandbox]
+        if not _chooses_sandbox(spec.extra_args):
+            argv += ["--sandbox", "workspace-write" if "shell" in spec.allowed_tools else "read-only"]
         if spec.model:
             argv += ["-m", spec.model]
         return [*argv, *spec.extra_args, "-"]
@@ -52,6 +54,14 @@ class Codex:
 
     def parser(self) -> CodexStreamParser:
         return CodexStreamParser()
+
+
+_SANDBOX_OPTIONS = ("--sandbox", "-s", "--full-auto", "--dangerously-bypass-approvals-and-sandbox")
+
+
+def _chooses_sandbox(args: tuple[str, ...]) -> bool:
+    """Whether orchestra.yaml's `codex.args` pick the sandbox themselves (Codex refuses the option twice)."""
+    return any(arg in _SANDBOX_OPTIONS or arg.startswith("--sandbox=") for arg in args)
 
 
 def _server_table(server: McpServerSpec) -> str:

@@ -8,24 +8,8 @@ from pathlib import Path
 
 from attrs import field, frozen
 
+from orchestra_adapters.mcp.spec import McpServerSpec
 from orchestra_core.model.immutable import frozen_map, str_tuple
-
-
-@frozen
-class McpServerSpec:
-    """A stdio MCP server the agent starts and connects to.
-
-    Attributes:
-        name: The server's name in the agent's configuration (tools are `mcp__<name>__<tool>`).
-        command: The program to start.
-        args: Its arguments.
-        env: Environment variables set for it (on top of the agent's).
-    """
-
-    name: str
-    command: str
-    args: tuple[str, ...] = field(default=(), converter=str_tuple)
-    env: Mapping[str, str] = field(factory=dict, converter=frozen_map)
 
 
 @frozen(kw_only=True)

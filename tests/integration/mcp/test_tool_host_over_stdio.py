@@ -12,9 +12,9 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from orchestra_adapters.backends.toolbox import Toolbox
 from orchestra_adapters.mcp.tool_host import ToolHost
 from orchestra_adapters.process.command_runner import SubprocessCommandRunner
+from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import WriteTracker
 from orchestra_core.agents.toolset import build_tools, create_registry

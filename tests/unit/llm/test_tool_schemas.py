@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from orchestra_adapters.backends.tool_schemas import (
+from orchestra_adapters.process.command_runner import SubprocessCommandRunner
+from orchestra_adapters.tools.tool_schemas import (
     ToolSchemaError,
     arguments_to_pass,
     check_arguments,
     schema_of,
 )
-from orchestra_adapters.backends.toolbox import Toolbox
-from orchestra_adapters.process.command_runner import SubprocessCommandRunner
+from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.builtin_tools import BUILTIN_TOOL_NAMES
 from orchestra_core.agents.hooks import ToolHooks
 from orchestra_core.agents.registry import ToolRegistry

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from orchestra_adapters.backends.report_outcome import outcome_from_report
-from orchestra_adapters.backends.toolbox import Toolbox, ToolSetupError
+from orchestra_adapters.tools.report_outcome import outcome_from_report
+from orchestra_adapters.tools.toolbox import Toolbox, ToolSetupError
 from orchestra_core.agents.path_guard import ToolPathError
 from orchestra_core.agents.tools import AgentTool, ToolFailure
 from orchestra_core.model.errors import OrchestraError

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from orchestra_adapters.backends.toolbox import Toolbox
 from orchestra_adapters.mcp.tool_host import ToolHost
+from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.tools import AgentTool, ToolFailure
 
 
@@ -205,7 +205,7 @@ def test_a_tool_without_a_json_schema_fails_when_the_host_is_made() -> None:
         """Takes a class pydantic cannot describe."""
         return ""
 
-    from orchestra_adapters.backends.tool_schemas import ToolSchemaError
+    from orchestra_adapters.tools.tool_schemas import ToolSchemaError
 
     with pytest.raises(ToolSchemaError, match="project:strange"):
         ToolHost(Toolbox([tool("project:odd", odd), tool("project:strange", strange)]))

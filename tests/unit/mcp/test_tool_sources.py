@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from orchestra_adapters.backends.toolbox import Toolbox
 from orchestra_adapters.mcp.server import (
     DEFAULT_CALL_TIMEOUT_S,
     LocalToolSource,
@@ -22,6 +21,7 @@ from orchestra_adapters.mcp.server import (
     mcp_tool,
 )
 from orchestra_adapters.mcp.tool_host import ToolHost
+from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.tools import AgentTool
 
 

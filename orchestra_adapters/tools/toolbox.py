@@ -7,13 +7,13 @@ from typing import Any
 
 from attrs import frozen
 
-from orchestra_adapters.backends.report_outcome import (
+from orchestra_adapters.tools.report_outcome import (
     REPORT_OUTCOME,
     REPORT_OUTCOME_DESCRIPTION,
     REPORT_OUTCOME_SCHEMA,
     outcome_from_report,
 )
-from orchestra_adapters.backends.tool_schemas import arguments_to_pass, check_arguments, schema_of
+from orchestra_adapters.tools.tool_schemas import arguments_to_pass, check_arguments, schema_of
 from orchestra_core.agents.tools import AgentTool, index_by_safe_name, is_tool_error
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.outcome import Outcome

@@ -20,9 +20,9 @@ from orchestra_core.model.settings import IMPLICIT_REPO
 from orchestra_core.ports.command_runner import CommandResult, CommandRunner
 
 if TYPE_CHECKING:
-    from orchestra_adapters.backends.toolbox import ExecutedCall
     from orchestra_adapters.container import Container
     from orchestra_adapters.mcp.server import LocalToolSource
+    from orchestra_adapters.tools.toolbox import ExecutedCall
     from orchestra_core.agents.registry import ToolRegistry
     from orchestra_core.model.settings import OrchestraSettings
 
@@ -123,8 +123,8 @@ def _check(options: ServeOptions) -> None:
 
 
 def _build(options: ServeOptions, container: Container) -> StandaloneTools:
-    from orchestra_adapters.backends.toolbox import Toolbox
     from orchestra_adapters.mcp.server import LocalToolSource
+    from orchestra_adapters.tools.toolbox import Toolbox
     from orchestra_core.agents.toolset import build_tools, create_registry
 
     settings = container.settings()
