@@ -38,6 +38,9 @@ def codex_binary() -> Path:
 
 def _base_env(home: Path) -> dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
+    # TMPDIR beside CODEX_HOME, not above it: Codex refuses to put its helper binaries (the sandbox launcher
+    # among them) under the temp dir, and its shell tool then fails in every sandbox mode
+    (home / "tmp").mkdir(exist_ok=True)
     env = {
         "PATH": os.environ.get("PATH", os.defpath),
         "HOME": str(home),
@@ -46,7 +49,7 @@ def _base_env(home: Path) -> dict[str, str]:
         "TZ": "UTC",
         "NO_PROXY": "127.0.0.1,localhost,::1",
         "no_proxy": "127.0.0.1,localhost,::1",
-        "TMPDIR": str(home),
+        "TMPDIR": str(home / "tmp"),
     }
     return env
 
