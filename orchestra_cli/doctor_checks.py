@@ -84,11 +84,15 @@ def _package(name: str, distribution: str) -> Check:
 
 
 def _mcp() -> Check:
-    no_server = "the MCP tool server is not available yet"
+    """The MCP library the tool server runs on (CLI agent nodes and `orchestra mcp serve` need it)."""
     version = _version("mcp")
+    needed = "CLI agent backends and `orchestra mcp serve` need mcp>=2.3 (pip install 'mcp>=2.3,<3')"
     if version is None:
-        return Check("mcp", WARNING, f"library not installed; {no_server}")
-    return Check("mcp", OK, f"library {version}; {no_server}")
+        return Check("mcp", ERROR, f"library not installed; {needed}")
+    major_minor = tuple(int(part) for part in re.findall(r"\d+", version)[:2])
+    if major_minor < (2, 3):
+        return Check("mcp", ERROR, f"library {version} is too old; {needed}")
+    return Check("mcp", OK, f"library {version}; the tool server is ready (orchestra mcp serve)")
 
 
 # Tools ---------------------------------------------------------------------------------------------

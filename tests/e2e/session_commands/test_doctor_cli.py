@@ -49,7 +49,7 @@ def test_a_healthy_project_passes_and_nothing_is_created(tmp_path: Path) -> None
     assert checks["provider scripted"]["detail"] == "scripted, default, cassette cassette.yaml"
     assert checks["repo project"]["detail"].startswith(f"{root}, base HEAD = ")
     mcp_version = importlib.metadata.version("mcp")
-    assert checks["mcp"]["detail"] == f"library {mcp_version}; the MCP tool server is not available yet"
+    assert checks["mcp"]["detail"] == f"library {mcp_version}; the tool server is ready (orchestra mcp serve)"
     assert not (root / ".orchestra").exists() and git(root, "branch", "--list").strip() == "* main"
     text = orchestra("doctor", cwd=root)
     assert text.stdout.splitlines()[0].split() == ["status", "check", "detail"]
