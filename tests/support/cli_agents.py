@@ -12,10 +12,10 @@ import pytest
 CLI_AGENTS_DIR = Path(__file__).resolve().parents[1] / "cli_agents"
 BIN_DIR = CLI_AGENTS_DIR / "node_modules" / ".bin"
 
-# Model ids for the fakes (they answer any id). Claude Code takes any id (it notes an unrecognized one on
-# stderr); Codex knows gpt-5.5's metadata, while for an unknown id it prints an `error` item first.
+# The model id for the fakes (they answer any id). Claude Code notes an unrecognized id on stderr. Codex prints
+# an `error` item ("Model metadata ... not found") first, and then offers a plain tool set; for a known id
+# (gpt-5.5) it also offers apply_patch and defers MCP tools behind tool_search (tests/cli_agents/README.md).
 FAKE_MODEL = "fake-model"
-CODEX_MODEL = "gpt-5.5"
 
 
 def _binary(name: str) -> Path:
@@ -95,7 +95,7 @@ def codex_env(base_url: str, home: Path) -> dict[str, str]:
     return env
 
 
-def codex_provider_args(base_url: str, model: str = CODEX_MODEL) -> list[str]:
+def codex_provider_args(base_url: str, model: str = FAKE_MODEL) -> list[str]:
     """The `codex exec` options that send its model requests to the fake at `base_url`."""
     provider = (
         f'{{name="fake", base_url="{base_url}", env_key="OPENAI_API_KEY", wire_api="responses", '
