@@ -24,6 +24,7 @@ from orchestra_adapters.backends.cli_agent.events import AgentStarted
 from orchestra_adapters.backends.cli_agent.process import AgentProcess
 from orchestra_adapters.backends.cli_agent.spec import CliAgentSpec
 from orchestra_adapters.backends.cli_agent.turns import TurnAssembler, TurnDraft
+from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
 from orchestra_adapters.mcp.tool_host import ToolHost
 from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.repo_context import RepoContext
@@ -71,6 +72,7 @@ class CLIAgentBackend:
     ) -> None:
         self.adapter = adapter
         self.name = adapter.name
+        self.usage = UsageLedger()
         self._runtime = runtime
         self._settings = settings or CliAgentSettings()
 
@@ -174,9 +176,20 @@ class _Execution:
         self._turn_number = 0
         self._model = choice.model
         self._session = ""
+        self.usage = NodeUsage()
 
     def run(self, spec: CliAgentSpec, prompt: str, scratch: Path, host: ToolHost) -> str | Outcome:
+        started = time.monotonic()
         assembler = TurnAssembler(self._report, self._orchestra_name)
+        try:
+            return self._run(spec, prompt, scratch, host, assembler)
+        finally:
+            turns = self._turn_number
+            self.usage = NodeUsage(turns, turns, assembler.usage, time.monotonic() - started)
+
+    def _run(
+        self, spec: CliAgentSpec, prompt: str, scratch: Path, host: ToolHost, assembler: TurnAssembler
+    ) -> str | Outcome:
         argv = self._adapter.command(spec, scratch)
         env = {**os.environ, **self._adapter.environment(spec), **spec.env}
         parser = self._adapter.parser()
