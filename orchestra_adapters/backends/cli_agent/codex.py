@@ -43,6 +43,8 @@ class Codex:
         for server in spec.mcp_servers:
             argv += ["-c", f"mcp_servers.{server.name}={_server_table(server)}"]
             argv += ["-c", f'mcp_servers.{server.name}.default_tools_approval_mode="approve"']
+            # Wait for the server's tools before the first model request (else the first call can miss them).
+            argv += ["-c", f"mcp_servers.{server.name}.required=true"]
         if not _chooses_sandbox(spec.extra_args):
             argv += ["--sandbox", "workspace-write" if "shell" in spec.allowed_tools else "read-only"]
         if spec.model:
