@@ -104,9 +104,9 @@ class CLIAgentBackend:
             choice = self._choice(node, context)
             tracker = WriteTracker()
             toolbox = Toolbox(self._tools(node, choice, context, tracker))
+            cwd = _workdir(node, self._runtime.repos(), self._runtime.project_root)
         except OrchestraError as error:
             return Outcome.fail(f"node {node.id}: {error}")
-        repos = self._runtime.repos()
         with (
             ToolHost(toolbox, server_name=SERVER_NAME) as host,
             tempfile.TemporaryDirectory(prefix="orchestra-agent-") as scratch,
@@ -117,7 +117,7 @@ class CLIAgentBackend:
                 allowed_tools=self._settings.tools,
                 disallowed_tools=self._settings.disallowed_tools,
                 mcp_servers=(host.server_spec(),),
-                cwd=_workdir(node, repos, self._runtime.project_root),
+                cwd=cwd,
                 timeout_s=node.timeout or self._settings.timeout or DEFAULT_TIMEOUT_S,
                 extra_args=self._settings.args,
                 env=self._settings.env,
@@ -125,7 +125,10 @@ class CLIAgentBackend:
             execution = _Execution(
                 self, node, choice, toolbox, tracker, on_turn, self._runtime.watch_worktrees()
             )
-            return execution.run(spec, prompt, Path(scratch), host)
+            try:
+                return execution.run(spec, prompt, Path(scratch), host)
+            finally:
+                self.usage.add(node.id, execution.usage)
 
     def _choice(self, node: Node, context: Context) -> _AgentChoice:
         resolver = self._runtime.resolver
