@@ -34,6 +34,7 @@ from orchestra_adapters.backends.turn_records import (
 from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
 from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.tools import AgentTool, WriteTracker
+from orchestra_core.model.agent_resume import AgentResume, agent_resume_for
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node
 from orchestra_core.model.outcome import Outcome
@@ -90,18 +91,47 @@ class LangGraphBackend:
         toolbox = Toolbox(self._tools(node, agent, context, tracker))
         model = self._chat_models.create(agent.provider, agent.model, purpose="agent", node_id=node.id)
         app = build_agent_graph(model.bind_tools(toolbox.schemas()), toolbox, self._checkpointer())
-        thread_id = self._thread_id(node, context)
-        config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 2 * max_turns + 4}
         execution = _NodeExecution(
             node, agent, model_name_of(model, agent), toolbox, tracker, on_turn, max_turns
         )
+        resume = agent_resume_for(node.id, context)
         try:
+            if resume is not None:
+                return self._continue(app, execution, resume, 2 * max_turns + 4)
+            thread_id = self._thread_id(node, context)
+            config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 2 * max_turns + 4}
             with self._thread_lock(thread_id):  # parallel branches sharing a `full` thread take turns
                 saved = app.get_state(config).values.get("messages", [])
                 opening = [*unanswered_tool_calls(saved), HumanMessage(prompt)]
                 return execution.drive(app, {"messages": opening, "outcome": None}, config)
         finally:
             self.usage.add(node.id, execution.usage)
+
+    def _continue(self, app: Any, execution: _NodeExecution, resume: AgentResume, limit: int) -> str | Outcome:
+        """Continue the node's agent after a recorded turn (`resume --turn`): the conversation as it was saved
+        after that turn, forked from that checkpoint, turns numbered on from it. A turn that ended the loop
+        (a final answer or a reported outcome) ends the node again with that result, without a model call."""
+        node = execution.node.id
+        try:
+            ref = AgentStateRef.parse(resume.agent_state_ref or "")
+        except ValueError:
+            return Outcome.fail(
+                f"node {node}: cannot continue turn {resume.turn_number}: its agent state "
+                f"{resume.agent_state_ref or '(none)'} is not a LangGraph checkpoint"
+            )
+        config: dict[str, Any] = {**ref.config(), "recursion_limit": limit}
+        with self._thread_lock(ref.thread_id):
+            saved = app.get_state(config)
+            messages = saved.values.get("messages", []) if saved is not None else []
+            if not messages:
+                return Outcome.fail(
+                    f"node {node}: cannot continue turn {resume.turn_number}: its agent state {ref.render()} "
+                    f"is not in {self._state_path}"
+                )
+            execution.turn_number = resume.turn_number + 1
+            if saved.next:
+                return execution.drive(app, None, config)
+            return execution.ended(messages, saved.values.get("outcome"))
 
     def _thread_lock(self, thread_id: str) -> threading.Lock:
         with self._lock:
@@ -228,6 +258,13 @@ class _NodeExecution:
         if self.on_turn is not None:
             self.on_turn(turn)
         self.turn_started = time.monotonic()  # the callback's commit time belongs to no turn
+
+    def ended(self, messages: list[BaseMessage], outcome: dict[str, Any] | None) -> str | Outcome:
+        """The node's result when its saved conversation had already ended (nothing left to run)."""
+        replies = [message for message in messages if isinstance(message, AIMessage)]
+        self.reply = replies[-1] if replies else None
+        self.outcome = Outcome.from_status_json(outcome) if outcome is not None else None
+        return self._result()
 
     def _out_of_turns(self) -> bool:
         return (

@@ -30,6 +30,14 @@ def resume_pipeline(
             show_default=False,
         ),
     ] = None,
+    turn: Annotated[
+        str | None,
+        typer.Option(
+            "--turn",
+            help="Continue after this agent turn (a turn id from `orchestra status SESSION`) instead of the "
+            "latest checkpoint.",
+        ),
+    ] = None,
     pipeline: PipelineOption = None,
     backend: BackendOption = None,
     auto_approve: AutoApproveOption = False,
@@ -45,10 +53,19 @@ def resume_pipeline(
 
     Finished nodes are not run again; workspace repos go back to the checkpoint's commits first. `--set`
     values override the restored context. With --logs-root, the checkpoint.json of that run directory is
-    the starting point instead. Exit status as for `orchestra run`.
+    the starting point instead.
+
+    With --turn, the run goes back to that agent turn: the pipeline state of the checkpoint before the
+    turn's node, every repo at the turn's commit (a read-only turn: the repo's latest commit before it),
+    and the node's agent continues its conversation after the turn (LangGraph backend; a CLI agent runs
+    the node again from its start). New turns are numbered on from it and commit on top; commits made after
+    it stay reachable under refs/orchestra/abandoned/. Exit status as for `orchestra run`; 2 for a turn id
+    that is not an agent turn of the session.
     """
     from orchestra_cli.errors import fail
 
+    if logs_root is not None and turn is not None:
+        raise fail("--turn resumes a recorded session: give the session id, not --logs-root")
     if logs_root is not None:
         from orchestra_cli.runtime.logs_root_resume import resume_from_logs_root
 
@@ -68,6 +85,15 @@ def resume_pipeline(
 
     options = _options(pipeline, backend, auto_approve, answers, set_values, None, max_visits,
                        json_output, quiet, config)
+    if turn is not None:
+        from orchestra_core.runs.turn_start import start_resume_at_turn
+
+        at = turn
+        raise typer.Exit(
+            run_recorded(
+                options, lambda store: start_resume_at_turn(store, target, at, pipeline), pipeline, session=target
+            )
+        )
     raise typer.Exit(
         run_recorded(options, lambda store: start_resume(store, target, pipeline), pipeline, session=target)
     )

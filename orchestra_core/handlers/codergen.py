@@ -13,6 +13,7 @@ from attrs import evolve
 
 from orchestra_core.engine.fidelity import build_preamble, history_limit, stage_history
 from orchestra_core.engine.stage import StageRun
+from orchestra_core.model.agent_resume import RESUME_NODE, clear_agent_resume
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Graph, Node
 from orchestra_core.model.outcome import Outcome
@@ -87,11 +88,15 @@ class CodergenHandler:
     def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
         prompt = self.prompt_builder.build(node, context, graph, stage)
         stage.write("prompt.md", prompt)
-        if self.backend is None:
-            result: str | Outcome = f"[Simulated] Response for stage: {node.id}"
-        else:
-            on_turn = self.on_turn_factory(node, stage) if self.on_turn_factory else None
-            result = self.backend.run(node, prompt, context, on_turn=on_turn)
+        try:
+            if self.backend is None:
+                result: str | Outcome = f"[Simulated] Response for stage: {node.id}"
+            else:
+                on_turn = self.on_turn_factory(node, stage) if self.on_turn_factory else None
+                result = self.backend.run(node, prompt, context, on_turn=on_turn)
+        finally:  # a resume point is for one backend call of its node (see model/agent_resume.py)
+            if context.get(RESUME_NODE) == node.id:
+                clear_agent_resume(context)
         if isinstance(result, Outcome):
             stage.write("response.md", result.notes or result.failure_reason or f"[{result.status.value}]")
             return evolve(result, context_updates={"last_stage": node.id, **result.context_updates})

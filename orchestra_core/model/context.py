@@ -63,6 +63,12 @@ class Context:
         with self._lock:
             return Context(copy.deepcopy(self._values), list(self._logs))
 
+    def remove(self, *keys: str) -> None:
+        """Drop these keys (missing ones are ignored)."""
+        with self._lock:
+            for key in keys:
+                self._values.pop(key, None)
+
     def apply_updates(self, updates: Mapping[str, Any]) -> None:
         with self._lock:
             self._values.update(updates)
