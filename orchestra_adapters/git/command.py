@@ -46,7 +46,10 @@ _HARDENED_CONFIG = (
 # Filter drivers (`filter.<name>.clean|smudge|process`) are chosen by .gitattributes (agents write those) and
 # run on add, hash-object, status, checkout; their names cannot be pinned in advance, so each call that may run
 # one first lists the drivers defined in config and overrides those the repository's config defines.
-_DRIVER_KEYS = r"^filter\..+\.(clean|smudge|process)$"
+# Merge drivers (`merge.<name>.driver`, chosen by `merge=` attributes) run on merges (`merge-tree`) the same way;
+# one the repository's config defines becomes `false` instead: the file then counts as conflicted.
+_DRIVER_KEYS = r"^(filter\..+\.(clean|smudge|process)|merge\..+\.driver)$"
+_NO_MERGE_DRIVER = "false"
 _TRUSTED_SCOPES = frozenset({"system", "global", "command"})  # the user's own config, and the command line
 # Commands that never run a filter driver (no file content goes through .gitattributes): no lookup needed.
 _DRIVERLESS = frozenset(
@@ -129,9 +132,10 @@ class GitCommand:
         return self._spawn(cwd, [*argv, *args], args, stdin, merged, ok_codes)
 
     def driver_overrides(self, cwd: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
-        """`filter.<name>.clean|smudge|process` keys set by the repository's config (local, worktree, and what
-        they include), each mapped to the value the user's own config gives it, else "" (git then runs nothing;
-        a driver marked `required` then fails the command instead of being skipped)."""
+        """`filter.<name>.clean|smudge|process` and `merge.<name>.driver` keys set by the repository's config
+        (local, worktree, and what they include), each mapped to the value the user's own config gives it, else
+        "" for a filter (git then runs nothing; a driver marked `required` then fails the command instead of
+        being skipped) and `false` for a merge driver (the merge reports the file as conflicted)."""
         trusted: dict[str, str] = {}
         untrusted: set[str] = set()
         for scope, key, value in self._config_entries(cwd, env, _DRIVER_KEYS):
@@ -139,7 +143,7 @@ class GitCommand:
                 trusted[key] = value
             else:
                 untrusted.add(key)
-        return {key: trusted.get(key, "") for key in sorted(untrusted)}
+        return {key: trusted.get(key, _neutral(key)) for key in sorted(untrusted)}
 
     def hooks_path(self, cwd: Path, env: Mapping[str, str] | None = None) -> str:
         """The hooks directory of a commit that runs hooks: `core.hooksPath` as the user's own config sets it,
@@ -201,6 +205,11 @@ class GitCommand:
     ) -> str:
         """Run git and return its standard output as text without the final newline."""
         return decode(self.run(cwd, args, stdin=stdin, env=env).stdout).rstrip("\n")
+
+
+def _neutral(key: str) -> str:
+    """What an untrusted driver key becomes: no filter, or a merge driver that reports a conflict."""
+    return _NO_MERGE_DRIVER if key.startswith("merge.") else ""
 
 
 def _may_run_drivers(args: Sequence[str]) -> bool:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from orchestra_adapters.git.command import GitCommand, decode, encode, identity_environment
 from orchestra_adapters.git.locks import repo_lock
+from orchestra_adapters.git.merges import merge_tree
 from orchestra_adapters.git.parsing import (
     LOG_FORMAT,
     parse_log,
@@ -22,6 +23,7 @@ from orchestra_core.ports.git import (
     GitError,
     Identity,
     LogEntry,
+    MergeResult,
     RefConflictError,
     RepositoryInfo,
     StatusEntry,
@@ -158,6 +160,13 @@ class SubprocessGit:
         with self.lock(worktree):
             self._git.run(worktree, ["reset", "--quiet", "--hard", sha], work_tree=True)
             self._git.run(worktree, ["clean", "--quiet", "-d", "--force", "--force"], work_tree=True)
+
+    def checkout_tree(self, worktree: Path, old: str, new: str) -> None:
+        with self.lock(worktree):
+            self._git.run(worktree, ["read-tree", "-m", "-u", old, new], work_tree=True)
+
+    def merge_tree(self, repo: Path, ours: str, theirs: str) -> MergeResult:
+        return merge_tree(self._git, repo, ours, theirs)
 
     def add_exclude(self, repo: Path, pattern: str) -> bool:
         exclude = self._info(repo).common_dir / "info" / "exclude"

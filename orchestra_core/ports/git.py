@@ -151,6 +151,41 @@ class TreeChange:
         return self.tree != self.base_tree
 
 
+@frozen
+class ConflictedFile:
+    """A file a merge could not resolve (see `Git.merge_tree`).
+
+    Attributes:
+        path: Repo-relative path.
+        text: The file as the merged tree holds it: with conflict markers for a content conflict
+            ("" when the merge left no file there, e.g. a modify/delete conflict).
+    """
+
+    path: str
+    text: str = ""
+
+
+@frozen
+class MergeResult:
+    """What merging two commits gives, computed without touching a worktree or moving a ref.
+
+    Attributes:
+        tree: The merged tree (with conflicts, the tree holding the conflicted files with markers).
+        clean: Whether the merge had no conflict.
+        conflicts: The conflicted files, in path order (empty when clean).
+        messages: git's informational messages (`CONFLICT (content): ...`, `Auto-merging ...`).
+    """
+
+    tree: str
+    clean: bool
+    conflicts: tuple[ConflictedFile, ...] = ()
+    messages: tuple[str, ...] = ()
+
+    @property
+    def conflicted_paths(self) -> tuple[str, ...]:
+        return tuple(conflict.path for conflict in self.conflicts)
+
+
 @runtime_checkable
 class Git(Protocol):
     """Git operations on local repositories and their worktrees.
@@ -233,6 +268,24 @@ class Git(Protocol):
 
     def discard_changes(self, worktree: Path, sha: str) -> None:
         """Reset `worktree`'s branch, index and files to `sha` and delete untracked (not ignored) files."""
+        ...
+
+    def checkout_tree(self, worktree: Path, old: str, new: str) -> None:
+        """Bring `worktree`'s index and files from commit `old` to commit `new` (`read-tree -m -u`),
+        without touching HEAD: for a worktree whose branch was moved from `old` to `new` with `update_ref`.
+
+        Local changes to files that differ between the two commits make it fail (nothing changed then);
+        other local changes and untracked files stay.
+        """
+        ...
+
+    def merge_tree(self, repo: Path, ours: str, theirs: str) -> MergeResult:
+        """Merge commit `theirs` into commit `ours` (a three-way merge from their merge base) as
+        `git merge-tree --write-tree` does: objects are written, no worktree, index or ref changes.
+
+        Raises:
+            GitError: A name is not a commit, or the commits have no common history.
+        """
         ...
 
     def add_exclude(self, repo: Path, pattern: str) -> bool:

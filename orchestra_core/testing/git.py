@@ -14,6 +14,7 @@ from orchestra_core.ports.git import (
     GitError,
     Identity,
     LogEntry,
+    MergeResult,
     RepositoryInfo,
     StatusEntry,
     TreeChange,
@@ -21,6 +22,7 @@ from orchestra_core.ports.git import (
 )
 from orchestra_core.testing import _git_files as disk
 from orchestra_core.testing import _git_worktree as worktree_ops
+from orchestra_core.testing._git_merge import checkout_tree, merge_commits
 from orchestra_core.testing._git_objects import FILE_MODE, Commit
 from orchestra_core.testing._git_repository import Repository, Worktree, config_key, dated, put
 from orchestra_core.testing._git_status import changed_files, diff_parts, status_entries
@@ -197,6 +199,16 @@ class InMemoryGit:
         repo, tree = self._locate(worktree)
         with repo.lock:
             worktree_ops.reset_hard_and_clean(repo, tree, repo.commit_id(tree, sha, ["reset", "--hard", sha]))
+
+    def checkout_tree(self, worktree: Path, old: str, new: str) -> None:
+        repo, tree = self._locate(worktree)
+        with repo.lock:
+            checkout_tree(repo, tree, old, new, ["read-tree", "-m", "-u", old, new])
+
+    def merge_tree(self, repo: Path, ours: str, theirs: str) -> MergeResult:
+        repository, worktree = self._locate(repo)
+        with repository.lock:
+            return merge_commits(repository, worktree, ours, theirs)
 
     def add_exclude(self, repo: Path, pattern: str) -> bool:
         repository = self._locate(repo)[0]

@@ -188,3 +188,22 @@ def test_run_hooks_follows_core_hooks_path_from_the_users_own_config(
     (session.contexts["project"].worktree_path / "a.txt").write_text("a\n")
     assert session.commit_turn(turn(["project:a.txt"])).git_sha
     assert (tmp_path / "mine").exists()
+
+
+def test_a_merge_driver_of_the_repository_config_never_runs_in_merge_tree(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "repo")
+    repo.path.mkdir()
+    git(repo.path, "init", "-q", "-b", "main")
+    marker = tmp_path / "merge-driver-ran"
+    repo.write(".gitattributes", "*.txt merge=evil\n")
+    repo.write("a.txt", "base\n")
+    base = repo.commit_all("base")
+    git(repo.path, "config", "--local", "merge.evil.driver", f"touch {marker}; cp %B %A")
+    repo.write("a.txt", "ours\n")
+    ours = repo.commit_all("ours")
+    git(repo.path, "checkout", "-q", "-b", "theirs", base)
+    repo.write("a.txt", "theirs\n")
+    theirs = repo.commit_all("theirs")
+    result = SubprocessGit().merge_tree(repo.path, ours, theirs)
+    assert not marker.exists()
+    assert not result.clean and result.conflicted_paths == ("a.txt",)
