@@ -12,6 +12,7 @@ from orchestra_core.model.workspace_events import (
     SessionBranchCreated,
     UntrackedWritesCommitted,
     WorkspaceEvent,
+    WorkspaceRestored,
 )
 
 
@@ -29,6 +30,8 @@ class ProgressFeed:
             self.note(f"branch {event.branch} in {event.repo} ({where})")
         elif isinstance(event, UntrackedWritesCommitted):
             self.note(f"warning: {untracked_text(event)}")
+        elif isinstance(event, WorkspaceRestored) and event.abandoned_ref:
+            self.note(f"warning: {restored_text(event)}")
         elif isinstance(event, WorkspaceEvent):
             if event.level == "warning":
                 self.note(f"warning: {_event_text(event)}")
@@ -61,6 +64,14 @@ def untracked_text(event: UntrackedWritesCommitted) -> str:
     return (
         f"{event.node_id} turn {event.turn_number} changed files in {event.repo} that no tool reported; "
         f"committed apart as {event.sha[:8]} (Orchestra-Untracked: true): {files}"
+    )
+
+
+def restored_text(event: WorkspaceRestored) -> str:
+    """A branch moved back (resume, rollback): where to, and the ref that keeps the commits it had."""
+    return (
+        f"{event.repo}: {event.branch} restored to {event.sha[:8]} ({event.reason}); its head "
+        f"{event.previous_sha[:8]} is kept as {event.abandoned_ref}"
     )
 
 

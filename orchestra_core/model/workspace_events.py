@@ -10,6 +10,7 @@ from __future__ import annotations
 from attrs import field, frozen
 
 from orchestra_core.model.immutable import str_tuple
+from orchestra_core.model.records import WorkspaceSnapshot
 
 
 @frozen(kw_only=True)
@@ -138,12 +139,37 @@ class WritesNotCommitted(WorkspaceEvent):
 
 @frozen(kw_only=True)
 class WorkspaceRestored(WorkspaceEvent):
-    """A repo's session worktree was discarded and recreated at `sha` (rollback, restore or reopen)."""
+    """A repo's session worktree was discarded and recreated at `sha` (rollback, restore or reopen).
+
+    `previous_sha` is where the branch was before; when that differs from `sha`, `abandoned_ref`
+    (`refs/orchestra/abandoned/<session>/<n>`) keeps it reachable and the event is a warning.
+    """
 
     repo: str
     branch: str
     sha: str
     reason: str
+    previous_sha: str = ""
+    abandoned_ref: str = ""
+
+
+@frozen(kw_only=True)
+class WorkspaceSnapshotRecorded(WorkspaceEvent):
+    """A checkpoint recorded every repo's head because some head moved since the last snapshot
+    (stored as `dev.orchestra.WorkspaceSnapshotRecorded`, right after that checkpoint's turn).
+
+    `node_id` is the node the checkpoint was taken after (None: before the start node ran);
+    `checkpoint_turn_id` the checkpoint's turn.
+    """
+
+    snapshot: WorkspaceSnapshot
+    node_id: str | None = None
+    checkpoint_turn_id: str | None = None
+
+    @property
+    def heads(self) -> dict[str, str]:
+        """Repo name -> head SHA."""
+        return self.snapshot.sha_by_repo()
 
 
 @frozen(kw_only=True)
@@ -164,6 +190,7 @@ __all__ = [
     "UntrackedWritesCommitted",
     "WorkspaceEvent",
     "WorkspaceRestored",
+    "WorkspaceSnapshotRecorded",
     "WorktreeCreated",
     "WorktreeMergeConflict",
     "WorktreeMerged",

@@ -149,6 +149,7 @@ class PipelineRun:
             self.workspace = manager.reopen_session(manager.recorded_contexts(self.session_id, self.pipeline_name, heads))
             for name, head in self.start.repo_heads.items():
                 self.workspace.restore(name, head.sha, reason="resume")
+            self.recorder.continue_from(self.start.repo_heads)
         else:
             check = self._check_cheap_model if self.ports.commit_messages is not None else None
             self.workspace = manager.setup_session(self.session_id, self.pipeline_name, check_cheap_model=check)
@@ -345,6 +346,7 @@ class PipelineRun:
             pipeline_name=self.pipeline_name,
             source=self.start.source,
             repo_heads=self.repo_heads,
+            on_snapshot=self.events.deliver,
         )
 
 
@@ -421,6 +423,9 @@ class _NoRecorder:
 
     def record_interrupted_nodes(self) -> list[str]:
         return []
+
+    def continue_from(self, heads: Mapping[str, RepoHead]) -> None:
+        return None
 
     def on_workspace_event(self, event: WorkspaceEvent) -> None:
         return None

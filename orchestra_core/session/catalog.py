@@ -313,6 +313,17 @@ UNTRACKED_WRITES_COMMITTED = TypeSpec(
         f(6, "branch", STRING),
     ],
 )
+# v1 (tags 1-2) was defined and published but never produced; v2 adds the checkpoint's turn.
+WORKSPACE_SNAPSHOT_RECORDED = TypeSpec(
+    "dev.orchestra.WorkspaceSnapshotRecorded",
+    2,
+    w.WorkspaceSnapshotRecorded,
+    [
+        f(1, "node_id", STRING),
+        f(2, "snapshot", REF, ref=WORKSPACE_SNAPSHOT),
+        f(3, "checkpoint_turn_id", STRING, since=2),
+    ],
+)
 NESTED_TYPES = (TOOL_CALL, TOKEN_USAGE, TURN_COMMIT, OUTCOME, REPO_SNAPSHOT)
 TURN_TYPES = (
     PIPELINE_LIFECYCLE,
@@ -328,9 +339,11 @@ TURN_TYPES = (
     WORKTREE_MERGED,
     WORKTREE_MERGE_CONFLICT,
     UNTRACKED_WRITES_COMMITTED,
+    WORKSPACE_SNAPSHOT_RECORDED,
 )
-# Types that were defined once and are gone; their ids are never used again.
-RETIRED_TYPE_IDS = ("dev.orchestra.WorkspaceSnapshotRecorded",)  # never produced; WorkspaceSnapshot holds it
+# Types that were defined once and are gone; their ids are never used again. (WorkspaceSnapshotRecorded,
+# retired in #11 before anything produced it, is back since #13 with its v1 tags unchanged.)
+RETIRED_TYPE_IDS: tuple[str, ...] = ()
 
 _BY_ID = {spec.type_id: spec for spec in TURN_TYPES}
 _BY_RECORD = {spec.record: spec for spec in TURN_TYPES}

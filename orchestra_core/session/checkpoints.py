@@ -132,6 +132,10 @@ class CheckpointDeltas:
     lines, the changed outcomes and the changed or removed context keys against the checkpoint in
     `base_turn_id`; every `full_every`-th checkpoint, and any that is not a simple continuation (a loop
     restart), is written whole. `expand_checkpoint` rebuilds the full record.
+
+    The workspace snapshot (every repo's head) is in a delta only when some head (or branch) changed since
+    the last snapshot recorded, so a read-only node's checkpoint has none; a full record always holds it,
+    so expanding a checkpoint finds its snapshot within its own delta chain.
     """
 
     def __init__(self, full_every: int = FULL_EVERY) -> None:
@@ -139,6 +143,11 @@ class CheckpointDeltas:
         self._previous: Checkpoint | None = None
         self._previous_turn: str | None = None
         self._chain = 0
+        self._snapshot: frozenset[tuple[str, str, str]] | None = None
+
+    def continue_from(self, repos: Mapping[str, RepoHead]) -> None:
+        """A resumed run: its workspace was restored to these heads, the last snapshot recorded."""
+        self._snapshot = frozenset((name, head.sha, head.branch) for name, head in repos.items()) if repos else None
 
     def record(
         self,
@@ -156,16 +165,26 @@ class CheckpointDeltas:
         ):
             return to_record(checkpoint, repos=repos, source=source)
         added, removed = _context_changes(checkpoint.context, previous.context)
+        unchanged = repos is not None and bool(repos) and _snapshot_key(_snapshot(checkpoint, repos)) == self._snapshot
         full = to_record(
-            _delta_view(checkpoint, previous, added), repos=repos, source=source
+            _delta_view(checkpoint, previous, added), repos=None if unchanged else repos, source=source
         )
         return evolve(
             full, base_turn_id=self._previous_turn, context_removed=removed, chain_length=self._chain + 1
         )
 
-    def remember(self, checkpoint: Checkpoint, record: CheckpointRecord, turn_id: str) -> None:
-        """Note the checkpoint just stored, as the base of the next delta."""
+    def remember(self, checkpoint: Checkpoint, record: CheckpointRecord, turn_id: str) -> bool:
+        """Note the checkpoint just stored, as the base of the next delta; True when it recorded a snapshot
+        that differs from the last one (a full record restating the same heads is not a new snapshot)."""
         self._previous, self._previous_turn, self._chain = checkpoint, turn_id, record.chain_length
+        if record.workspace_snapshot is None:
+            return False
+        key, self._snapshot = self._snapshot, _snapshot_key(record.workspace_snapshot)
+        return key != self._snapshot
+
+
+def _snapshot_key(snapshot: WorkspaceSnapshot) -> frozenset[tuple[str, str, str]]:
+    return frozenset((repo.repo_name, repo.git_sha, repo.branch) for repo in snapshot.repo_snapshots)
 
 
 def expand_checkpoint(record: CheckpointRecord, base_of: Callable[[str], CheckpointRecord]) -> CheckpointRecord:
@@ -189,6 +208,7 @@ def _apply(base: CheckpointRecord, delta: CheckpointRecord) -> CheckpointRecord:
     context.update(delta.context_snapshot)
     return evolve(
         delta,
+        workspace_snapshot=delta.workspace_snapshot or _carried(base.workspace_snapshot, delta.current_node),
         completed_nodes=base.completed_nodes + delta.completed_nodes,
         node_outcomes={**base.node_outcomes, **delta.node_outcomes},
         context_snapshot=context,
@@ -197,6 +217,11 @@ def _apply(base: CheckpointRecord, delta: CheckpointRecord) -> CheckpointRecord:
         context_removed=(),
         chain_length=0,
     )
+
+
+def _carried(snapshot: WorkspaceSnapshot | None, node: str) -> WorkspaceSnapshot | None:
+    """A delta without a snapshot: no head moved since its base, whose snapshot holds here too."""
+    return evolve(snapshot, node_id=node or None) if snapshot is not None else None
 
 
 def _extends(items: tuple[str, ...], prefix: tuple[str, ...]) -> bool:

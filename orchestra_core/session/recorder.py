@@ -17,7 +17,7 @@ from orchestra_core.model import records as r
 from orchestra_core.model.checkpoint import Checkpoint
 from orchestra_core.model.outcome import StageStatus
 from orchestra_core.model.turn import AgentTurn, TokenUsage
-from orchestra_core.model.workspace_events import WorkspaceEvent
+from orchestra_core.model.workspace_events import WorkspaceEvent, WorkspaceSnapshotRecorded
 from orchestra_core.ports.session_store import SessionStore, StoredTurn
 from orchestra_core.session.api import append_record, fork_session
 from orchestra_core.session.catalog import has_turn_type
@@ -40,6 +40,7 @@ class SessionRecorder:
         source: PipelineSource | None = None,
         repo_heads: RepoHeads | None = None,
         full_every: int = FULL_EVERY,
+        on_snapshot: Callable[[WorkspaceSnapshotRecorded], None] | None = None,
     ) -> None:
         self._store = store
         self._pipeline_name = pipeline_name
@@ -49,6 +50,7 @@ class SessionRecorder:
         self._fan_outs: dict[tuple[str | None, str], list[str]] = {}
         self._usage: dict[tuple[str | None, str], tuple[int, TokenUsage]] = {}
         self._deltas = CheckpointDeltas(full_every)
+        self._on_snapshot = on_snapshot
         self._lost: Exception | None = None
         self._lock = threading.RLock()
 
@@ -78,7 +80,19 @@ class SessionRecorder:
         heads = self._repo_heads() if self._repo_heads else None
         record = self._deltas.record(checkpoint, repos=heads, source=self._source)
         turn = self._append(None, record)
-        self._deltas.remember(checkpoint, record, turn.turn_id)
+        if self._deltas.remember(checkpoint, record, turn.turn_id) and record.workspace_snapshot is not None:
+            event = WorkspaceSnapshotRecorded(
+                session_id=self.session_id, node_id=checkpoint.current_node or None,
+                snapshot=record.workspace_snapshot, checkpoint_turn_id=turn.turn_id,
+            )
+            self._append(None, event)
+            if self._on_snapshot is not None:
+                self._on_snapshot(event)
+
+    def continue_from(self, heads: Mapping[str, RepoHead]) -> None:
+        """A resume: the workspace was restored to these heads (the snapshot it resumes from), so the next
+        snapshot is recorded (and reported) only when a head moves away from them."""
+        self._deltas.continue_from(heads)
 
     # Resuming ------------------------------------------------------------------------------------------
     def record_interrupted_nodes(self) -> list[str]:

@@ -21,6 +21,7 @@ _EXPORTS = {
     "WorkspaceManager": "orchestra_core.workspace.manager",
     "WorkspaceRestored": "orchestra_core.model.workspace_events",
     "WorkspaceSession": "orchestra_core.workspace.session",
+    "WorkspaceSnapshotRecorded": "orchestra_core.model.workspace_events",
     "WritesNotCommitted": "orchestra_core.model.workspace_events",
 }
 

@@ -14,6 +14,7 @@ from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.codergen_backend import OnTurn
 from orchestra_core.ports.commit_messages import CommitMessageGenerator
 from orchestra_core.ports.git import Git, GitError
+from orchestra_core.workspace.abandoned import keep_abandoned
 from orchestra_core.workspace.committer import RepoCommitter
 from orchestra_core.workspace.context import IN_PLACE, WorkspaceContext
 from orchestra_core.workspace.errors import ProtectedBranchError, WorkspaceCommitError, WorkspaceError
@@ -124,7 +125,9 @@ class WorkspaceSession:
     def restore(self, repo: str, sha: str, *, reason: str = "restore") -> WorkspaceContext:
         """Put the repo's session branch at `sha` and recreate its worktree there (resume at a snapshot).
 
-        In place, the repository itself is reset to `sha` and its untracked files are removed.
+        In place, the repository itself is reset to `sha` and its untracked files are removed. The head the
+        branch had (commits made after `sha`) stays reachable under `refs/orchestra/abandoned/<session>/<n>`;
+        the WorkspaceRestored event names it.
 
         Raises:
             WorkspaceError: Unknown repo, `sha` is not a commit, or git failed.
@@ -138,7 +141,10 @@ class WorkspaceSession:
         try:
             with self._git.lock(context.repo_root):
                 if context.isolation == IN_PLACE:
-                    self._reset_in_place(context, target)
+                    self._check_in_place(context)
+                previous, kept = self._keep_abandoned(context, target)
+                if context.isolation == IN_PLACE:
+                    self._git.discard_changes(context.repo_root, target)
                 else:
                     self._recreate_worktree(context, target)
         except GitError as error:
@@ -147,18 +153,25 @@ class WorkspaceSession:
             ) from error
         self._set_head(repo, target)
         self._emit(WorkspaceRestored(
-                session_id=context.session_id, repo=repo, branch=context.branch_name, sha=target, reason=reason
+                session_id=context.session_id, repo=repo, branch=context.branch_name, sha=target, reason=reason,
+                previous_sha=previous, abandoned_ref=kept, level="warning" if kept else "info",
             ))
         return self.contexts[repo]
 
-    def _reset_in_place(self, context: WorkspaceContext, target: str) -> None:
+    def _keep_abandoned(self, context: WorkspaceContext, target: str) -> tuple[str, str]:
+        """The branch's head before the restore, and the abandoned ref that keeps it ("" when it is `target`)."""
+        previous = self._git.resolve_commit(context.repo_root, context.branch_ref) or ""
+        if not previous or previous == target:
+            return previous, ""
+        return previous, keep_abandoned(self._git, context.repo_root, context.session_id, previous)
+
+    def _check_in_place(self, context: WorkspaceContext) -> None:
         current = self._git.current_branch(context.repo_root)
         if current != context.branch_name:
             raise WorkspaceError(
                 f"{context.repo_name}: {context.repo_root} is on {current or 'a detached HEAD'}, not the session "
                 f"branch {context.branch_name}; refusing to reset it"
             )
-        self._git.discard_changes(context.repo_root, target)
 
     def _recreate_worktree(self, context: WorkspaceContext, target: str) -> None:
         root, path = context.repo_root, context.worktree_path

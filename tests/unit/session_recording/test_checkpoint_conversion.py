@@ -155,7 +155,9 @@ def _recorded(checkpoints: list[Checkpoint]) -> tuple[InMemorySessionStore, str,
     turn_ids = []
     for checkpoint in checkpoints:
         recorder.save(checkpoint)
-        turn_ids.append(store.head(session).turn_id)
+        turn = store.latest_checkpoint(session)  # a WorkspaceSnapshotRecorded turn may follow it
+        assert turn is not None
+        turn_ids.append(turn.turn_id)
     return store, session, turn_ids
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from attrs import evolve
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -103,3 +104,36 @@ def test_latest_checkpoint_expands_deltas_from_the_store() -> None:
     found = latest_checkpoint(store, session)
     assert found is not None and not found.checkpoint.is_delta
     assert found.checkpoint == to_record(checkpoints[-1])
+
+
+@given(st.lists(step, min_size=1, max_size=2 * FULL_EVERY + 5), st.lists(st.booleans(), min_size=40, max_size=40))
+def test_a_delta_holds_the_snapshot_only_when_a_head_moved(steps: list[tuple], moves: list[bool]) -> None:
+    deltas = CheckpointDeltas(FULL_EVERY)
+    stored: dict[str, CheckpointRecord] = {}
+    source = PipelineSource("p.dot", "ab" * 32)
+    head, last_recorded = 0, None
+    for number, checkpoint in enumerate(run_of(steps)):
+        head += moves[number]
+        sha = f"{head:040x}"
+        checkpoint = evolve(checkpoint, workspace_snapshot={"repo": sha})
+        repos = {"repo": RepoHead("orchestra/p/1", sha, "f" * 40)}
+        record = deltas.record(checkpoint, repos=repos, source=source)
+        stored[str(number + 1)] = record
+        new = deltas.remember(checkpoint, record, str(number + 1))
+        if record.is_delta:
+            assert (record.workspace_snapshot is not None) == (sha != last_recorded)
+        else:
+            assert record.workspace_snapshot is not None  # a full record restates it
+        assert new == (sha != last_recorded)
+        last_recorded = sha
+        assert expand_checkpoint(record, stored.__getitem__) == to_record(checkpoint, repos=repos, source=source)
+
+
+def test_a_resumed_run_does_not_report_the_heads_it_was_restored_to() -> None:
+    deltas = CheckpointDeltas(FULL_EVERY)
+    repos = {"repo": RepoHead("orchestra/p/1", "a" * 40, "f" * 40)}
+    deltas.continue_from(repos)
+    [checkpoint] = run_of([("plan", StageStatus.SUCCESS, {}, [], False)])
+    checkpoint = evolve(checkpoint, workspace_snapshot={"repo": "a" * 40})
+    record = deltas.record(checkpoint, repos=repos)
+    assert record.workspace_snapshot is not None and not deltas.remember(checkpoint, record, "1")

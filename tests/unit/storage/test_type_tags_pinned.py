@@ -224,6 +224,14 @@ PINNED_TYPES = {
             6: ("branch", "string", 1, None),
         },
     ),
+    "dev.orchestra.WorkspaceSnapshotRecorded": (
+        2,
+        {
+            1: ("node_id", "string", 1, None),
+            2: ("snapshot", "ref", 1, "dev.orchestra.WorkspaceSnapshot"),
+            3: ("checkpoint_turn_id", "string", 2, None),
+        },
+    ),
 }
 
 PINNED_ENUMS = {
@@ -276,5 +284,7 @@ def test_session_status_codes_and_reserved_tags_are_pinned() -> None:
 
 
 def test_retired_type_ids_are_never_reused() -> None:
-    assert RETIRED_TYPE_IDS == ("dev.orchestra.WorkspaceSnapshotRecorded",)
+    # WorkspaceSnapshotRecorded was retired in #11 before anything produced it and came back in #13 with
+    # its v1 tags (node_id, snapshot) as they were published.
+    assert RETIRED_TYPE_IDS == ()
     assert not set(RETIRED_TYPE_IDS) & set(_current_types())
