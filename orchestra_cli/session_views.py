@@ -101,6 +101,9 @@ def print_session_summary(summary: SessionSummary) -> None:
     if summary.checkpoints:
         print()
         _print_checkpoints(summary)
+    if summary.snapshots:
+        print()
+        _print_snapshots(summary)
 
 
 def _print_header(summary: SessionSummary) -> None:
@@ -174,7 +177,8 @@ def _print_agent_turns(turns: Sequence[TurnView], branches: bool) -> None:
             token_text(record.token_usage), format_duration(record.duration_s, "readable"),
         ]
         rows.append([*row, turn.branch or ""] if branches else row)
-    print_table([*headers, "branch"] if branches else headers, rows, title="agent turns")
+    title = "agent turns (orchestra resume SESSION --turn TURN, or replay SESSION --turn TURN)"
+    print_table([*headers, "branch"] if branches else headers, rows, title=title)
 
 
 def _print_checkpoints(summary: SessionSummary) -> None:
@@ -186,6 +190,23 @@ def _print_checkpoints(summary: SessionSummary) -> None:
     print_table(
         ["turn", "after", "at"],
         [[t.turn_id, t.node_id or "(before start)", local_time(t.created_at)] for t in shown],
+        title=title,
+    )
+
+
+def _print_snapshots(summary: SessionSummary) -> None:
+    rows = summary.snapshots
+    shown = rows[-SHOWN_CHECKPOINTS:]
+    title = "workspace snapshots (each repo's head where a checkpoint found one moved; resume restores these)"
+    if len(shown) < len(rows):
+        title += f", the last {len(shown)} of {len(rows)} (--json lists all)"
+    repos = sorted({name for row in rows for name in row.heads})
+    print_table(
+        ["checkpoint", "after", *repos],
+        [
+            [row.checkpoint_turn_id, row.node_id or "(before start)", *(row.heads.get(n, "")[:12] for n in repos)]
+            for row in shown
+        ],
         title=title,
     )
 
@@ -216,6 +237,9 @@ def turn_line(view: TurnView) -> str | None:
             f"merge conflict: {c.branch} into {c.into_branch} in {c.repo}: {', '.join(c.conflicting_files)}"
         ),
         w.UntrackedWritesCommitted: lambda u: f"warning: {untracked_text(u)}",
+        w.WorkspaceSnapshotRecorded: lambda s: "snapshot after " + (s.node_id or "start") + ": " + ", ".join(
+            f"{repo} {sha[:8]}" for repo, sha in sorted(s.heads.items())
+        ),
     }.get(type(record))
     if describe is None:
         if record is not None:
