@@ -54,6 +54,8 @@ class LangGraphBackend:
     kept by LangGraph's SQLite checkpoint saver in `state_path`. With fidelity `full` the nodes sharing a
     thread key continue one conversation; other fidelities start a fresh thread per execution. When
     `tool_hooks` is given, every tool runs inside the node's pre/post hooks (a failing pre-hook blocks it).
+    A resume point in the context for the node (`resume --turn`, model/agent_resume.py) continues the saved
+    thread from that turn's checkpoint instead, numbering turns on from it.
     """
 
     name = "langgraph"

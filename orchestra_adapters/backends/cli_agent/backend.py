@@ -61,6 +61,9 @@ class _AgentChoice:
 class CLIAgentBackend:
     """Runs codergen nodes with a CLI agent (Claude Code, Codex) through its adapter.
 
+    A resume point in the context (`resume --turn`, model/agent_resume.py) is ignored: the CLI's own session
+    is not continued, so the node runs again from its start on the turn's code.
+
     Args:
         adapter: The CLI agent's flags and stream format.
         runtime: The run: the node's agent, tools, hooks, repos and worktree watch.
@@ -104,7 +107,7 @@ class CLIAgentBackend:
             choice = self._choice(node, context)
             tracker = WriteTracker()
             toolbox = Toolbox(self._tools(node, choice, context, tracker))
-            cwd = _workdir(node, self._runtime.repos(), self._runtime.project_root)
+            cwd = _workdir(node, self._runtime.repos(context), self._runtime.project_root)
         except OrchestraError as error:
             return Outcome.fail(f"node {node.id}: {error}")
         with (
@@ -123,7 +126,7 @@ class CLIAgentBackend:
                 env=self._settings.env,
             )
             execution = _Execution(
-                self, node, choice, toolbox, tracker, on_turn, self._runtime.watch_worktrees()
+                self, node, choice, toolbox, tracker, on_turn, self._runtime.watch_worktrees(context)
             )
             try:
                 return execution.run(spec, prompt, Path(scratch), host)
