@@ -17,6 +17,7 @@ from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.ports.clock import Clock
 
 _ResultKey = tuple[str | None, str]
+BRANCH_KEY = "internal.branch"
 
 
 def parent_branch(branch: str) -> str | None:
@@ -47,6 +48,7 @@ class BranchWalker:
     ) -> BranchResult:
         """Run one branch; its result is also kept for `take_results` of the parallel node."""
         started = self._clock.monotonic()
+        context.set(BRANCH_KEY, branch)  # the branch's tools find its worktrees by it
         before = context.snapshot()
         walk = _Walk(self, branch, context, stage_keys, cancel)
         status = walk.run(start, stop_at)

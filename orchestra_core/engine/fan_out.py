@@ -53,6 +53,12 @@ def find_join_node(graph: Graph, node: Node) -> str | None:
     return min(pool, key=lambda n: (max(r[n] for r in reach), n))
 
 
+def branch_nodes(graph: Graph, node: Node, join: str | None) -> Mapping[str, frozenset[str]]:
+    """Per branch (by its start node), every node it may run before the join (the start included)."""
+    stop = join or node.id
+    return {edge.target: frozenset(_distances(graph, edge.target, stop)) for edge in branch_edges(graph, node)}
+
+
 def branch_stage_keys(graph: Graph, node: Node, join: str | None) -> Mapping[str, Mapping[str, str]]:
     """Per branch (by its start node), the stage keys of nodes that more than one branch may run.
 

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from attrs import evolve
 
+from orchestra_core.engine.branch_workspaces import BranchWorkspaces, NoBranchWorkspaces
 from orchestra_core.engine.branches import BranchWalker
 from orchestra_core.engine.emitter import BranchForwarder, Emitter
 from orchestra_core.engine.execution import HandlerResolver, StageExecutor, StageVisit
@@ -70,6 +71,8 @@ class Engine(Protocol):
     def rng(self) -> random.Random: ...
     @property
     def workspace_snapshot(self) -> WorkspaceSnapshot | None: ...
+    @property
+    def branch_workspaces(self) -> BranchWorkspaces | None: ...
 
     def child(self, observers: Sequence[EventObserver]) -> Engine:
         """An engine for a supervised child run."""
@@ -113,6 +116,7 @@ class RunLoop:
         self.directory = engine.run_directory.open(logs_root)
         self.emitter = Emitter(session_id, engine.clock, (*engine.observers, *observers))
         self.stop = stop or threading.Event()
+        self.workspaces: BranchWorkspaces = engine.branch_workspaces or NoBranchWorkspaces()
         self.on_context = on_context
         self.max_visits = engine.max_node_visits or graph.get_int("max_node_visits", DEFAULT_MAX_NODE_VISITS)
         self.executor = StageExecutor(

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from orchestra_core.engine.branch_workspaces import BranchWorkspaces
 from orchestra_core.engine.execution import HandlerResolver
 from orchestra_core.engine.run_loop import DEFAULT_MAX_NODE_VISITS, CheckpointSaveError, RunLoop
 from orchestra_core.engine.run_state import WorkspaceSnapshot
@@ -35,6 +36,8 @@ class PipelineEngine:
             `max_node_visits` attribute, else 10,000).
         rng: Randomness for backoff jitter.
         workspace_snapshot: Returns repo -> HEAD SHA for each checkpoint (the workspace layer).
+        branch_workspaces: Gives parallel branches their own worktrees and merges them at the join (the
+            workspace layer); child runs of manager loops do without.
     """
 
     def __init__(
@@ -48,6 +51,7 @@ class PipelineEngine:
         max_node_visits: int | None = None,
         rng: random.Random | None = None,
         workspace_snapshot: WorkspaceSnapshot | None = None,
+        branch_workspaces: BranchWorkspaces | None = None,
     ) -> None:
         self.registry = registry
         self.run_directory = run_directory
@@ -57,6 +61,7 @@ class PipelineEngine:
         self.max_node_visits = max_node_visits
         self.rng = rng or random.Random()
         self.workspace_snapshot = workspace_snapshot
+        self.branch_workspaces = branch_workspaces
 
     def run(
         self,

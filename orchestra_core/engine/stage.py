@@ -8,6 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from attrs import field, frozen
 
+from orchestra_core.engine.branch_workspaces import BranchWorkspaces
 from orchestra_core.model.checkpoint import RunResult
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import EngineEvent, EventObserver
@@ -54,10 +55,12 @@ class EngineServices(Protocol):
     Attributes:
         clock: The engine's clock.
         stop: Set when the run is asked to stop; a long-running handler may check it to end early.
+        workspaces: Gives parallel branches their own workspaces and joins them (a no-op without one).
     """
 
     clock: Clock
     stop: threading.Event
+    workspaces: BranchWorkspaces
 
     def run_branch(
         self,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from orchestra_core.handlers.basic import ConditionalHandler, ExitHandler, StartHandler
 from orchestra_core.handlers.codergen import (
     CodergenHandler,
@@ -37,7 +39,7 @@ def build_registry(
     backend: CodergenBackend | None = None,
     interviewer: Interviewer | None = None,
     command_runner: CommandRunner | None = None,
-    workdir: str = ".",
+    workdir: str | Callable[[str | None], str] = ".",
     prompt_builder: PromptBuilder | None = None,
     on_turn_factory: OnTurnFactory | None = None,
     pipeline_loader: PipelineLoader | None = None,
@@ -48,7 +50,7 @@ def build_registry(
         backend: The LLM backend for codergen and fan-in ranking (None: simulation).
         interviewer: Answers human gates (None: gates fail, saying none is configured).
         command_runner: Runs tool commands (None: tool nodes fail, saying none is configured).
-        workdir: Where tool commands run (the project root).
+        workdir: Where tool commands run (the project root), or a function of the parallel branch giving it.
         prompt_builder: Composes codergen prompts (default: goal expansion plus fidelity preamble).
         on_turn_factory: Per-stage agent-turn callback for codergen (the workspace layer).
         pipeline_loader: Loads child pipelines of manager loops.

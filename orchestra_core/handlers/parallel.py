@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
-from orchestra_core.engine.fan_out import branch_edges, branch_stage_keys, find_join_node
+from orchestra_core.engine.branch_workspaces import BranchPlan
+from orchestra_core.engine.fan_out import branch_edges, branch_nodes, branch_stage_keys, find_join_node
 from orchestra_core.engine.stage import BranchResult, StageRun
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import (
@@ -79,6 +80,12 @@ class ParallelHandler:
             join_node=join,
         )
         started = stage.engine.clock.monotonic()
+        reach = branch_nodes(graph, node, join)
+        plans = [BranchPlan(path, edge.target, reach[edge.target]) for edge, path in zip(edges, paths, strict=True)]
+        try:
+            stage.engine.workspaces.fork(node, stage.branch, plans)
+        except Exception as error:  # the branches cannot get their worktrees: none runs
+            return Outcome.fail(f"could not set up the branches' workspaces: {error}")
         run = _FanOut(node, context, stage, join, branch_stage_keys(graph, node, join), policy)
         results = run.all(edges, paths, max_parallel)
         successes = sum(r.status in _SUCCESSFUL for r in results)
@@ -98,6 +105,11 @@ class ParallelHandler:
         else:
             status = StageStatus.SUCCESS if failures == 0 else StageStatus.PARTIAL_SUCCESS
         reason = "" if status is not StageStatus.FAIL else "no branch succeeded"
+        joined = stage.engine.workspaces.join(node, stage.branch, {p: r.status for r, p in zip(results, paths, strict=True)})
+        updates.update(joined.context_updates)
+        if joined.failed:
+            status, reason = StageStatus.FAIL, joined.reason
+            notes += f"; {joined.reason}"
         return Outcome(status, context_updates=updates, notes=notes, failure_reason=reason)
 
 

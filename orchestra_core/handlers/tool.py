@@ -11,6 +11,7 @@ directory the handler was given, the project root by default), `timeout`, `promp
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.handlers.codergen import expand_goal
@@ -60,12 +61,13 @@ class ToolHandler:
 
     Args:
         runner: Runs the command (its own process group, killed whole on timeout).
-        workdir: The default working directory (the project root).
+        workdir: The default working directory (the project root), or a function giving it for the node's
+            parallel branch (None on the main line): a branch with its own worktree runs there.
     """
 
     enforces_timeout = True
 
-    def __init__(self, runner: CommandRunner | None, workdir: str = ".") -> None:
+    def __init__(self, runner: CommandRunner | None, workdir: str | Callable[[str | None], str] = ".") -> None:
         self.runner = runner
         self.workdir = workdir
 
@@ -77,7 +79,8 @@ class ToolHandler:
             return Outcome.fail("no command runner is configured for tool nodes")
         stage.write("prompt.txt", expand_goal(node.prompt, graph))
         prompt_file = os.path.join(stage.stage_dir, "prompt.txt")
-        cwd = os.path.join(self.workdir, node.get("tool_workdir")) if node.get("tool_workdir") else self.workdir
+        base = self.workdir(stage.branch) if callable(self.workdir) else self.workdir
+        cwd = os.path.join(base, node.get("tool_workdir")) if node.get("tool_workdir") else base
         env = tool_environment(node, stage, prompt_file)
         # The stage directory is where a command may write status.json; the run adds its worktrees.
         result = self.runner.run(command, cwd=cwd, env=env, timeout=stage.timeout, writable=(stage.stage_dir,))

@@ -15,6 +15,8 @@ from orchestra_core.agents.prompt_builder import AgentPromptBuilder
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.resolver import AgentResolver
 from orchestra_core.agents.tools import AgentTool, WriteTracker
+from orchestra_core.agents.toolset import build_tools
+from orchestra_core.engine.branches import BRANCH_KEY
 from orchestra_core.engine.run_state import manifest_for
 from orchestra_core.engine.runner import PipelineEngine
 from orchestra_core.engine.stage import StageRun
@@ -35,6 +37,7 @@ from orchestra_core.pipeline import prepare_pipeline
 from orchestra_core.ports.codergen_backend import CodergenBackend, OnTurn
 from orchestra_core.ports.command_runner import CommandResult, CommandRunner
 from orchestra_core.ports.session_locks import CheckoutLocks, SessionLease
+from orchestra_core.runs.branch_workspaces import RunBranchWorkspaces
 from orchestra_core.runs.events import EventFanout
 from orchestra_core.runs.extensions import Extensions
 from orchestra_core.runs.ports import RunOptions, RunPorts
@@ -43,6 +46,7 @@ from orchestra_core.session.api import append_record, publish_types
 from orchestra_core.session.checkpoints import RepoHead
 from orchestra_core.session.recorder import SessionRecorder
 from orchestra_core.validation import ValidationError
+from orchestra_core.workspace.branches import BranchWorktrees
 from orchestra_core.workspace.manager import WorkspaceManager
 from orchestra_core.workspace.session import WorkspaceSession
 from orchestra_core.workspace.worktree_watch import WorktreeWatch
@@ -82,6 +86,8 @@ class PipelineRun:
             self._lease = ports.session_locks.acquire(start.session_id)
         self.recorder = self._recorder()
         self.workspace: WorkspaceSession | None = None
+        self.branches: BranchWorktrees | None = None  # parallel branches' worktrees (with workspace repos)
+        self._writers: dict[str, bool] = {}
         self.backend: CodergenBackend | None = None
         self.engine: PipelineEngine | None = None
         self._resolver: AgentResolver | None = None
@@ -153,6 +159,10 @@ class PipelineRun:
         else:
             check = self._check_cheap_model if self.ports.commit_messages is not None else None
             self.workspace = manager.setup_session(self.session_id, self.pipeline_name, check_cheap_model=check)
+        self.branches = BranchWorktrees(
+            self.workspace, git, self.ports.clock, manager.worktrees_dir(self.session_id), self.pipeline_name,
+            self._on_workspace_event,
+        )
         return self.workspace
 
     def _lock_checkouts(self, checkouts: list[Path]) -> None:
@@ -208,7 +218,7 @@ class PipelineRun:
             backend=self.backend,
             interviewer=self.ports.interviewer,
             command_runner=self.command_runner(),
-            workdir=str(self.tool_workdir()),
+            workdir=lambda branch: str(self.tool_workdir(branch)),
             prompt_builder=AgentPromptBuilder(self.resolver),
             on_turn_factory=self.on_turn_factory,
             pipeline_loader=self._load_child,
@@ -222,14 +232,44 @@ class PipelineRun:
             checkpoint_sinks=[self.recorder],
             max_node_visits=self.options.max_node_visits,
             workspace_snapshot=self.workspace.snapshot if self.workspace is not None else None,
+            branch_workspaces=RunBranchWorkspaces(self.branches, self.may_write) if self.branches else None,
         )
 
     # Agents ----------------------------------------------------------------------------------------
-    def repo_contexts(self) -> dict[str, RepoContext]:
-        """The repos agents' tools work in: the session worktrees, or the project root as `project`."""
-        if self.workspace is not None:
-            return self.workspace.repo_contexts()
+    def workspace_for(self, branch: str | None) -> WorkspaceSession | None:
+        """The workspace a node of parallel branch `branch` (None: the main line) works in: its branch's
+        worktrees when it has them, else the enclosing branch's, else the session's."""
+        if self.branches is not None:
+            return self.branches.session_for(branch)
+        return self.workspace
+
+    def repo_contexts(self, branch: str | None = None) -> dict[str, RepoContext]:
+        """The repos agents' tools work in: the session (or `branch`'s) worktrees, or the project root as
+        `project`."""
+        workspace = self.workspace_for(branch)
+        if workspace is not None:
+            return workspace.repo_contexts()
         return {IMPLICIT_REPO: RepoContext(IMPLICIT_REPO, self.layout.root)}
+
+    def may_write(self, node_id: str) -> bool:
+        """Whether a node may change repo files (a tool node, or an agent with a writing tool): a parallel
+        branch running one gets its own worktrees."""
+        if node_id not in self._writers:
+            self._writers[node_id] = self._node_writes(self.graph.nodes.get(node_id))
+        return self._writers[node_id]
+
+    def _node_writes(self, node: Node | None) -> bool:
+        if node is None or node.handler_type not in ("tool", "codergen"):
+            return False
+        if node.handler_type == "tool":
+            return True
+        try:
+            tools = build_tools(
+                self.resolver.registry, self.resolver.tool_names_for(node), self.repo_contexts(), WriteTracker()
+            )
+        except Exception:  # the node fails on its own when it runs; isolate it meanwhile
+            return True
+        return any(tool.writes_files for tool in tools)
 
     def command_runner(self) -> CommandRunner | None:
         """The run's command runner for tool nodes and hooks: every call may write the session's worktrees."""
@@ -237,12 +277,17 @@ class PipelineRun:
         return None if runner is None else _WorkspaceCommands(runner, self.writable_roots)
 
     def writable_roots(self) -> list[str]:
-        """The directories the run's commands work in: the session worktrees (or the project root)."""
-        return [str(context.root) for context in self.repo_contexts().values()]
+        """The directories the run's commands work in: the session worktrees (or the project root) and the
+        parallel branches' worktrees."""
+        roots = [str(context.root) for context in self.repo_contexts().values()]
+        for session in self.branches.sessions() if self.branches is not None else []:
+            roots += [str(context.worktree_path) for context in session.contexts.values()]
+        return roots
 
-    def tool_workdir(self) -> Path:
-        """Where tool nodes run: the session worktree when there is exactly one repo, else the project."""
-        contexts = self.repo_contexts()
+    def tool_workdir(self, branch: str | None = None) -> Path:
+        """Where tool nodes run: the session (or `branch`'s) worktree when there is exactly one repo, else
+        the project."""
+        contexts = self.repo_contexts(branch)
         if self.workspace is not None and len(contexts) == 1:
             return next(iter(contexts.values())).root
         return self.layout.root
@@ -254,7 +299,8 @@ class PipelineRun:
             self.recorder.record_agent_turn(turn, stage.branch)
             stage.emit(AgentTurnCompleted, node_id=node.id, turn=turn)
 
-        return self.workspace.on_turn_wrapper(record) if self.workspace is not None else record
+        workspace = self.workspace_for(stage.branch)
+        return workspace.on_turn_wrapper(record) if workspace is not None else record
 
     def _load_child(self, path: str) -> Graph:
         prepared = prepare_pipeline(
@@ -365,7 +411,7 @@ class _Runtime:
         return self._run.layout.root
 
     def tools_for(self, node: Node, agent: Any, context: Context, tracker: WriteTracker) -> list[AgentTool]:
-        return self._run.resolver.tools(agent, self._run.repo_contexts(), tracker)
+        return self._run.resolver.tools(agent, self._run.repo_contexts(_branch(context)), tracker)
 
     def tool_hooks(self, node: Node, context: Context) -> ToolHooks | None:
         runner = self._run.command_runner()
@@ -375,17 +421,23 @@ class _Runtime:
         def log(result: Any) -> None:
             context.append_log(f"tool hook {result}")
 
-        workdir = str(self._run.tool_workdir())
+        workdir = str(self._run.tool_workdir(_branch(context)))
         return ToolHooks.for_node(node, self._run.graph, runner, cwd=workdir, on_result=log)
 
-    def repos(self) -> Mapping[str, RepoContext]:
-        return self._run.repo_contexts()
+    def repos(self, context: Context | None = None) -> Mapping[str, RepoContext]:
+        return self._run.repo_contexts(_branch(context))
 
-    def watch_worktrees(self) -> WorktreeWatch | None:
+    def watch_worktrees(self, context: Context | None = None) -> WorktreeWatch | None:
         git = self._run.ports.git
         if git is None or self._run.workspace is None:
             return None
-        return WorktreeWatch(git, {name: context.root for name, context in self.repos().items()})
+        return WorktreeWatch(git, {name: repo.root for name, repo in self.repos(context).items()})
+
+
+def _branch(context: Context | None) -> str | None:
+    """The parallel branch a node runs in, from its context (None on the main line)."""
+    branch = context.get(BRANCH_KEY) if context is not None else None
+    return branch if isinstance(branch, str) and branch else None
 
 
 class _WorkspaceCommands:

@@ -55,14 +55,16 @@ class AgentRuntime(Protocol):
         """The node's pre/post tool-call hooks (None when it has none)."""
         ...
 
-    def repos(self) -> Mapping[str, RepoContext]:
+    def repos(self, context: Context | None = None) -> Mapping[str, RepoContext]:
         """The run's repos by name; each root is the session worktree (the project root as `project`
-        when orchestra.yaml names no repos)."""
+        when orchestra.yaml names no repos). Given a node's context, the repos of the parallel branch it
+        runs in (its own worktrees when the branch has them)."""
         ...
 
-    def watch_worktrees(self) -> WorktreeWatch | None:
-        """A WorktreeWatch over the run's session worktrees, its baseline taken now; None when the run
-        has no workspace repos or no git port (nothing there would be committed)."""
+    def watch_worktrees(self, context: Context | None = None) -> WorktreeWatch | None:
+        """A WorktreeWatch over the run's session worktrees (of the node's parallel branch, given its
+        context), its baseline taken now; None when the run has no workspace repos or no git port (nothing
+        there would be committed)."""
         ...
 
 

@@ -42,6 +42,8 @@ class WorkspaceSession:
         self._contexts = {context.repo_name: context for context in contexts}
         self._settings = dict(settings)
         self._git = git
+        self._clock = clock
+        self._commit_messages = commit_messages
         self._emit = emit
         self._committer = RepoCommitter(git, clock, commit_messages, emit)
         self._lock = threading.Lock()
@@ -51,6 +53,21 @@ class WorkspaceSession:
         """Each repo's context, with the head as of its last commit, rollback or restore here."""
         with self._lock:
             return dict(self._contexts)
+
+    def child(self, contexts: list[WorkspaceContext]) -> WorkspaceSession:
+        """A session over other branches and worktrees of the same repos (a parallel branch's), committing the
+        same way."""
+        return WorkspaceSession(
+            self.session_id, contexts, self._settings, self._git, self._clock, self._commit_messages, self._emit
+        )
+
+    def protected_branches(self, repo: str) -> tuple[str, ...]:
+        """The repo's `protected_branches` patterns."""
+        return tuple(self._settings[repo].protected_branches)
+
+    def note_head(self, repo: str, sha: str) -> None:
+        """Record that the repo's branch moved to `sha` outside this session's commits (a merge at fan-in)."""
+        self._set_head(repo, sha)
 
     def repo_contexts(self) -> dict[str, RepoContext]:
         """What repo-scoped tools need: each repo's session worktree, branch and SHAs."""

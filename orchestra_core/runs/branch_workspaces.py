@@ -1,0 +1,41 @@
+"""The run's side of the engine's BranchWorkspaces seam: which branches may write, and the workspace's
+BranchWorktrees that give them worktrees and merge them at the join."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from orchestra_core.engine.branch_workspaces import BranchPlan, JoinResult
+from orchestra_core.model.graph import Node
+from orchestra_core.model.outcome import StageStatus
+from orchestra_core.workspace.branches import BranchWorktrees
+
+CONFLICTS_KEY = "workspace.merge_conflicts"
+SUMMARY_KEY = "workspace.merge_summary"
+_MERGED = (StageStatus.SUCCESS.value, StageStatus.PARTIAL_SUCCESS.value)
+
+
+class RunBranchWorkspaces:
+    """Forks a worktree per repo for each branch that may write (`may_write(node_id)` for one of its nodes);
+    read-only branches share their parent's. At the join, branches that succeeded are merged."""
+
+    def __init__(self, worktrees: BranchWorktrees, may_write: Callable[[str], bool]) -> None:
+        self._worktrees = worktrees
+        self._may_write = may_write
+
+    def fork(self, node: Node, parent: str | None, branches: Sequence[BranchPlan]) -> None:
+        writing = [plan.path for plan in branches if any(self._may_write(n) for n in sorted(plan.nodes))]
+        if writing:
+            self._worktrees.fork(node.id, parent, writing)
+
+    def join(self, node: Node, parent: str | None, statuses: Mapping[str, str]) -> JoinResult:
+        merge = [path for path, status in statuses.items() if status in _MERGED]
+        report = self._worktrees.join(node.id, parent, list(statuses), merge)
+        if not report.branches:
+            return JoinResult()
+        updates = {CONFLICTS_KEY: [dict(conflict) for conflict in report.conflicts], SUMMARY_KEY: report.summary()}
+        if not report.failed:
+            return JoinResult(context_updates=updates)
+        files = sorted({f"{c['repo']}:{name}" for c in report.conflicts for name in c["files"]})
+        reason = f"merge conflict at fan-in of {node.id}: {', '.join(files)} (worktrees kept for inspection)"
+        return JoinResult(failed=True, context_updates=updates, reason=reason)

@@ -1,0 +1,289 @@
+"""Parallel branches in their own worktrees, merged at fan-in, through `orchestra run` with real repositories
+and the scripted model (seed 001: Worktree Tests, Worktree Merge Tests, Snapshot after parallel, E2E Parallel
+with worktrees)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from attrs import frozen
+
+from orchestra_core.model import records as r
+from orchestra_core.model.turn import AgentTurn
+from orchestra_core.model.workspace_events import (
+    WorktreeCreated,
+    WorktreeMergeConflict,
+    WorktreeMerged,
+)
+from tests.support.environment import hermetic_env
+from tests.support.git_repos import GitRepo, make_repo
+from tests.support.orchestra_project import (
+    SCRIPTED_PROVIDER,
+    agent_turns,
+    committed_files,
+    orchestra,
+    records_of,
+    run_json,
+    trailers,
+    write_files,
+)
+
+BRANCH = "orchestra/par/1"
+WORKTREES = ".orchestra/worktrees/1"
+# The tool node of the right branch waits until the left agent's file is committed in the left worktree,
+# then reports what it sees from its own worktree: both branch worktrees, and no left.txt of its own.
+LOOK = (
+    "for i in $(seq 200); do test -n \\\"$(git -C ../../fan:left/project log -1 --format=%H -- left.txt)\\\" "
+    "&& break; sleep 0.05; done; ls -d ../../fan:*/project; git rev-parse --abbrev-ref HEAD; "
+    "test -f left.txt && echo shared || echo isolated"
+)
+PIPELINE = f"""digraph par {{
+    start [shape=Mdiamond]; exit [shape=Msquare]
+    fan [shape=component]
+    left [prompt="Write the left module"]
+    look [shape=parallelogram, tool_command="{LOOK}"]
+    right [prompt="Write the right module"]
+    reader [prompt="Read the readme", agent=reader]
+    join [shape=tripleoctagon]
+    after [prompt="Check both modules"]
+    start -> fan
+    fan -> left -> join
+    fan -> look -> right -> join
+    fan -> reader -> join
+    join -> after -> exit
+}}
+"""
+CASSETTE = r"""
+nodes:
+  left:
+    - content: "The left module."
+      tool_calls:
+        - {name: "project:write-file", args: {path: left.txt, content: "left\n"}}
+    - content: "And its helper."
+      tool_calls:
+        - {name: "project:write-file", args: {path: lib/left_helper.txt, content: "helper\n"}}
+    - content: "Done."
+  right:
+    - content: "The right module."
+      tool_calls:
+        - {name: "project:write-file", args: {path: right.txt, content: "right\n"}}
+    - content: "Done."
+  reader:
+    - content: "Reading."
+      tool_calls:
+        - {name: "project:read-file", args: {path: README.md}}
+    - content: "Done."
+  after:
+    - content: "Both are there."
+      tool_calls:
+        - {name: "project:list-files", args: {}}
+    - content: "Done."
+default: "Done."
+"""
+AGENTS = "agents:\n  reader:\n    disallowed_tools: ['*:write-file', '*:edit-file']\n"
+WORKSPACE = "workspace:\n  repos:\n    project: {path: ../repo}\n"
+
+
+@frozen
+class ParallelRun:
+    project: Path
+    repo: GitRepo
+    base: str
+    document: dict[str, Any]
+
+
+def _project(root: Path, pipeline: str, cassette: str) -> tuple[Path, GitRepo, dict[str, str]]:
+    (root / "home").mkdir()
+    env = hermetic_env(root / "home")
+    repo = make_repo(root / "repo", {"README.md": "hello\n", "shared.txt": "one\ntwo\nthree\n"})
+    project = root / "project"
+    write_files(
+        project,
+        {
+            "orchestra.yaml": SCRIPTED_PROVIDER + AGENTS + WORKSPACE,
+            "par.dot": pipeline,
+            "cassette.yaml": cassette,
+        },
+    )
+    return project, repo, env
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> ParallelRun:
+    project, repo, env = _project(tmp_path_factory.mktemp("parallel"), PIPELINE, CASSETTE)
+    base = repo.head()
+    document = run_json("run", "par.dot", cwd=project, env=env)
+    return ParallelRun(project, repo, base, document)
+
+
+def _turns(project: Path, session_id: str = "1") -> list[AgentTurn]:
+    """The agent turns of the session and of its parallel branches' forked sessions."""
+    found = [turn for _, turn in agent_turns(project, session_id)]
+    for _, record in records_of(project, session_id, r.ParallelExecution):
+        for branch in record.branch_session_ids:
+            found += [turn for _, turn in agent_turns(project, branch)]
+    return found
+
+
+def _branch_result(run: ParallelRun, start: str) -> dict[str, Any]:
+    return next(result for result in run.document["context"]["parallel.results"] if result["id"] == start)
+
+
+def test_two_writing_branches_get_two_worktrees_at_the_documented_path(clean: ParallelRun) -> None:
+    created = [record for _, record in records_of(clean.project, "1", WorktreeCreated) if record.node_id]
+    assert sorted((c.repo, c.branch) for c in created) == [
+        ("project", f"{BRANCH}--fan-left"),
+        ("project", f"{BRANCH}--fan-look"),
+    ]
+    worktrees = clean.project.parent / "project" / WORKTREES
+    assert sorted(Path(c.path) for c in created) == [
+        (worktrees / "fan:left" / "project").resolve(),
+        (worktrees / "fan:look" / "project").resolve(),
+    ]
+    assert all(c.base_sha == clean.base and c.node_id == "fan" for c in created)
+    output = _branch_result(clean, "look")["context_updates"]["tool.output"]
+    # seen during the run from the right branch's worktree: both worktrees, its own git branch
+    assert "../../fan:left/project" in output and "../../fan:look/project" in output
+    assert f"{BRANCH}--fan-look" in output
+
+
+def test_a_write_in_one_worktree_is_not_visible_in_the_other(clean: ParallelRun) -> None:
+    assert _branch_result(clean, "look")["context_updates"]["tool.output"].endswith("isolated")
+
+
+def test_per_turn_commits_land_on_the_branch_not_the_session_branch(clean: ParallelRun) -> None:
+    turns = {record.node_id: record for record in _turns(clean.project) if record.commits}
+    assert turns["left"].commits[0].branch == f"{BRANCH}--fan-left"
+    assert turns["right"].commits[0].branch == f"{BRANCH}--fan-look"
+    left_commits = [c for t in _turns(clean.project) if t.node_id == "left" for c in t.commits]
+    assert [committed_files(clean.repo, c.sha) for c in left_commits] == [["left.txt"], ["lib/left_helper.txt"]]
+    for commit in left_commits:  # each stays in history, reached through the merge's second parent
+        assert clean.repo.git("merge-base", "--is-ancestor", commit.sha, BRANCH) == ""
+        assert clean.repo.git("log", "--first-parent", "--format=%H", BRANCH).count(commit.sha) == 0
+
+
+def test_a_read_only_branch_and_sequential_nodes_get_no_worktree(clean: ParallelRun) -> None:
+    created = records_of(clean.project, "1", WorktreeCreated)
+    assert not any("reader" in record.branch or "reader" in record.path for _, record in created)
+    assert len(created) == 3  # the session's own, then the two writing branches
+    turns: dict[str, AgentTurn] = {t.node_id: t for t in _turns(clean.project) if t.tool_calls}
+    after = turns["after"]
+    assert "left.txt" in after.tool_calls[0].result and "right.txt" in after.tool_calls[0].result
+    assert turns["reader"].tool_calls[0].result is not None and "hello" in turns["reader"].tool_calls[0].result
+
+
+def test_clean_merge_lands_one_merge_commit_per_branch_with_trailers(clean: ParallelRun) -> None:
+    assert clean.document["status"] == "success"
+    repo = clean.repo
+    assert repo.files_in(BRANCH) == ["README.md", "left.txt", "lib/left_helper.txt", "right.txt", "shared.txt"]
+    merges = repo.git("log", "--merges", "--format=%H", BRANCH).split()
+    assert len(merges) == 2
+    by_branch = {trailers(repo, sha)["Orchestra-Merge"]: sha for sha in merges}
+    assert set(by_branch) == {"fan:left", "fan:look"}
+    for path, sha in by_branch.items():
+        found = trailers(repo, sha)
+        assert found["Orchestra-Node"] == "fan" and found["Orchestra-Session"] == "1"
+        assert found["Orchestra-Pipeline"] == "par"
+        parents = repo.git("log", "-1", "--format=%P", sha).split()
+        assert len(parents) == 2
+    merged = [record for _, record in records_of(clean.project, "1", WorktreeMerged)]
+    assert sorted(m.branch for m in merged) == [f"{BRANCH}--fan-left", f"{BRANCH}--fan-look"]
+    assert {m.into_branch for m in merged} == {BRANCH} and {m.node_id for m in merged} == {"fan"}
+    assert clean.document["context"]["workspace.merge_conflicts"] == []
+    assert "fan:left" in clean.document["context"]["workspace.merge_summary"]
+
+
+def test_worktrees_and_their_branches_are_removed_after_the_clean_merge(clean: ParallelRun) -> None:
+    assert sorted(clean.repo.branches()) == ["main", BRANCH]
+    worktrees = clean.project / WORKTREES
+    assert sorted(p.name for p in worktrees.iterdir()) == ["project"]
+    assert "fan:" not in clean.repo.git("worktree", "list")
+
+
+def test_the_checkpoint_after_the_fan_in_has_the_merged_head(clean: ParallelRun) -> None:
+    merged_head = clean.repo.git("log", "--merges", "-1", "--format=%H", BRANCH).strip()
+    checkpoints = [record for _, record in records_of(clean.project, "1", r.CheckpointRecord)]
+    [after_fan] = [c for c in checkpoints if c.current_node == "fan"]
+    assert after_fan.workspace_snapshot is not None
+    assert after_fan.workspace_snapshot.sha_by_repo()["project"] == merged_head
+    assert clean.document["repos"]["project"]["head_sha"] == clean.repo.head(BRANCH)
+
+
+CONFLICT_PIPELINE = """digraph par {
+    start [shape=Mdiamond]; exit [shape=Msquare]
+    fan [shape=component]
+    left [prompt="Edit shared"]
+    right [prompt="Edit shared too"]
+    join [shape=tripleoctagon]
+    resolve [prompt="Resolve the merge conflict"]
+    done [prompt="Done"]
+    start -> fan
+    fan -> left -> join
+    fan -> right -> join
+    fan -> resolve [condition="outcome=fail"]
+    join -> done -> exit
+    resolve -> exit
+}
+"""
+CONFLICT_CASSETTE = r"""
+nodes:
+  left:
+    - content: "Left edit."
+      tool_calls:
+        - {name: "project:write-file", args: {path: shared.txt, content: "one\nLEFT\nthree\n"}}
+        - {name: "project:write-file", args: {path: only_left.txt, content: "l\n"}}
+    - content: "Done."
+  right:
+    - content: "Right edit."
+      tool_calls:
+        - {name: "project:write-file", args: {path: shared.txt, content: "one\nRIGHT\nthree\n"}}
+    - content: "Done."
+  resolve:
+    - content: "I see the conflict."
+    - content: "Done."
+default: "Done."
+"""
+
+
+@pytest.fixture(scope="module")
+def conflict(tmp_path_factory: pytest.TempPathFactory) -> ParallelRun:
+    project, repo, env = _project(tmp_path_factory.mktemp("conflict"), CONFLICT_PIPELINE, CONFLICT_CASSETTE)
+    base = repo.head()
+    result = orchestra("run", "par.dot", "--json", cwd=project, env=env)
+    assert result.returncode == 0, result.stderr  # the failure is routed to `resolve`, which ends the run well
+    return ParallelRun(project, repo, base, json.loads(result.stdout))
+
+
+def test_a_conflict_leaves_the_session_branch_and_keeps_the_worktrees(conflict: ParallelRun) -> None:
+    repo = conflict.repo
+    assert repo.head(BRANCH) == conflict.base
+    assert sorted(repo.branches()) == sorted([BRANCH, f"{BRANCH}--fan-left", f"{BRANCH}--fan-right", "main"])
+    worktrees = conflict.project / WORKTREES
+    left = worktrees / "fan:left" / "project"
+    right = worktrees / "fan:right" / "project"
+    assert (left / "shared.txt").read_text() == "one\nLEFT\nthree\n"
+    assert (right / "shared.txt").read_text() == "one\nRIGHT\nthree\n"
+    events = [record for _, record in records_of(conflict.project, "1", WorktreeMergeConflict)]
+    assert [e.conflicting_files for e in events] == [("shared.txt",)]
+    assert not records_of(conflict.project, "1", WorktreeMerged)
+
+
+def test_the_conflict_is_in_the_context_and_routes_the_downstream_node(conflict: ParallelRun) -> None:
+    document = conflict.document
+    assert document["node_outcomes"]["fan"] == "fail"
+    assert "resolve" in document["completed_nodes"] and "done" not in document["completed_nodes"]
+    [details] = document["context"]["workspace.merge_conflicts"]
+    assert details["repo"] == "project" and details["files"] == ["shared.txt"]
+    assert details["into"] == BRANCH
+    assert details["branches"] == [f"{BRANCH}--fan-left", f"{BRANCH}--fan-right"]
+    [hunk] = details["hunks"]
+    assert hunk["file"] == "shared.txt"
+    assert "<<<<<<<" in hunk["text"] and "LEFT" in hunk["text"] and "RIGHT" in hunk["text"]
+    summary = document["context"]["workspace.merge_summary"]
+    assert "shared.txt" in summary and "LEFT" in summary
+    assert any(t.node_id == "resolve" for t in _turns(conflict.project))
+    prompt = (conflict.project / ".orchestra" / "runs" / "1" / "resolve" / "prompt.md").read_text()
+    assert "workspace.merge_conflicts" in prompt and "workspace.merge_summary" in prompt and "shared.txt" in prompt
