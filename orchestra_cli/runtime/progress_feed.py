@@ -13,6 +13,9 @@ from orchestra_core.model.workspace_events import (
     UntrackedWritesCommitted,
     WorkspaceEvent,
     WorkspaceRestored,
+    WorktreeCreated,
+    WorktreeMergeConflict,
+    WorktreeMerged,
 )
 
 
@@ -28,6 +31,16 @@ class ProgressFeed:
         elif isinstance(event, SessionBranchCreated):
             where = "in place" if event.isolation == "in_place" else f"worktree {event.worktree_path}"
             self.note(f"branch {event.branch} in {event.repo} ({where})")
+        elif isinstance(event, WorktreeCreated) and event.node_id:
+            self.note(f"worktree {event.path} on {event.branch} in {event.repo} (parallel {event.node_id})")
+        elif isinstance(event, WorktreeMerged):
+            self.note(f"merged {event.branch} into {event.into_branch} in {event.repo} ({event.merge_sha[:8]})")
+        elif isinstance(event, WorktreeMergeConflict):
+            files = ", ".join(event.conflicting_files)
+            self.note(
+                f"warning: merge conflict: {event.branch} into {event.into_branch} in {event.repo}: {files}; "
+                "the session branch is unchanged and the worktrees are kept"
+            )
         elif isinstance(event, UntrackedWritesCommitted):
             self.note(f"warning: {untracked_text(event)}")
         elif isinstance(event, WorkspaceRestored) and event.abandoned_ref:
