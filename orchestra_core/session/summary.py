@@ -49,6 +49,24 @@ class Ending:
 
 
 @frozen
+class SnapshotRow:
+    """A workspace snapshot: every repo's head as the checkpoint in `checkpoint_turn_id` recorded it."""
+
+    checkpoint_turn_id: str
+    node_id: str | None
+    created_at: datetime | None
+    heads: dict[str, str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "checkpoint_turn_id": self.checkpoint_turn_id,
+            "node_id": self.node_id,
+            "created_at": _iso(self.created_at),
+            "repos": dict(self.heads),
+        }
+
+
+@frozen
 class SessionSummary:
     """A session with the turns of its branch sessions, summarized.
 
@@ -79,6 +97,20 @@ class SessionSummary:
     def checkpoints(self) -> tuple[TurnView, ...]:
         """The main line's Checkpoint turns (each one a place to `replay --checkpoint` from)."""
         return tuple(t for t in self.turns if t.type_id == CHECKPOINT.type_id and t.branch is None)
+
+    @property
+    def snapshots(self) -> tuple[SnapshotRow, ...]:
+        """The main line's workspace snapshots, each where the heads differ from the one before (a full
+        checkpoint restating the same heads, or an older session's snapshot on every checkpoint, is left out)."""
+        rows: list[SnapshotRow] = []
+        for turn in self.checkpoints:
+            record = turn.record
+            if not isinstance(record, r.CheckpointRecord) or record.workspace_snapshot is None:
+                continue
+            heads = record.workspace_snapshot.sha_by_repo()
+            if not rows or rows[-1].heads != heads:
+                rows.append(SnapshotRow(turn.turn_id, turn.node_id, turn.created_at, heads))
+        return tuple(rows)
 
     @property
     def tokens(self) -> TokenUsage:
@@ -125,6 +157,7 @@ class SessionSummary:
                 {"turn_id": t.turn_id, "node_id": t.node_id, "created_at": _iso(t.created_at)}
                 for t in self.checkpoints
             ],
+            "snapshots": [row.to_json() for row in self.snapshots],
         }
 
 

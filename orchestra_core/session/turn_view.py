@@ -253,6 +253,10 @@ def _worktree_created(record: w.WorktreeCreated) -> dict[str, Any]:
     return {"repo": record.repo, "branch": record.branch, "path": record.path}
 
 
+def _snapshot_recorded(record: w.WorkspaceSnapshotRecorded) -> dict[str, Any]:
+    return {"checkpoint_turn_id": record.checkpoint_turn_id, "repos": record.heads}
+
+
 _DETAILS: dict[type, Any] = {
     AgentTurn: _agent_turn,
     r.NodeExecution: _node_execution,
@@ -264,4 +268,5 @@ _DETAILS: dict[type, Any] = {
     w.AgentCommitCreated: _commit_created,
     w.WorktreeCreated: _worktree_created,
     w.UntrackedWritesCommitted: _untracked_committed,
+    w.WorkspaceSnapshotRecorded: _snapshot_recorded,
 }

@@ -107,8 +107,11 @@ def test_resume_restores_the_checkpoints_commit_and_finishes(crashed: Crashed) -
     assert [record.git_sha for record in finish] == [commits[1], None]
     events = [record.event for _, record in records_of(crashed.project, "1", PipelineLifecycle)]
     assert events == [LifecycleEvent.STARTED, LifecycleEvent.RESUMED, LifecycleEvent.COMPLETED]
-    last = records_of(crashed.project, "1", CheckpointRecord)[-1][1]
-    assert last.workspace_snapshot.sha_by_repo() == {"app": commits[1]}
+    recorded = [r.workspace_snapshot for _, r in records_of(crashed.project, "1", CheckpointRecord)]
+    assert recorded[-1] is None  # exit moved no head
+    assert [s for s in recorded if s is not None][-1].sha_by_repo() == {"app": commits[1]}
+    # The stray commit made after the checkpoint is kept, not deleted.
+    assert crashed.app.head("refs/orchestra/abandoned/1/1") == crashed.stray
 
 
 @pytest.mark.slow
