@@ -3,7 +3,9 @@ its parent's head; at the join the branches are merged back (`merge_tree`, nothi
 
 from __future__ import annotations
 
+import shutil
 import threading
+import uuid
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -306,11 +308,28 @@ class BranchWorktrees:
                     tip = git.resolve_commit(root, context.branch_ref)
                     if tip is not None and tip != context.base_sha and repo not in merged.get(path, {}):
                         keep_abandoned(git, root, context.session_id, tip)
-                    git.worktree_remove(root, context.worktree_path)
+                    self._drop_worktree(root, context.worktree_path)
                     git.delete_branch(root, context.branch_name)
                 self._remove_empty_parents(context.worktree_path)
             with self._lock:
                 self._sessions.pop(path, None)
+
+    def _drop_worktree(self, root: Path, worktree: Path) -> None:
+        """Remove a worktree: moved aside at once (git then forgets it), its files deleted in the background.
+
+        `git worktree remove` deletes file by file before returning (seconds on a large repository); the
+        thread is not a daemon, so the process still finishes the deletion before it exits.
+        """
+        trash = self._dir / f".removed-{uuid.uuid4().hex}"
+        try:
+            worktree.rename(trash)
+        except OSError:
+            self._git.worktree_remove(root, worktree)
+            return
+        self._git.worktree_prune(root)
+        threading.Thread(
+            target=shutil.rmtree, args=(trash,), kwargs={"ignore_errors": True}, name="orchestra-worktree-removal"
+        ).start()
 
     def _remove_empty_parents(self, worktree: Path) -> None:
         """The branch's directories below the session's worktrees directory, once empty."""

@@ -183,7 +183,7 @@ def test_clean_merge_lands_one_merge_commit_per_branch_with_trailers(clean: Para
     assert len(merges) == 2
     by_branch = {trailers(repo, sha)["Orchestra-Merge"]: sha for sha in merges}
     assert set(by_branch) == {"fan:left", "fan:look"}
-    for path, sha in by_branch.items():
+    for sha in by_branch.values():
         found = trailers(repo, sha)
         assert found["Orchestra-Node"] == "fan" and found["Orchestra-Session"] == "1"
         assert found["Orchestra-Pipeline"] == "par"
