@@ -8,13 +8,14 @@ pays for nothing but `mcp`; the wire format (one JSON object per line) is shared
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -147,6 +148,12 @@ class LocalToolSource:
 
     def list_tools(self) -> list[dict[str, Any]]:
         return [dict(tool) for tool in self._tools]
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """No call runs (or is half done) while the block runs: a consistent view of the files."""
+        with self._lock:
+            yield
 
     def call_tool(self, name: str, arguments: Mapping[str, Any]) -> tuple[str, bool]:
         try:

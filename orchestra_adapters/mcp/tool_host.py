@@ -94,6 +94,10 @@ class ToolHost:
         """The outcome of the last successful `report_outcome` call, if any."""
         return self._source.reported_outcome
 
+    def paused(self) -> contextlib.AbstractContextManager[None]:
+        """A block during which no tool call runs or is half done (what the agent wrote is all recorded)."""
+        return self._source.paused()
+
     def calls(self) -> list[ExecutedCall]:
         """Every call executed so far, in order (a copy)."""
         return self._source.calls()

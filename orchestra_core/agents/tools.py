@@ -102,6 +102,11 @@ class WriteTracker:
             if entry not in self._writes:
                 self._writes.append(entry)
 
+    def pending(self) -> list[str]:
+        """The writes recorded since the last flush, without starting over."""
+        with self._lock:
+            return list(self._writes)
+
     def flush(self) -> list[str]:
         """Return the writes so far and start over for the next turn."""
         with self._lock:

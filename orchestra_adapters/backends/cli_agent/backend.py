@@ -125,11 +125,10 @@ class CLIAgentBackend:
                 extra_args=self._settings.args,
                 env=self._settings.env,
             )
-            execution = _Execution(
-                self, node, choice, toolbox, tracker, on_turn, self._runtime.watch_worktrees(context)
-            )
+            watch = self._runtime.watch_worktrees(context)
+            execution = _Execution(self, node, choice, toolbox, tracker, on_turn, watch, host)
             try:
-                return execution.run(spec, prompt, Path(scratch), host)
+                return execution.run(spec, prompt, Path(scratch))
             finally:
                 self.usage.add(node.id, execution.usage)
 
@@ -171,6 +170,7 @@ class _Execution:
         tracker: WriteTracker,
         on_turn: OnTurn | None,
         watch: WorktreeWatch | None,
+        host: ToolHost,
     ) -> None:
         self._adapter = backend.adapter
         self._node = node
@@ -179,23 +179,22 @@ class _Execution:
         self._tracker = tracker
         self._on_turn = on_turn
         self._watch = watch
+        self._host = host
         self._turn_number = 0
         self._model = choice.model
         self._session = ""
         self.usage = NodeUsage()
 
-    def run(self, spec: CliAgentSpec, prompt: str, scratch: Path, host: ToolHost) -> str | Outcome:
+    def run(self, spec: CliAgentSpec, prompt: str, scratch: Path) -> str | Outcome:
         started = time.monotonic()
         assembler = TurnAssembler(self._report, self._orchestra_name)
         try:
-            return self._run(spec, prompt, scratch, host, assembler)
+            return self._run(spec, prompt, scratch, assembler)
         finally:
             turns = self._turn_number
             self.usage = NodeUsage(turns, turns, assembler.usage, time.monotonic() - started)
 
-    def _run(
-        self, spec: CliAgentSpec, prompt: str, scratch: Path, host: ToolHost, assembler: TurnAssembler
-    ) -> str | Outcome:
+    def _run(self, spec: CliAgentSpec, prompt: str, scratch: Path, assembler: TurnAssembler) -> str | Outcome:
         argv = self._adapter.command(spec, scratch)
         env = {**os.environ, **self._adapter.environment(spec), **spec.env}
         parser = self._adapter.parser()
@@ -215,7 +214,7 @@ class _Execution:
             return Outcome.fail(f"node {self._node.id}: {error}; {_tail(process)}")
         finally:
             self._sweep()
-        return self._result(assembler, process, status, host)
+        return self._result(assembler, process, status)
 
     def _started(self, event: AgentStarted) -> None:
         self._session = event.session_id
@@ -224,9 +223,7 @@ class _Execution:
         if status is not None and status != "connected":
             raise AgentFailed(f"{self._adapter.name} could not connect to Orchestra's tool server ({status})")
 
-    def _result(
-        self, assembler: TurnAssembler, process: AgentProcess, status: int, host: ToolHost
-    ) -> str | Outcome:
+    def _result(self, assembler: TurnAssembler, process: AgentProcess, status: int) -> str | Outcome:
         node = self._node.id
         name = self._adapter.name
         if process.timed_out:
@@ -241,7 +238,7 @@ class _Execution:
         if result.is_error:
             reason = result.text or result.detail or f"exit status {status}"
             return Outcome.fail(f"node {node}: {name} failed: {reason}; {_tail(process)}")
-        outcome = host.reported_outcome
+        outcome = self._host.reported_outcome
         if outcome is not None:
             return outcome if outcome.notes else evolve(outcome, notes=result.text)
         return result.text
@@ -269,9 +266,16 @@ class _Execution:
         """Commit, apart and with a warning, whatever changed in the worktrees outside Orchestra's tools."""
         if self._watch is None:
             return
-        changed = self._watch.changed()
-        if not changed:
-            return
+        # No tool call may be half done while we look: a file it wrote but has not recorded yet would
+        # pass for an untracked write. Writes recorded for the turn in progress are its own.
+        with self._host.paused():
+            pending = set(self._tracker.pending())
+            changed = [entry for entry in self._watch.changed() if entry not in pending]
+            if changed:
+                self._commit_untracked(changed)
+
+    def _commit_untracked(self, changed: list[str]) -> None:
+        assert self._watch is not None
         turn = AgentTurn(
             node_id=self._node.id,
             turn_number=self._turn_number,
