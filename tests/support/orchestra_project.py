@@ -120,3 +120,14 @@ def records_of(project: Path, session_id: str, kind: type) -> list[tuple[StoredT
 
 def agent_turns(project: Path, session_id: str) -> list[tuple[StoredTurn, AgentTurn]]:
     return records_of(project, session_id, AgentTurn)
+
+
+def all_agent_turns(project: Path, session_id: str) -> list[AgentTurn]:
+    """The agent turns of the session and of its parallel branches' forked sessions."""
+    from orchestra_core.model.records import ParallelExecution
+
+    found = [turn for _, turn in agent_turns(project, session_id)]
+    for _, record in records_of(project, session_id, ParallelExecution):
+        for branch in record.branch_session_ids:
+            found += [turn for _, turn in agent_turns(project, branch)]
+    return found

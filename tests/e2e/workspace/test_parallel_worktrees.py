@@ -22,7 +22,7 @@ from tests.support.environment import hermetic_env
 from tests.support.git_repos import GitRepo, make_repo
 from tests.support.orchestra_project import (
     SCRIPTED_PROVIDER,
-    agent_turns,
+    all_agent_turns,
     committed_files,
     orchestra,
     records_of,
@@ -120,12 +120,7 @@ def clean(tmp_path_factory: pytest.TempPathFactory) -> ParallelRun:
 
 
 def _turns(project: Path, session_id: str = "1") -> list[AgentTurn]:
-    """The agent turns of the session and of its parallel branches' forked sessions."""
-    found = [turn for _, turn in agent_turns(project, session_id)]
-    for _, record in records_of(project, session_id, r.ParallelExecution):
-        for branch in record.branch_session_ids:
-            found += [turn for _, turn in agent_turns(project, branch)]
-    return found
+    return all_agent_turns(project, session_id)
 
 
 def _branch_result(run: ParallelRun, start: str) -> dict[str, Any]:
