@@ -9,7 +9,7 @@ import time
 from typing import IO, Any
 
 from orchestra_core.interview.interviewers import InterviewerBase
-from orchestra_core.model.interview import Answer, Question, QuestionType
+from orchestra_core.model.interview import Answer, Question, QuestionType, split_accelerator
 
 MAX_INVALID_REPLIES = 5
 _TIMED_OUT = object()
@@ -69,7 +69,7 @@ class ConsoleInterviewer(InterviewerBase):
         self._console.print(f"[?] {question.text}{where}", style="bold blue", markup=False, highlight=False)
         if question.type is QuestionType.MULTIPLE_CHOICE:
             for number, option in enumerate(question.options, start=1):
-                self._console.print(f"  {number}. [{option.key}] {option.label}", markup=False, highlight=False)
+                self._console.print(f"  {option_line(number, option.key, option.label)}", markup=False, highlight=False)
             prompt = "Select: "
         elif question.type in (QuestionType.YES_NO, QuestionType.CONFIRMATION):
             prompt = "[Y/N]: "
@@ -104,6 +104,12 @@ class ConsoleInterviewer(InterviewerBase):
                     return _TIMED_OUT
         line = self._input.readline()
         return _END if line == "" else line.rstrip("\r\n")
+
+
+def option_line(number: int, key: str, label: str) -> str:
+    """How an option is listed: `1. [A] Approve`, the key once even when the label carries it (`[A] Approve`)."""
+    _, rest = split_accelerator(label)
+    return f"{number}. [{key}] {rest or label}"
 
 
 def _fileno(stream: IO[str]) -> int | None:

@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from orchestra_adapters.console.answers_file import load_answers_file
-from orchestra_adapters.console.interviewer import ConsoleInterviewer
+from orchestra_adapters.console.interviewer import ConsoleInterviewer, option_line
 from orchestra_core.interview import (
     Answer,
     AnswersError,
@@ -93,8 +93,17 @@ def console(text: str) -> tuple[ConsoleInterviewer, io.StringIO]:
 def test_console_shows_options_and_accepts_key_label_or_number() -> None:
     interviewer, shown = console("2\n")
     assert interviewer.ask(CHOICE).value == "N"
-    assert "[?] Deploy? (gate)" in shown.getvalue() and "1. [Y] [Y] Yes" in shown.getvalue()
+    assert "[?] Deploy? (gate)" in shown.getvalue() and "1. [Y] Yes" in shown.getvalue()
     assert console("yes\n")[0].ask(CHOICE).value == "Y"
+
+
+def test_console_lists_each_option_key_once() -> None:
+    interviewer, shown = console("1\n")
+    interviewer.ask(CHOICE)
+    assert "[Y] [Y]" not in shown.getvalue() and "2. [N] No" in shown.getvalue()
+    assert option_line(1, "A", "[A] Approve") == "1. [A] Approve"
+    assert option_line(2, "B", "A) Abort") == "2. [B] Abort"  # the key the gate gave it, once
+    assert option_line(3, "F", "Fix it") == "3. [F] Fix it"
 
 
 def test_console_asks_again_after_an_invalid_reply() -> None:
