@@ -45,7 +45,9 @@ class ConsoleInterviewer(InterviewerBase):
 
     def ask(self, question: Question) -> Answer:
         with self._lock:
-            deadline = None if question.timeout_seconds is None else time.monotonic() + question.timeout_seconds
+            deadline = (
+                None if question.timeout_seconds is None else time.monotonic() + question.timeout_seconds
+            )
             self._show(question)
             for _ in range(MAX_INVALID_REPLIES):
                 reply = self._readline(deadline)
@@ -69,7 +71,9 @@ class ConsoleInterviewer(InterviewerBase):
         self._console.print(f"[?] {question.text}{where}", style="bold blue", markup=False, highlight=False)
         if question.type is QuestionType.MULTIPLE_CHOICE:
             for number, option in enumerate(question.options, start=1):
-                self._console.print(f"  {option_line(number, option.key, option.label)}", markup=False, highlight=False)
+                self._console.print(
+                    f"  {option_line(number, option.key, option.label)}", markup=False, highlight=False
+                )
             prompt = "Select: "
         elif question.type in (QuestionType.YES_NO, QuestionType.CONFIRMATION):
             prompt = "[Y/N]: "
