@@ -6,11 +6,14 @@ imported inside the command functions.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from orchestra_cli.commands import attach as attach_command
 from orchestra_cli.commands import compile as compile_command
 from orchestra_cli.commands import doctor as doctor_command
+from orchestra_cli.commands import init as init_command
 from orchestra_cli.commands import mcp as mcp_command
 from orchestra_cli.commands import replay as replay_command
 from orchestra_cli.commands import resume as resume_command
@@ -23,16 +26,33 @@ app = typer.Typer(
     help="Run software-development pipelines written as Graphviz DOT graphs.",
     rich_markup_mode=None,  # rich help formatting costs ~0.2 s of imports on every start
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every command
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from orchestra_cli.version import version_line
+
+        print(version_line())
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
-    """Keeps `orchestra <command>` a command group even while only one command is registered."""
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Run software-development pipelines written as Graphviz DOT graphs."""
 
 
+app.command("init")(init_command.init_project)
 app.command("compile")(compile_command.compile_pipeline)
 app.command("run")(run_command.run_pipeline)
 app.command("resume")(resume_command.resume_pipeline)

@@ -30,8 +30,9 @@ def test_the_probe_sees_modules_a_command_imports() -> None:
     assert "typer" in roots and "orchestra_cli" in roots
 
 
-def test_help_imports_nothing_heavy() -> None:
-    roots = imported_roots("--help")
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["run", "-h"], ["init", "-h"]], ids=" ".join)
+def test_help_imports_nothing_heavy(args: list[str]) -> None:
+    roots = imported_roots(*args)
     assert not roots & set(HEAVY), sorted(roots & set(HEAVY))
     assert "pygraphviz" not in roots and "rich" not in roots
 

@@ -1,0 +1,75 @@
+"""The files `orchestra init` writes: a commented orchestra.yaml, a starter pipeline and the cassette that
+lets it run offline (the scripted provider), in the manner of examples/quickstart/."""
+
+from __future__ import annotations
+
+ORCHESTRA_YAML = """\
+# orchestra.yaml: how Orchestra runs the pipelines of this project (every key: docs/configuration.md).
+#
+# As written, the starter pipeline runs offline: its model is the `scripted` provider, which plays the
+# answers in cassette.yaml. Try it:  orchestra compile pipeline.dot && orchestra run pipeline.dot
+
+providers:
+  default: scripted
+  scripted:
+    cassette: cassette.yaml
+  # A real model instead (pip install 'orchestra[anthropic]', export ANTHROPIC_API_KEY=...):
+  # default: anthropic
+  # anthropic:
+  #   models: {smart: claude-opus-4-20250514, worker: claude-sonnet-4-20250514, cheap: claude-3-5-haiku-latest}
+
+# The codergen backend: langgraph (a tool-using agent loop), direct (one model call), simulate (no model),
+# claude-code or codex (a CLI agent with Orchestra's tools; docs/backends.md).
+backend: langgraph
+
+# The git repositories agents work in: each run gets a session branch in a worktree of its own under
+# .orchestra/worktrees/, and every agent turn that writes files is a commit there. Your checkout is not touched.
+workspace:
+  repos:
+    project:
+      path: .          # this directory (a git repository)
+
+# Optional: run tool nodes and project tools inside a bubblewrap sandbox (needs `bwrap`, package bubblewrap;
+# `orchestra doctor` says whether it works here). See docs/configuration.md, "sandbox".
+# sandbox:
+#   kind: bubblewrap   # none (default) | bubblewrap
+#   network: false     # true: commands share the host's network
+"""
+
+PIPELINE_DOT = """\
+// A starter pipeline (the language: docs/pipelines.md). Validate it with `orchestra compile pipeline.dot`,
+// run it with `orchestra run pipeline.dot`, draw it with `orchestra compile pipeline.dot --render pipeline.svg`.
+digraph starter {
+    graph [goal="Add a hello world script", label="Starter"]
+
+    start     [shape=Mdiamond]
+    exit      [shape=Msquare]
+
+    implement [label="Implement", prompt="Reach the goal: $goal. Write the files with your tools."]
+    check     [shape=parallelogram, label="Run it", tool_command="python3 hello.py"]
+
+    start -> implement -> check
+    check -> exit      [condition="outcome=success"]
+    check -> implement [condition="outcome=fail", label="Fix"]
+}
+"""
+
+CASSETTE_YAML = """\
+# What the scripted model answers, node by node, in order (docs/backends.md). Delete this file (and the
+# scripted provider in orchestra.yaml) once a real model does the work.
+nodes:
+  implement:
+    - content: "I'll write hello.py."
+      tool_calls:
+        - name: "project:write-file"
+          args:
+            path: hello.py
+            content: |
+              print("Hello, world!")
+    - content: "hello.py is written."
+commit_messages:
+  - "Add hello.py\\n\\nPrints a greeting."
+default: "Done."
+"""
+
+FILES = {"orchestra.yaml": ORCHESTRA_YAML, "pipeline.dot": PIPELINE_DOT, "cassette.yaml": CASSETTE_YAML}
