@@ -12,7 +12,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from orchestra_cli.errors import one_line
 from orchestra_core.model.errors import OrchestraError
@@ -52,6 +52,8 @@ class TracedCommit:
         store_location: That store (a file path or a CXDB address).
         session: The trailers' session.
         found: The turn, and the session holding it (a parallel branch's forked session, or the same).
+        others: For a copied commit (`found.exact` False), the other sessions, each "session ID in STORE",
+            whose turn matches it as well: projects sharing a repository reuse session ids.
     """
 
     commit: CommitFacts
@@ -60,6 +62,7 @@ class TracedCommit:
     store_location: str
     session: SessionInfo
     found: CommitTurn
+    others: tuple[str, ...] = ()
 
 
 @frozen
@@ -84,10 +87,19 @@ def trace_commit(rev: str, cwd: Path, git: Git, config: Path | None = None) -> T
             "Orchestra-Turn): it was not made by an Orchestra agent turn"
         )
     tried: list[str] = []
+    copies: list[TracedCommit] = []
     for project in _projects(git, cwd, commit.repo_root, config):
         traced = _trace_in(project, commit, trailers, tried)
+        if traced is not None and traced.found.exact:
+            return traced  # the store that recorded this very SHA: no other project can claim it
         if traced is not None:
-            return traced
+            copies.append(traced)
+    if copies:
+        # Projects sharing a repository reuse session ids: a copy matched by node, turn and subject in one
+        # store may be another project's session. Prefer the stores whose session ran the trailers' pipeline.
+        preferred = [c for c in copies if _same_pipeline(c)] or copies
+        first, *others = preferred
+        return evolve(first, others=tuple(f"session {o.session.session_id} in {o.store_location}" for o in others))
     where = "; ".join(tried) or (
         "no project to look in: the current directory is in no Orchestra project and the repository links "
         "none (git config orchestra.project); run `orchestra show` in the project or pass --config"
@@ -95,6 +107,11 @@ def trace_commit(rev: str, cwd: Path, git: Git, config: Path | None = None) -> T
     raise CommitNotTracedError(
         f"commit {commit.sha[:12]} (Orchestra-Session {trailers.session_id}) is not recorded: {where}"
     )
+
+
+def _same_pipeline(traced: TracedCommit) -> bool:
+    wanted = traced.trailers.pipeline
+    return wanted is None or traced.session.metadata.pipeline in (None, "", wanted)
 
 
 def read_commit(git: Git, cwd: Path, rev: str) -> CommitFacts:

@@ -44,6 +44,7 @@ def show_json(traced: TracedCommit) -> dict[str, Any]:
             "turn_id": turn.turn_id,
             "session_id": traced.found.session_id,
             "matched": "sha" if traced.found.exact else "trailers",
+            "also_matches": list(traced.others),
             "node_id": record.node_id,
             "turn_number": record.turn_number,
             "model": record.model,
@@ -108,6 +109,10 @@ def _header(traced: TracedCommit) -> list[str]:
         lines.append(
             f"note     this commit is a copy of the recorded one{recorded}: rebased, amended or cherry-picked; "
             "matched by its node, turn and subject"
+        )
+    if traced.others:
+        lines += _labelled(
+            "note", ["the same node, turn and subject were also recorded by", *(f"  {o}" for o in traced.others)]
         )
     return lines
 

@@ -124,3 +124,14 @@ def test_json_has_everything_in_full() -> None:
     }
     assert document["turn"]["messages"][0]["content"] == LONG
     assert document["session"] == {"session_id": "1", "pipeline": "p", "title": "Title", "status": "success"}
+
+
+def test_a_copy_other_sessions_also_match_are_named() -> None:
+    from attrs import evolve
+
+    shown = evolve(traced(exact=False), others=("session 1 in /other/.orchestra/orchestra.db",))
+    lines = show_text(shown, shorten=False)
+    assert "note     the same node, turn and subject were also recorded by" in lines
+    assert "           session 1 in /other/.orchestra/orchestra.db" in lines
+    assert show_json(shown)["turn"]["also_matches"] == ["session 1 in /other/.orchestra/orchestra.db"]
+    assert show_json(traced())["turn"]["also_matches"] == []
