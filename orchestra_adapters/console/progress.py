@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable, Mapping
 from typing import IO, Any
+
+from attrs import define
 
 from orchestra_core.model.events import (
     EngineEvent,
@@ -83,30 +87,139 @@ class PlainProgress:
                 self._stream = None
 
 
+@define
+class RunningStage:
+    """A stage of the main line that has started and not ended, for the heartbeat."""
+
+    node_id: str
+    handler_type: str
+    started_at: float  # time.monotonic()
+    agent_turns: int = 0  # agent turns completed so far: the turn in progress has this number (0-based)
+
+
+def heartbeat_line(running: Mapping[str, RunningStage], now: float) -> str | None:
+    """The heartbeat shown under the progress lines while stages run (None when none does):
+    `… implement running for 1m 05s, waiting for agent turn 2`; several stages (a fan-out and its parallel
+    node) are joined with `; `."""
+    parts = []
+    for stage in running.values():
+        part = f"{stage.node_id} running for {format_duration(max(now - stage.started_at, 0.0), 'readable')}"
+        if stage.handler_type == "codergen" or stage.agent_turns:
+            part += f", waiting for agent turn {stage.agent_turns}"
+        parts.append(part)
+    return "… " + "; ".join(parts) if parts else None
+
+
+class _Heartbeat:
+    """A rich renderable that reads the clock each time rich's live display refreshes it (once a second)."""
+
+    def __init__(self, line: Callable[[], str | None]) -> None:
+        self._line = line
+
+    def __rich__(self) -> Any:
+        from rich.text import Text
+
+        return Text(self._line() or "", style="dim")
+
+
 _STYLES = {"ok": "green", "x": "bold red", "~": "yellow", ">": "cyan", "||": "magenta", "?": "blue"}
 
 
 class RichProgress:
     """Coloured lines on a terminal; while branches run in parallel, a live table shows them side by side
-    (one column per branch, its stages listed down the column)."""
+    (one column per branch, its stages listed down the column). While a stage of the main line runs, a
+    heartbeat line under the output (on a terminal only) shows how long it has been running and which agent
+    turn it waits for, so a long model call never looks like a hang."""
 
-    def __init__(self, console: Any) -> None:
+    def __init__(self, console: Any, clock: Callable[[], float] = time.monotonic) -> None:
         self._console = console
+        self._clock = clock
         self._lock = threading.Lock()
         self._live: Any = None
         self._columns: dict[str, list[str]] = {}
+        self._running: dict[str, RunningStage] = {}
+        self._running_lock = threading.Lock()  # the heartbeat's refresh thread reads _running without _lock
+        self._heartbeat: Any = None
+        self._asking = False
+        self._exit_hook = False
 
     def on_event(self, event: EngineEvent) -> None:
         with self._lock:
+            self._follow_stages(event)
             if event.branch and self._live is not None and self._track(event):
                 self._live.update(self._table(), refresh=True)
                 return
             ends_block = isinstance(event, ParallelCompleted) and event.branch is None
             if ends_block or isinstance(event, InterviewStarted):
                 self._stop_live()
+            if isinstance(event, InterviewStarted):
+                self._asking = True
+                self._stop_heartbeat()  # a question reads the terminal
+            elif isinstance(event, ParallelStarted) and event.branch is None:
+                self._stop_heartbeat()  # a fan-out gets its own live view
+            elif isinstance(event, InterviewCompleted | InterviewTimeout):
+                self._asking = False
             self._print(event)
             if isinstance(event, ParallelStarted) and event.branch is None and self._live is None:
                 self._start_live(event)
+            self._update_heartbeat()
+
+    def agent_turn(self, node_id: str, turn_number: int, branch: str | None = None) -> None:
+        """An agent turn of `node_id` completed: the heartbeat now waits for the next one."""
+        if branch:
+            return
+        with self._running_lock:
+            stage = self._running.get(node_id)
+            if stage is not None:
+                stage.agent_turns = max(stage.agent_turns, turn_number + 1)
+
+    def heartbeat(self) -> str | None:
+        """The heartbeat line as of now (None when no stage runs)."""
+        with self._running_lock:
+            return heartbeat_line(dict(self._running), self._clock())
+
+    def close(self) -> None:
+        """Stop the live views (the run ended)."""
+        with self._lock:
+            self._stop_heartbeat()
+            self._stop_live()
+
+    def _follow_stages(self, event: EngineEvent) -> None:
+        if event.branch:
+            return
+        with self._running_lock:
+            if isinstance(event, StageStarted):
+                self._running[event.node_id] = RunningStage(event.node_id, event.handler_type, self._clock())
+            elif isinstance(event, StageCompleted | StageFailed) and not (
+                isinstance(event, StageFailed) and event.will_retry
+            ):
+                self._running.pop(event.node_id, None)
+            elif isinstance(event, PipelineCompleted | PipelineFailed):
+                self._running.clear()
+
+    def _update_heartbeat(self) -> None:
+        """Show the heartbeat while a stage runs on a terminal, outside questions and the parallel view."""
+        with self._running_lock:
+            wanted = bool(self._running)
+        if not wanted or self._asking or self._live is not None or not self._console.is_terminal:
+            self._stop_heartbeat()
+        elif self._heartbeat is None:
+            from rich.live import Live
+
+            self._heartbeat = Live(
+                _Heartbeat(self.heartbeat), console=self._console, refresh_per_second=1, transient=True
+            )
+            if not self._exit_hook:  # an interrupted run must not leave the terminal's cursor hidden
+                import atexit
+
+                atexit.register(self._stop_heartbeat)
+                self._exit_hook = True
+            self._heartbeat.start(refresh=True)
+
+    def _stop_heartbeat(self) -> None:
+        heartbeat, self._heartbeat = self._heartbeat, None
+        if heartbeat is not None:
+            heartbeat.stop()
 
     def note(self, line: str) -> None:
         """Print a line that is not an engine event (agent turns, workspace set-up), dimmed; a warning in

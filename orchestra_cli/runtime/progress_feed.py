@@ -28,6 +28,10 @@ class ProgressFeed:
     def __call__(self, event: Any) -> None:
         if isinstance(event, AgentTurnCompleted):
             self.note(describe_turn(event.turn))
+            for observer in self._observers:
+                agent_turn = getattr(observer, "agent_turn", None)
+                if agent_turn is not None:  # the heartbeat's "waiting for agent turn N"
+                    agent_turn(event.turn.node_id, event.turn.turn_number, event.branch)
         elif isinstance(event, SessionBranchCreated):
             where = "in place" if event.isolation == "in_place" else f"worktree {event.worktree_path}"
             self.note(f"branch {event.branch} in {event.repo} ({where})")
