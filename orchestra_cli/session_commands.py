@@ -37,6 +37,11 @@ class StoreReader:
         path = sqlite_path(settings.storage, self._container.project_root())
         return str(path), path.is_file()
 
+    @property
+    def locks(self) -> Any:
+        """The runners' session locks: a session recorded as running whose lock is free has no runner."""
+        return self._container.session_locks()
+
     def require(self, session: str) -> Any:
         """The store, or exit 2 when there is none yet (so no session can be in it)."""
         if self.store is None:
@@ -61,7 +66,11 @@ def status(session: str | None, *, json_output: bool, config: Path | None, limit
             if session is None:
                 from orchestra_core.session.listing import list_session_rows
 
-                rows = list_session_rows(reader.store, limit=limit, include_branches=all_sessions) if reader.store else []
+                rows = (
+                    list_session_rows(reader.store, limit=limit, include_branches=all_sessions, locks=reader.locks)
+                    if reader.store
+                    else []
+                )
                 if json_output:
                     print_json({"sessions": [row.to_json() for row in rows]})
                 else:
@@ -69,7 +78,7 @@ def status(session: str | None, *, json_output: bool, config: Path | None, limit
                 return EXIT_OK
             from orchestra_core.session.summary import session_summary
 
-            summary = session_summary(reader.require(session), session)
+            summary = session_summary(reader.require(session), session, reader.locks)
             if json_output:
                 print_json(summary.to_json())
             else:
@@ -83,7 +92,8 @@ def attach(session: str, *, json_output: bool, config: Path | None, interval: fl
     """`orchestra attach SESSION`: print turns as they land until the run ends; returns the exit code.
 
     Exit code 0 when the run succeeded (or on Ctrl-C, or when the output pipe closed), 1 when it failed
-    or was interrupted.
+    or was interrupted. A session recorded as running whose runner is gone (its lock is free: killed, or its
+    machine stopped) is printed as far as it was recorded, with a line saying it was interrupted.
     """
     from orchestra_core.model.records import LifecycleEvent
     from orchestra_core.ports.session_store import SessionStatus
@@ -94,14 +104,23 @@ def attach(session: str, *, json_output: bool, config: Path | None, interval: fl
     with user_errors():
         reader = StoreReader(config)
         try:
-            trace = SessionTrace(reader.require(session), session)
-            if not json_output and trace.info.status in (SessionStatus.NEW, SessionStatus.RUNNING):
+            store = reader.require(session)
+            trace = SessionTrace(store, session)
+            alive = _RunnerWatch(store, trace.info, reader.locks)
+            if not json_output and trace.info.status in (SessionStatus.NEW, SessionStatus.RUNNING) and alive():
                 print(
                     f"following session {trace.info.session_id} ({trace.info.metadata.pipeline}); Ctrl-C to stop",
                     file=sys.stderr, flush=True,
                 )
-            if not _follow(trace, _printer(json_output), interval):
+            if not _follow(trace, _printer(json_output), interval, alive):
                 return EXIT_OK
+            if not trace.ended:
+                status = alive.status()
+                if status is SessionStatus.SUCCESS:
+                    return EXIT_OK
+                if status in (SessionStatus.INTERRUPTED, SessionStatus.NEW):
+                    _say_interrupted(trace.info.session_id, json_output)
+                return EXIT_FAILED
         except KeyboardInterrupt:
             return EXIT_OK
         finally:
@@ -110,19 +129,74 @@ def attach(session: str, *, json_output: bool, config: Path | None, interval: fl
     return EXIT_OK if trace.last_event is LifecycleEvent.COMPLETED else EXIT_FAILED
 
 
-def _follow(trace: Any, emit: Callable[[Any], None], interval: float) -> bool:
-    """Print every turn, then poll for new ones until the main line's lifecycle says the run ended.
+class _RunnerWatch:
+    """Whether a runner may still record into the session: False once its status is running (or new) and its
+    runner's lock is free, or it is a branch of a run that ended or whose runner is gone."""
+
+    def __init__(self, store: Any, info: Any, locks: Any) -> None:
+        from orchestra_core.session.liveness import root_info
+
+        self._store, self._locks = store, locks
+        self._root = root_info(store, info)
+
+    def status(self) -> Any:
+        """The live status of the run the session belongs to."""
+        from orchestra_core.session.liveness import live_info
+
+        return live_info(self._store, self._store.get_session(self._root.session_id), self._locks).status
+
+    def __call__(self) -> bool:
+        from orchestra_core.ports.session_store import SessionStatus
+
+        info = self._store.get_session(self._root.session_id)
+        if info.status is SessionStatus.RUNNING:
+            return self.status() is SessionStatus.RUNNING
+        if info.status is SessionStatus.NEW:  # a run records its start right after taking the lock
+            return self._locks is None or self._locks.holder(info.session_id) is not None or _young(info)
+        return info.status is SessionStatus.RUNNING
+
+
+def _young(info: Any, seconds: float = 10.0) -> bool:
+    """Whether a session was made in the last seconds (a run between creating it and taking its lock)."""
+    from datetime import UTC, datetime
+
+    created = info.created_at
+    if created is None:
+        return False
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    return (datetime.now(UTC) - created).total_seconds() < seconds
+
+
+def _say_interrupted(session_id: str, json_output: bool) -> None:
+    message = (
+        f"session {session_id} was interrupted: its runner is gone (killed, or its machine stopped) "
+        f"without recording an end; `orchestra resume {session_id}` continues it"
+    )
+    with suppress(BrokenPipeError):
+        if json_output:
+            import json
+
+            print(json.dumps({"event": "interrupted", "session_id": session_id, "error": message}), flush=True)
+        else:
+            print(message, file=sys.stderr, flush=True)
+
+
+def _follow(trace: Any, emit: Callable[[Any], None], interval: float, alive: Callable[[], bool]) -> bool:
+    """Print every turn, then poll for new ones until the main line's lifecycle says the run ended, or no
+    runner is left to record into it (then once more, for what it recorded before it went).
 
     Returns False when the output went away (a closed pipe) before the end.
     """
     while True:
+        running = alive()
         try:
             for view in trace.read():
                 emit(view)
         except BrokenPipeError:
             _silence_stdout()
             return False
-        if trace.ended:
+        if trace.ended or not running:
             return True
         time.sleep(interval)
 

@@ -7,12 +7,13 @@ from typing import Any
 from attrs import frozen
 
 from orchestra_core.model import records as r
+from orchestra_core.ports.session_locks import SessionLocks
 from orchestra_core.ports.session_store import SessionInfo, SessionStatus, SessionStore
+from orchestra_core.session.liveness import branch_completion, live_info, root_info
 from orchestra_core.session.summary import session_row
 from orchestra_core.session.trace import PARALLEL_SPAWN, branch_label
 from orchestra_core.session.turn_view import decode_fields
 
-_MAX_NESTING = 32
 _CHECKPOINT_SKIPPED = (
     "completed_nodes", "context_snapshot", "node_outcomes", "logs", "retry_counters", "workspace_snapshot",
     "pipeline_path", "pipeline_blob", "failure_reason", "next_node", "context_removed",
@@ -25,8 +26,8 @@ class SessionRow:
 
     Attributes:
         info: The session as the store lists it.
-        status: Its status; a branch session shows its branch's outcome once it completed, else the
-            status of the run it belongs to.
+        status: Its status (`interrupted` for a run recorded as running whose runner is gone); a branch
+            session shows its branch's outcome once it completed, else the status of the run it belongs to.
         nodes_run: Node executions on the main line as of its latest checkpoint (None for branch
             sessions, whose checkpoints are their parent's).
         branch: The branch path of a branch session, None otherwise.
@@ -63,13 +64,17 @@ class SessionRow:
         }
 
 
-def list_session_rows(store: SessionStore, *, limit: int = 20, include_branches: bool = False) -> list[SessionRow]:
+def list_session_rows(
+    store: SessionStore, *, limit: int = 20, include_branches: bool = False, locks: SessionLocks | None = None
+) -> list[SessionRow]:
     """The most recently active sessions, newest first.
 
     Args:
         store: The session store.
         limit: Most rows to return.
         include_branches: Also list the sessions of parallel branches and child runs (hidden by default).
+        locks: The runners' session locks: a `running` session whose lock is free is listed `interrupted`
+            (None: statuses as recorded).
 
     Raises:
         StoreError: The store cannot be read.
@@ -78,7 +83,7 @@ def list_session_rows(store: SessionStore, *, limit: int = 20, include_branches:
         return []
     infos = _visible_sessions(store, limit, include_branches)
     by_id = {info.session_id: info for info in infos}
-    return [_row(store, info, by_id) for info in infos]
+    return [_row(store, info, by_id, locks) for info in infos]
 
 
 def _visible_sessions(store: SessionStore, limit: int, include_branches: bool) -> list[SessionInfo]:
@@ -91,9 +96,12 @@ def _visible_sessions(store: SessionStore, limit: int, include_branches: bool) -
         fetch *= 4
 
 
-def _row(store: SessionStore, info: SessionInfo, by_id: dict[str, SessionInfo]) -> SessionRow:
+def _row(
+    store: SessionStore, info: SessionInfo, by_id: dict[str, SessionInfo], locks: SessionLocks | None
+) -> SessionRow:
     if info.metadata.spawn_reason == PARALLEL_SPAWN:
-        return SessionRow(info, _branch_status(store, info, by_id), None, branch_label(info))
+        return SessionRow(info, _branch_status(store, info, by_id, locks), None, branch_label(info))
+    info = live_info(store, info, locks)
     return SessionRow(info, info.status.value, _nodes_run(store, info))
 
 
@@ -105,16 +113,11 @@ def _nodes_run(store: SessionStore, info: SessionInfo) -> int:
     return record.node_visits if isinstance(record, r.CheckpointRecord) else 0
 
 
-def _branch_status(store: SessionStore, info: SessionInfo, by_id: dict[str, SessionInfo]) -> str:
+def _branch_status(
+    store: SessionStore, info: SessionInfo, by_id: dict[str, SessionInfo], locks: SessionLocks | None
+) -> str:
     """A branch's outcome once it completed; until then the status of the run it belongs to."""
-    if info.head_turn_id is not None:
-        head = decode_fields(store.get_turn(info.session_id, info.head_turn_id))
-        if isinstance(head, r.ParallelExecution) and head.event is r.ParallelEvent.BRANCH_COMPLETED and head.status:
-            return head.status.value
-    root = info
-    for _ in range(_MAX_NESTING):
-        parent_id = root.metadata.parent_session_id
-        if root.metadata.spawn_reason != PARALLEL_SPAWN or parent_id is None:
-            break
-        root = by_id.get(parent_id) or store.get_session(parent_id)
-    return root.status.value
+    done = branch_completion(store, info)
+    if done is not None and done.status is not None:
+        return done.status.value
+    return live_info(store, root_info(store, info, by_id), locks).status.value

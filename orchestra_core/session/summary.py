@@ -10,8 +10,10 @@ from attrs import evolve, frozen
 from orchestra_core.model import records as r
 from orchestra_core.model import workspace_events as w
 from orchestra_core.model.turn import AgentTurn, TokenUsage
+from orchestra_core.ports.session_locks import SessionLocks
 from orchestra_core.ports.session_store import Id, SessionInfo, SessionStatus, SessionStore
 from orchestra_core.session.catalog import AGENT_TURN, CHECKPOINT
+from orchestra_core.session.liveness import live_info
 from orchestra_core.session.timeline import NodeRun, Timeline
 from orchestra_core.session.trace import SessionTrace
 from orchestra_core.session.turn_view import TurnView, tokens_json
@@ -122,12 +124,25 @@ class SessionSummary:
         return total
 
     @property
+    def runner_gone(self) -> bool:
+        """Interrupted without an ending recorded: the runner died (its lock was found free)."""
+        ending = self.ending
+        return self.info.status is SessionStatus.INTERRUPTED and (
+            ending is None or ending.event in (r.LifecycleEvent.STARTED.value, r.LifecycleEvent.RESUMED.value)
+        )
+
+    @property
     def error(self) -> str | None:
         """Why the run failed or stopped: its lifecycle error, else the last failed node's reason."""
         if self.info.status not in (SessionStatus.FAIL, SessionStatus.INTERRUPTED):
             return None
         if self.ending is not None and self.ending.error:
             return self.ending.error
+        if self.runner_gone:
+            return (
+                "its runner is gone (killed, or its machine stopped) without recording an end; "
+                f"`orchestra resume {self.info.session_id}` continues it"
+            )
         failed = [run.failure_reason for run in self.nodes if run.failure_reason]
         return failed[-1] if failed else None
 
@@ -173,10 +188,12 @@ def session_row(info: SessionInfo) -> dict[str, Any]:
     }
 
 
-def session_summary(store: SessionStore, session_id: Id) -> SessionSummary:
+def session_summary(store: SessionStore, session_id: Id, locks: SessionLocks | None = None) -> SessionSummary:
     """Read a session (and its branch sessions) and summarize it.
 
-    Reads the history page by page and decodes each turn without its transcript or context snapshot.
+    Reads the history page by page and decodes each turn without its transcript or context snapshot. With
+    the runners' `locks`, a session recorded as running whose runner is gone is summarized as interrupted
+    (see `liveness`).
 
     Raises:
         SessionNotFoundError: No such session.
@@ -184,14 +201,15 @@ def session_summary(store: SessionStore, session_id: Id) -> SessionSummary:
     """
     trace = SessionTrace(store, str(session_id))
     turns = tuple(trace.read())
+    info = live_info(store, trace.info, locks)
     timeline = Timeline()
     timeline.add(turns)
-    if trace.info.status in FINISHED:
+    if info.status in FINISHED:
         timeline.close()
     main = trace.info.session_id
     main_turns = [turn for turn in turns if turn.session_id == main]
     return SessionSummary(
-        info=trace.info,
+        info=info,
         nodes=timeline.runs(),
         turns=turns,
         branches=tuple(

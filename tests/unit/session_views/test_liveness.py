@@ -1,0 +1,69 @@
+"""A session recorded as running whose runner's lock is free shows `interrupted` (listing, summary, its branch
+sessions); while the lock is held, or without locks to ask, it shows `running`; a finished run shows how it ended."""
+
+from __future__ import annotations
+
+from orchestra_core.model import records as r
+from orchestra_core.model.outcome import StageStatus
+from orchestra_core.ports.session_store import SessionMetadata, SessionStatus, SessionStore
+from orchestra_core.session import api
+from orchestra_core.session.listing import list_session_rows
+from orchestra_core.session.liveness import live_info
+from orchestra_core.session.summary import session_summary
+from orchestra_core.testing.session_locks import InMemorySessionLocks
+
+
+def _started_fan_out(store: SessionStore) -> tuple[str, str, str]:
+    main = store.create_session(SessionMetadata(pipeline="p")).session_id
+    api.append_record(store, main, r.PipelineLifecycle(r.LifecycleEvent.STARTED, "p"))
+    api.append_record(store, main, r.NodeExecution("first", r.NodeEvent.STARTED, "tool"))
+    fan_out = api.append_record(store, main, r.ParallelExecution("fan", r.ParallelEvent.FAN_OUT, branch_count=2))
+    done, held = (
+        api.fork_session(store, main, fan_out.turn_id, spawn_reason="parallel", title=f"branch fan:{b}").session_id
+        for b in ("done", "held")
+    )
+    api.append_record(
+        store, done,
+        r.ParallelExecution("fan", r.ParallelEvent.BRANCH_COMPLETED, branch_id="done", status=StageStatus.SUCCESS),
+    )
+    api.append_record(store, held, r.NodeExecution("x", r.NodeEvent.STARTED, "tool"))
+    return main, done, held
+
+
+def test_a_running_session_whose_runner_died_is_interrupted(store: SessionStore) -> None:
+    main, done, held = _started_fan_out(store)
+    runner = InMemorySessionLocks("runner 1")
+    runner.acquire(main)
+    reader = runner.runner("status")
+
+    def statuses() -> dict[str, str]:
+        rows = list_session_rows(store, include_branches=True, locks=reader)
+        return {row.info.session_id: row.status for row in rows}
+
+    assert statuses() == {main: "running", done: "success", held: "running"}
+    assert session_summary(store, main, reader).info.status is SessionStatus.RUNNING
+    assert statuses() == {
+        row.info.session_id: row.status for row in list_session_rows(store, include_branches=True)
+    }  # no locks: as recorded
+
+    runner.crash()
+    assert statuses() == {main: "interrupted", done: "success", held: "interrupted"}
+    summary = session_summary(store, main, reader)
+    assert summary.info.status is SessionStatus.INTERRUPTED and summary.runner_gone
+    assert summary.error is not None and f"orchestra resume {main}" in summary.error
+    assert summary.to_json()["ended_at"] is not None
+    assert session_summary(store, held, reader).info.status is SessionStatus.INTERRUPTED
+    assert session_summary(store, done, reader).info.status is SessionStatus.SUCCESS
+    row = next(row for row in list_session_rows(store, locks=reader) if row.info.session_id == main)
+    assert row.duration_s is not None and row.to_json()["status"] == "interrupted"
+
+
+def test_a_run_that_ended_shows_its_end_and_its_branches_never_running(store: SessionStore) -> None:
+    main, done, held = _started_fan_out(store)
+    reader = InMemorySessionLocks("status")
+    api.append_record(store, main, r.PipelineLifecycle(r.LifecycleEvent.COMPLETED, "p"))
+    assert live_info(store, store.get_session(main), reader).status is SessionStatus.SUCCESS
+    rows = list_session_rows(store, include_branches=True, locks=reader)
+    assert {row.info.session_id: row.status for row in rows} == {main: "success", done: "success", held: "success"}
+    for session in (main, done, held):
+        assert session_summary(store, session, reader).info.status is SessionStatus.SUCCESS
