@@ -34,10 +34,16 @@ _WORD = r"(?:[A-Za-z0-9_.:+]+(?:-(?![->])[A-Za-z0-9_.:+]*)*|(?<!-)-(?![->])(?:[A
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'
 # A quote that opens no complete string becomes a mark, so it cannot pair up with a later quote.
 _STRAY_QUOTE = "\ufdd4"
+# DOT joins double-quoted strings written `"a" + "b"` (across lines too) into one string.
+_GAP = r"(?:\s|//[^\n]*|/\*.*?\*/)*"
+_CONCAT = rf"{_STRING}(?:{_GAP}\+{_GAP}{_STRING})+"
+_CONCAT_PART_RE = re.compile(rf"//[^\n]*|/\*.*?\*/|(?P<string>{_STRING})", re.DOTALL)
 _REWRITE_RE = re.compile(
-    rf"(?P<comment>//[^\n]*|\#[^\n]*|/\*.*?\*/)|(?P<string>{_STRING})|(?P<word>{_WORD})|(?P<stray>\")",
+    rf"(?P<comment>//[^\n]*|\#[^\n]*|/\*.*?\*/)|(?P<concat>{_CONCAT})|(?P<string>{_STRING})|(?P<word>{_WORD})"
+    rf"|(?P<stray>\")",
     re.DOTALL,
 )
+_BYTE_ORDER_MARK = "\ufeff"
 # In the rewritten text every id and value is a quoted string; the skeleton replaces each with `S`.
 _QUOTED_RE = re.compile(_STRING)
 _PROBLEM_RE = re.compile(
@@ -124,11 +130,12 @@ def lex(text: str, path: str | None = None) -> LexedDot:
     Raises:
         PipelineLoadError: The text breaks the subset (with the line of the problem).
     """
+    text = text.removeprefix(_BYTE_ORDER_MARK)  # editors on Windows start UTF-8 files with one
     for placeholder in _PLACEHOLDERS:
         if placeholder in text:
             line = text.count("\n", 0, text.index(placeholder)) + 1
             raise PipelineLoadError(f"unsupported character U+{ord(placeholder):04X}", path=path, line=line)
-    rewritten = _KEY_ATTRIBUTE_RE.sub(f'"{_KEY_MARK}key"', _REWRITE_RE.sub(_rewrite_token, text))
+    rewritten = _KEY_ATTRIBUTE_RE.sub(f'"{_KEY_MARK}key"', _REWRITE_RE.sub(_token_rewriter(text, path), text))
     skeleton = _QUOTED_RE.sub("S", rewritten)
     _check_skeleton(skeleton, path)
     pairs = tuple((unquote_graphviz(a), unquote_graphviz(b)) for a, b in _EDGE_PAIR_RE.findall(rewritten))
@@ -162,9 +169,28 @@ def _split_chain(match: re.Match[str]) -> str:
     return "".join(pieces) + attrs
 
 
+def _token_rewriter(text: str, path: str | None) -> Callable[[re.Match[str]], str]:
+    def rewrite(match: re.Match[str]) -> str:
+        if match.lastgroup == "word" and "+" in match.group(0) and not match.group(0).strip("+"):
+            line = text.count("\n", 0, match.start()) + 1
+            raise PipelineLoadError(
+                f"'{match.group(0)}' outside a string: '+' joins double-quoted strings only, as in "
+                '"first part" + "second part"',
+                path=path,
+                line=line,
+            )
+        return _rewrite_token(match)
+
+    return rewrite
+
+
 def _rewrite_token(match: re.Match[str]) -> str:
     kind = match.lastgroup
     raw = match.group(0)
+    if kind == "concat":
+        found = (part.group("string") for part in _CONCAT_PART_RE.finditer(raw))
+        parts = [decode_string(string[1:-1]) for string in found if string is not None]
+        return _graphviz_string("".join(parts)) + "\n" * raw.count("\n")
     if kind == "word":
         lowered = raw.lower()
         if lowered in KEYWORDS:

@@ -80,7 +80,10 @@ def graphs(draw: st.DrawFn) -> Graph:
 # Text shaped like each language, for the fuzz tests: mostly its own tokens, in any order.
 ANY_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
 DOT_ALPHABET = st.sampled_from(
-    [*'digraphnodeedgesubgraphstrict{}[]=;,->"\\/*#\n\t <>:.%$', "->", "--", "/*", "*/", "//", '\\"', "\\n"]
+    [
+        *'digraphnodeedgesubgraphstrict{}[]=;,->"\\/*#\n\t <>:.%$+',
+        *["->", "--", "/*", "*/", "//", '\\"', "\\n", '" + "', "\ufeff"],
+    ]
 )
 DOT_LIKE = st.lists(DOT_ALPHABET, max_size=80).map("".join)
 CONDITION_LIKE = st.lists(
