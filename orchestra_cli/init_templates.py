@@ -72,4 +72,6 @@ commit_messages:
 default: "Done."
 """
 
+# `orchestra init` in a subdirectory of a repository points this at the repository's top level instead.
+REPO_PATH_LINE = "path: .          # this directory (a git repository)"
 FILES = {"orchestra.yaml": ORCHESTRA_YAML, "pipeline.dot": PIPELINE_DOT, "cassette.yaml": CASSETTE_YAML}

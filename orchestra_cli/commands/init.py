@@ -27,7 +27,7 @@ def init_project(
     `orchestra compile pipeline.dot` validates the pipeline and `orchestra run pipeline.dot` runs it.
     """
     from orchestra_cli.errors import fail
-    from orchestra_cli.init_templates import FILES
+    from orchestra_cli.init_templates import FILES, REPO_PATH_LINE
 
     if directory.exists() and not directory.is_dir():
         raise fail(f"{directory}: not a directory")
@@ -38,7 +38,12 @@ def init_project(
         )
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        repo_path = _enclosing_repository(directory)
         for name, text in FILES.items():
+            if name == "orchestra.yaml" and repo_path not in (None, "."):
+                text = text.replace(
+                    REPO_PATH_LINE, f"path: {repo_path}  # the git repository this directory is in"
+                )
             target = directory / name
             if target.is_symlink() or (target.exists() and not target.is_file()):
                 raise fail(f"{target}: not a regular file; remove it first")
@@ -56,6 +61,19 @@ def init_project(
     typer.echo(f"git     {git_note}")
     where = "" if directory.resolve() == Path.cwd().resolve() else f"cd {directory} && "
     typer.echo(f"next    {where}orchestra compile pipeline.dot && orchestra run pipeline.dot")
+
+
+def _enclosing_repository(directory: Path) -> str | None:
+    """The top level of the git repository `directory` is in, relative to it (`.`, `..`); None outside one."""
+    import os
+    import shutil
+
+    if shutil.which("git") is None:
+        return None
+    top = _git(directory, "rev-parse", "--show-toplevel")
+    if top.returncode != 0 or not top.stdout.strip():
+        return None
+    return Path(os.path.relpath(top.stdout.strip(), directory.resolve())).as_posix()
 
 
 def _git_repository(directory: Path) -> str:

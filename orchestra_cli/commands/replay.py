@@ -11,6 +11,7 @@ from orchestra_cli.runtime.options import (
     AnswersOption,
     AutoApproveOption,
     BackendOption,
+    LogsRootOption,
     MaxVisitsOption,
     PipelineOption,
     QuietOption,
@@ -38,6 +39,7 @@ def replay_session(
     auto_approve: AutoApproveOption = False,
     answers: AnswersOption = None,
     set_values: SetOption = None,
+    logs_root: LogsRootOption = None,
     max_visits: MaxVisitsOption = None,
     json_output: JsonOption = False,
     quiet: QuietOption = False,
@@ -65,7 +67,7 @@ def replay_session(
             "give the turn to replay from with --checkpoint TURN_ID or --turn TURN_ID (see `orchestra status SESSION`)"
         )
     options = RunOptions(
-        pipeline, backend, auto_approve, answers, tuple(set_values or ()), None, max_visits,
+        pipeline, backend, auto_approve, answers, tuple(set_values or ()), logs_root, max_visits,
         json_output, quiet, config,
     )
     check_run_options(options)

@@ -53,6 +53,12 @@ def test_init_in_an_existing_repository_leaves_its_history_alone(tmp_path: Path)
     assert GitRepo(tmp_path).log("main", "%s") == ["Mine"]
     nested = orchestra("init", "sub", cwd=tmp_path)  # inside the repository: no repository of its own
     assert nested.returncode == 0 and not (tmp_path / "sub" / ".git").exists()
+    assert (
+        "path: ..  # the git repository this directory is in"
+        in (tmp_path / "sub" / "orchestra.yaml").read_text()
+    )
+    ran = orchestra("run", "pipeline.dot", "--quiet", cwd=tmp_path / "sub")
+    assert ran.returncode == 0, ran.stderr + ran.stdout
 
 
 def test_init_says_what_to_do_in_a_repository_without_a_commit(tmp_path: Path) -> None:

@@ -112,3 +112,12 @@ def test_a_replay_that_cannot_start_leaves_no_session_behind(project: Project, r
     assert too_early.returncode == 2 and "no checkpoint at or before turn" in too_early.stderr
     with project.open_store() as store:
         assert [info.session_id for info in store.list_sessions()] == [recorded]
+
+
+def test_replay_takes_logs_root_as_run_does(project: Project, recorded: str) -> None:
+    with project.open_store() as store:
+        at = _turn_of(store, recorded, "checkpoint plan")
+    logs = project.root / "replay-logs"
+    document = project.run_json("replay", recorded, "--checkpoint", at, "--logs-root", str(logs))
+    assert document["status"] == "success" and document["logs_root"] == str(logs)
+    assert (logs / "manifest.json").is_file() and (logs / "checkpoint.json").is_file()
