@@ -184,10 +184,17 @@ def _compile_rules(
     return [*_agent_lint_rules(settings, library, registry), *backend_lint_rules(settings, requested=backend)]
 
 
-def _run_rules(settings: OrchestraSettings, backend: str | None) -> list[Any]:
+def _run_rules(
+    settings: OrchestraSettings, library: PromptLibrary, registry: ToolRegistry, backend: str | None
+) -> list[Any]:
+    """`compile`'s rules: a run validates exactly as `orchestra compile` does, before anything is recorded.
+    Only the run's own backend is left out: `run` refuses an unknown one as bad input (exit 2)."""
     from orchestra_adapters.backends.lint import backend_lint_rules
 
-    return backend_lint_rules(settings, requested=backend, check_run_backend=False)
+    return [
+        *_agent_lint_rules(settings, library, registry),
+        *backend_lint_rules(settings, requested=backend, check_run_backend=False),
+    ]
 
 
 class Container(containers.DeclarativeContainer):
@@ -221,8 +228,8 @@ class Container(containers.DeclarativeContainer):
     # Extra lint rules for `orchestra compile`: agents, prompt layers, models and tools resolve; backends
     # are known and CLI agents' executables found.
     compile_rules = providers.Callable(_compile_rules, settings, prompt_library, tool_registry, config.backend)
-    # The rules `orchestra run` adds before it creates a session: nodes' backends known, CLI agents found.
-    run_rules = providers.Callable(_run_rules, settings, config.backend)
+    # The rules `orchestra run` (resume, replay) adds before it creates a session: compile's rules.
+    run_rules = providers.Callable(_run_rules, settings, prompt_library, tool_registry, config.backend)
 
 
 def build_container(

@@ -11,6 +11,7 @@ from attrs import define
 
 from orchestra_core.model.events import (
     EngineEvent,
+    GoalGateUnsatisfied,
     InterviewCompleted,
     InterviewStarted,
     InterviewTimeout,
@@ -46,6 +47,9 @@ def describe(event: EngineEvent) -> str | None:
         text = f"x {event.node_id} {verb} in {format_duration(event.duration_s, 'seconds')}: {event.outcome.failure_reason}"
     elif isinstance(event, StageRetrying):
         text = f"~ {event.node_id} retrying (attempt {event.attempt}) in {format_duration(event.delay_s, 'seconds')}"
+    elif isinstance(event, GoalGateUnsatisfied):
+        status = f"{event.status}: {' '.join(event.reason.split())}" if event.reason else event.status
+        text = f"! goal gate {event.node_id} is unsatisfied ({status}): back to {event.retry_target}"
     elif isinstance(event, PipelineRestarted):
         text = f"loop restart #{event.restart_count} from {event.from_node}: starting over at {event.node_id}"
     elif isinstance(event, ParallelStarted):
@@ -122,7 +126,9 @@ class _Heartbeat:
         return Text(self._line() or "", style="dim")
 
 
-_STYLES = {"ok": "green", "x": "bold red", "~": "yellow", ">": "cyan", "||": "magenta", "?": "blue"}
+_STYLES = {
+    "ok": "green", "x": "bold red", "!": "yellow", "~": "yellow", ">": "cyan", "||": "magenta", "?": "blue"
+}
 
 
 class RichProgress:

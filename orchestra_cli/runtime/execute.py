@@ -104,24 +104,32 @@ def _already_finished(begun: SessionStart, options: RunOptions, container: Conta
         }
         print_json(run_json(result, repos))
     else:
-        reason = f": {checkpoint.failure_reason}" if checkpoint.failure_reason else ""
-        typer.echo(f"session {begun.session_id} already ended ({checkpoint.status.value}{reason}); nothing to resume")
+        from orchestra_cli.errors import one_line
+
+        typer.echo(f"session {begun.session_id} already ended ({checkpoint.status.value}); nothing to resume")
+        if checkpoint.status != RunStatus.SUCCESS:
+            typer.echo(f"failure {one_line(checkpoint.failure_reason or checkpoint.status.value)}")
     return 0 if checkpoint.status == RunStatus.SUCCESS else 1
 
 
 def execute(options: RunOptions, container: Container, start: StartSession, graph: Graph) -> int:
     """Start the session, set up its workspace, run the engine and report; returns the exit code."""
     from orchestra_adapters.container import close_container
-    from orchestra_cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, user_errors
+    from orchestra_cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, fail, user_errors
+    from orchestra_cli.runtime.options import make_logs_root
+    from orchestra_core.model.errors import OrchestraError
 
     try:
         with user_errors():
+            make_logs_root(options.logs_root)
             run = _begin(options, container, start, graph)
         try:
             result = run.execute()
         except KeyboardInterrupt:
             typer.echo(f"orchestra: interrupted; continue with: orchestra resume {run.session_id}", err=True)
             return EXIT_INTERRUPTED
+        except OrchestraError as error:  # the run recorded its session as failed
+            raise fail(f"session {run.session_id} failed: {error}", EXIT_FAILED) from None
         finally:
             run.close()
         _report(options, result, run)
@@ -189,12 +197,15 @@ def prepare_graph(text: str, path: Path, options: RunOptions, rules: Sequence[Li
 
 
 def _record_validation_errors(path: Path, errors: Sequence[Diagnostic]) -> None:
-    """The `{"error": ...}` document `--json` prints when validation stops a run before it starts."""
+    """The last line on stderr, and the `{"error": ...}` document `--json` prints, when validation stops a run
+    before it starts (as `orchestra compile` would stop it)."""
     from orchestra_cli.errors import record_error
     from orchestra_cli.output import count_noun, diagnostic_json
 
+    message = f"{path}: {count_noun(len(errors), 'validation error')}; nothing was run (see `orchestra compile`)"
+    typer.echo(f"orchestra: error: {message}", err=True)
     record_error(
-        f"{path}: {count_noun(len(errors), 'validation error')}; nothing was run",
+        message,
         file=str(path),
         diagnostics=[diagnostic_json(error) for error in errors],
     )
@@ -281,10 +292,12 @@ def _report(options: RunOptions, result: RunResult, run: PipelineRun) -> None:
         print_json(run_json(result, repos))
         return
     if options.quiet:
-        typer.echo(result.status.value if result.succeeded else f"fail: {result.failure_reason}")
+        typer.echo(result.status.value if result.succeeded else f"fail: {failure_reason(result)}")
         return
     for name, repo in repos.items():
         typer.echo(f"repo    {name}: branch {repo['branch']} at {repo['head_sha'][:12]}")
+    if not result.succeeded:  # the last line says why, as `failure_reason` of --json does
+        typer.echo(f"failure {failure_reason(result)}")
 
 
 def repos_json(run: PipelineRun) -> dict[str, dict[str, str]]:
@@ -299,8 +312,6 @@ def run_json(result: RunResult, repos: dict[str, dict[str, str]]) -> dict[str, A
     """The `run --json` document of DESIGN.md."""
     import json
 
-    from orchestra_cli.errors import one_line
-
     return {
         "session_id": result.session_id,
         "status": result.status.value,
@@ -309,5 +320,13 @@ def run_json(result: RunResult, repos: dict[str, dict[str, str]]) -> dict[str, A
         "context": json.loads(json.dumps(dict(result.context), default=str)),
         "logs_root": result.logs_root,
         "repos": repos,
-        "failure_reason": None if result.succeeded else one_line(result.failure_reason or result.status.value),
+        "failure_reason": None if result.succeeded else failure_reason(result),
     }
+
+
+def failure_reason(result: RunResult) -> str:
+    """Why a run failed, on one line: the failing node and its outcome's reason (a tool's exit status and
+    stderr tail), the goal gate that held the run back, or why it stopped."""
+    from orchestra_cli.errors import one_line
+
+    return one_line(result.failure_reason or result.status.value)

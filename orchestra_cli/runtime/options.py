@@ -82,12 +82,18 @@ def check_run_options(options: RunOptions) -> None:
     """Refuse bad file options before anything is built or recorded (bad input never creates a session).
 
     Raises:
-        typer.Exit: `--answers` is missing or not a regular file, `--logs-root` exists but is not a
-            directory, or a `--set` pair is malformed (after printing why).
+        typer.Exit: `--backend` is not a backend Orchestra has, `--answers` is missing or not a regular file,
+            `--logs-root` exists but is not a directory, or a `--set` pair is malformed (after printing why).
     """
     from orchestra_cli.errors import fail
     from orchestra_core.model.input_files import InputFileError, check_regular_file
 
+    if options.backend is not None:
+        from orchestra_adapters.backends.registry import BACKEND_NAMES
+
+        if options.backend not in BACKEND_NAMES:
+            known = ", ".join(BACKEND_NAMES)
+            raise fail(f"unknown backend {_shorten(options.backend)!r}; available: {known}")
     parse_set_values(options.set_values)
     if options.answers is not None and options.answers.exists():
         try:
@@ -97,3 +103,20 @@ def check_run_options(options: RunOptions) -> None:
     root = options.logs_root
     if root is not None and root.exists() and not root.is_dir():
         raise fail(f"{root}: --logs-root must be a directory (or not exist yet)", file=str(root))
+
+
+def make_logs_root(root: Path | None) -> None:
+    """Create the `--logs-root` directory, once the run's checks have passed and before its session exists,
+    so a directory that cannot be made is bad input that records nothing.
+
+    Raises:
+        typer.Exit: The directory cannot be created (after printing why, on one line).
+    """
+    from orchestra_cli.errors import fail
+
+    if root is None:
+        return
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise fail(f"{root}: --logs-root cannot be created: {error.strerror or error}", file=str(root)) from None

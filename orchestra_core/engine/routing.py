@@ -68,6 +68,18 @@ def unsatisfied_goal_gate(graph: Graph, node_outcomes: Mapping[str, Outcome]) ->
     return None
 
 
+def outcome_summary(outcome: Outcome) -> str:
+    """An outcome in a failure message: its status and, when it has one, its reason (`fail: exit code 1: ...`)."""
+    reason = " ".join(outcome.failure_reason.split()) if outcome.failure_reason else ""
+    return f"{outcome.status.value}: {reason}" if reason else outcome.status.value
+
+
+def goal_gate_message(gate: Node, outcome: Outcome, target: str | None) -> str:
+    """Which goal gate holds the run back, why, and where it sends the run."""
+    where = f"sends the run back to {target}" if target is not None else "has no retry target"
+    return f"goal gate {gate.id} is unsatisfied ({outcome_summary(outcome)}) and {where}"
+
+
 def exit_transition(graph: Graph, node_outcomes: Mapping[str, Outcome]) -> Transition | None:
     """Before the run may end: None when every goal gate is satisfied, else a jump or a failure."""
     gate = unsatisfied_goal_gate(graph, node_outcomes)
@@ -76,8 +88,7 @@ def exit_transition(graph: Graph, node_outcomes: Mapping[str, Outcome]) -> Trans
     target = goal_gate_target(gate, graph)
     if target is not None:
         return Advance(target, None, "goal_gate")
-    status = node_outcomes[gate.id].status.value
-    return Finish(RunStatus.FAIL, f"goal gate {gate.id} is unsatisfied ({status}) and has no retry target")
+    return Finish(RunStatus.FAIL, goal_gate_message(gate, node_outcomes[gate.id], None))
 
 
 def next_transition(graph: Graph, node: Node, outcome: Outcome, context: ContextLookup) -> Transition:

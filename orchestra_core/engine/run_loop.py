@@ -19,7 +19,11 @@ from orchestra_core.engine.routing import (
     Restart,
     Transition,
     exit_transition,
+    goal_gate_message,
+    goal_gate_target,
     next_transition,
+    outcome_summary,
+    unsatisfied_goal_gate,
 )
 from orchestra_core.engine.run_state import (
     Position,
@@ -44,7 +48,7 @@ from orchestra_core.model.events import (
     PipelineStarted,
 )
 from orchestra_core.model.graph import Edge, Graph, Node
-from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.ports.checkpoint_sink import CheckpointSink
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.run_directory import RunDirectoryFactory
@@ -253,11 +257,26 @@ class RunLoop:
                     position = self._jump_for_gate(gate, position)
                     continue
             if self.state.node_visits >= self.max_visits:
-                return Finish(RunStatus.FAIL, self.state.looping_message(self.max_visits))
+                return Finish(RunStatus.FAIL, self._looping_reason())
             transition = self._step(node, position)
             if isinstance(transition, Finish):
                 return transition
             position = self._restart(node, transition) if isinstance(transition, Restart) else self._advance(node, transition)
+
+    def _looping_reason(self) -> str:
+        """Why the run stopped as looping: the goal gate that kept sending it back, else the last failed stage
+        and its reason (when a stage failed), then the limit and the last nodes."""
+        outcomes = self.state.node_outcomes
+        gate = unsatisfied_goal_gate(self.graph, outcomes)
+        if gate is not None:
+            cause = goal_gate_message(gate, outcomes[gate.id], goal_gate_target(gate, self.graph)) + "; "
+        else:
+            failed = next(
+                (n for n in reversed(self.state.completed_nodes) if n in outcomes and outcomes[n].status == StageStatus.FAIL),
+                None,
+            )
+            cause = f"stage {failed} last failed ({outcome_summary(outcomes[failed])}); " if failed else ""
+        return cause + self.state.looping_message(self.max_visits)
 
     def _step(self, node: Node, position: Position) -> Transition:
         """Execute one node, record it, decide what follows and save the checkpoint."""
@@ -305,8 +324,14 @@ class RunLoop:
             for node_id, outcome in self.state.node_outcomes.items()
             if node_id in self.graph.nodes and self.graph.nodes[node_id].goal_gate and not outcome.status.is_success
         )
-        status = self.state.node_outcomes[failed].status.value
-        self.emitter.emit(GoalGateUnsatisfied, None, {"node_id": failed, "status": status, "retry_target": gate.target})
+        outcome = self.state.node_outcomes[failed]
+        fields = {
+            "node_id": failed,
+            "status": outcome.status.value,
+            "retry_target": gate.target,
+            "reason": outcome.failure_reason,
+        }
+        self.emitter.emit(GoalGateUnsatisfied, None, fields)
         fields = {"source": position.node_id, "target": gate.target, "label": "", "reason": gate.reason}
         self.emitter.emit(EdgeSelected, None, fields)
         return Position(gate.target, None, position.previous)

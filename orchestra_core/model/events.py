@@ -143,9 +143,13 @@ class EdgeSelected(EngineEvent):
 
 @frozen(kw_only=True)
 class GoalGateUnsatisfied(EngineEvent):
+    """A goal gate's latest outcome is not a success at the exit: the run goes back to `retry_target`;
+    `reason` is the outcome's failure reason."""
+
     node_id: str
     status: str
     retry_target: str | None
+    reason: str = ""
 
 
 @frozen(kw_only=True)

@@ -55,8 +55,9 @@ from orchestra_core.workspace.worktree_watch import WorktreeWatch
 class PipelineRun:
     """Builds everything one run needs; `execute()` runs it, `close()` releases what it opened.
 
-    Creating a PipelineRun begins its session (a planned replay forks here) and takes the session's lock,
-    before anything is recorded. `open()` then sets up the workspace and the engine; a failure there is
+    Creating a PipelineRun checks the workspace repos, then begins its session (a new run's is created, a
+    planned replay forks here) and takes the session's lock, before anything is recorded: bad input stops
+    it before a session exists. `open()` then sets up the workspace and the engine; a failure there is
     recorded on the session. Use it as a context manager, or call `close()`.
     """
 
@@ -74,7 +75,10 @@ class PipelineRun:
         self.extensions = extensions or Extensions()
         self.layout = ProjectLayout(options.project_root.resolve())
         self.events = EventFanout(options.on_event)
+        self._resolver: AgentResolver | None = None
         if ports.store is not None:
+            if start.creates_session:  # bad input stops the run here, before a session exists
+                self._check_workspace(start)
             publish_types(ports.store)
             start = begin(ports.store, start)
         elif not start.session_id:
@@ -90,7 +94,6 @@ class PipelineRun:
         self._writers: dict[str, bool] = {}
         self.backend: CodergenBackend | None = None
         self.engine: PipelineEngine | None = None
-        self._resolver: AgentResolver | None = None
 
     def __enter__(self) -> PipelineRun:
         return self
@@ -122,6 +125,23 @@ class PipelineRun:
         return self._resolver
 
     # Setting up ------------------------------------------------------------------------------------
+    def _check_workspace(self, start: SessionStart) -> None:
+        """Before a new session (or a replay's fork) exists: the workspace repos are usable and, with repos to
+        commit to, the `cheap` model resolves; what `open_workspace` then sets up cannot fail on bad input.
+
+        Raises:
+            WorkspaceConfigError: A repo is unusable (every problem listed).
+            OrchestraError: The `cheap` model alias does not resolve.
+        """
+        settings = self.options.settings
+        if not settings.workspace.repos or self.ports.git is None:
+            return
+        manager = self._workspace_manager(start.repo_heads if start.kind == REPLAY else {})
+        manager.exclude_state_dir()  # the store may have made `.orchestra/`: keep it out of `git status`
+        name = self.graph.name or Path(start.source.path or "pipeline").stem
+        check = self._check_cheap_model if self.ports.commit_messages is not None else None
+        manager.check_repos(name, check_cheap_model=check)
+
     def open(self) -> PipelineRun:
         """Set up the workspace and the engine; a failure is recorded on the session, then raised.
 

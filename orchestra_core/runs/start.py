@@ -37,6 +37,8 @@ class SessionStart:
         repo_heads: Each workspace repo's branch and head at that point.
         origin: For a replay, the session it forks and the checkpoint turn it continues from.
         fork_at: For a replay not begun yet, the turn to fork at (`begin` forks; `session_id` is "" until then).
+        new_session: For a new run not begun yet, the session to create (`begin` creates it; `session_id` is
+            "" until then), so that a run refused before it begins records nothing.
     """
 
     kind: str
@@ -47,13 +49,23 @@ class SessionStart:
     repo_heads: Mapping[str, RepoHead] = field(factory=dict)
     origin: tuple[str, str] | None = None
     fork_at: str | None = None
+    new_session: SessionMetadata | None = None
+
+    @property
+    def creates_session(self) -> bool:
+        """Whether `begin` makes a new session (a new run, or a replay's fork)."""
+        return self.new_session is not None or self.fork_at is not None
 
 
 def start_new(store: SessionStore, graph: Graph, pipeline_path: Path, text: str) -> SessionStart:
-    """Create the session of a new run; the DOT source is kept as a blob so resume and replay can reload it."""
+    """Plan the session of a new run; the DOT source is kept as a blob so resume and replay can reload it.
+
+    The session itself is created by `begin`, once the run's checks have passed: a run that cannot start
+    leaves no session behind.
+    """
     blob = store.put_blob(text.encode("utf-8"))
-    info = store.create_session(session_metadata(graph, pipeline_path))
-    return SessionStart(NEW, info.session_id, text, PipelineSource(str(pipeline_path), blob))
+    source = PipelineSource(str(pipeline_path), blob)
+    return SessionStart(NEW, "", text, source, new_session=session_metadata(graph, pipeline_path))
 
 
 def start_resume(store: SessionStore, session_id: str, pipeline: Path | None) -> SessionStart:
@@ -106,7 +118,11 @@ def start_replay(store: SessionStore, session_id: str, turn_id: str, pipeline: P
 
 
 def begin(store: SessionStore, start: SessionStart) -> SessionStart:
-    """The start with its session in place: a planned replay forks its session (O(1)) at this point."""
+    """The start with its session in place: a new run's session is created, a planned replay forks its
+    session (O(1)) at this point."""
+    if start.new_session is not None:
+        info = store.create_session(start.new_session)
+        return evolve(start, session_id=info.session_id, new_session=None)
     if start.fork_at is None or start.origin is None:
         return start
     fork = fork_session(store, start.origin[0], start.fork_at, spawn_reason="replay")

@@ -102,6 +102,19 @@ class WorkspaceManager:
         self._link_project(contexts)
         return self._session(session_id, contexts)
 
+    def check_repos(self, pipeline_name: str, *, check_cheap_model: Callable[[], None] | None = None) -> None:
+        """What `setup_session` checks first, without creating anything: for a run before its session exists.
+
+        Raises:
+            WorkspaceConfigError: A repo is unusable (every problem listed).
+            OrchestraError: `check_cheap_model` failed.
+        """
+        checker = RepoChecker(self._git, self._config_dir, self.state_dir)
+        placeholder = "0"  # no session id yet; the checks do not depend on it
+        plans = checker.plans(self._settings.repos, self.worktrees_dir(placeholder), pipeline_name, placeholder)
+        if plans and check_cheap_model is not None:
+            self._check_cheap_model(check_cheap_model)
+
     def exclude_state_dir(self, repo_roots: Sequence[Path] = ()) -> None:
         """Add `.orchestra/` to `info/exclude` of every repository it lies in (the project's own included).
 

@@ -134,6 +134,7 @@ def test_goal_gate_blocks_exit_and_reroutes_to_the_retry_target() -> None:
     assert result.completed_nodes == ("start", "plan", "implement", "review", "plan", "implement", "review", "done")
     unsatisfied = harness.log.of(GoalGateUnsatisfied)
     assert [(e.node_id, e.status, e.retry_target) for e in unsatisfied] == [("implement", "fail", "plan")]
+    assert unsatisfied[0].reason  # the gate's failure reason, for progress output
     assert any(e.reason == "goal_gate" and e.target == "plan" for e in harness.log.of(EdgeSelected))
 
 
@@ -147,7 +148,8 @@ def test_goal_gate_without_retry_target_fails_the_pipeline() -> None:
     harness = Harness(backend=ScriptedCodergenBackend({"implement": "fail"}))
     result = harness.run(graph(GATED.format(graph_attrs="", gate_attrs="")))
     assert result.status is RunStatus.FAIL
-    assert "goal gate implement is unsatisfied (fail)" in result.failure_reason
+    assert result.failure_reason.startswith("goal gate implement is unsatisfied (fail: ")
+    assert result.failure_reason.endswith(") and has no retry target")
     assert "done" not in result.completed_nodes
     assert harness.checkpoints()[-1].status is RunStatus.FAIL
 
