@@ -9,12 +9,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from attrs import define, field, frozen
 
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import WriteTracker
+from orchestra_core.model.cancellation import Cancellation, takes_cancel
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.settings import IMPLICIT_REPO
 from orchestra_core.ports.command_runner import CommandResult, CommandRunner
@@ -248,6 +249,8 @@ class _WritableRoots:
         timeout: float | None = None,
         stdin: str | None = None,
         writable: Sequence[str] = (),
+        cancel: Cancellation | None = None,
     ) -> CommandResult:
+        extra: dict[str, Any] = {"cancel": cancel} if cancel is not None and takes_cancel(self._runner.run) else {}
         allowed = [*self._roots, *writable]
-        return self._runner.run(command, cwd=cwd, env=env, timeout=timeout, stdin=stdin, writable=allowed)
+        return self._runner.run(command, cwd=cwd, env=env, timeout=timeout, stdin=stdin, writable=allowed, **extra)

@@ -10,6 +10,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph, add_messages
 
 from orchestra_adapters.tools.toolbox import Toolbox
+from orchestra_core.model.cancellation import Cancellation, cancellation_scope
 
 MODEL_NODE = "model"
 TOOLS_NODE = "tools"
@@ -30,10 +31,18 @@ class ModelCallError(Exception):
         self.cause = cause
 
 
-def build_agent_graph(model: Runnable, toolbox: Toolbox, checkpointer: BaseCheckpointSaver) -> Any:
-    """Compile the loop for one node execution (`model` already has the toolbox's tools bound)."""
+def build_agent_graph(
+    model: Runnable, toolbox: Toolbox, checkpointer: BaseCheckpointSaver, cancel: Cancellation | None = None
+) -> Any:
+    """Compile the loop for one node execution (`model` already has the toolbox's tools bound). Once `cancel`
+    is set, no model call and no tool call starts (StageCancelled is raised instead)."""
+
+    def stop_if_cancelled() -> None:
+        if cancel is not None:
+            cancel.raise_if_cancelled()
 
     def call_model(state: AgentState) -> dict[str, Any]:
+        stop_if_cancelled()
         try:
             reply = model.invoke(state["messages"])
         except Exception as error:  # the driver turns provider failures into RETRY/FAIL outcomes
@@ -45,7 +54,9 @@ def build_agent_graph(model: Runnable, toolbox: Toolbox, checkpointer: BaseCheck
         assert isinstance(reply, AIMessage)
         messages, outcome = [], None
         for call in reply.tool_calls:
-            executed = toolbox.execute(call["name"], call["args"], call["id"] or "")
+            stop_if_cancelled()
+            with cancellation_scope(cancel):  # a command tool's runner kills its process group on cancel
+                executed = toolbox.execute(call["name"], call["args"], call["id"] or "")
             record = executed.record
             messages.append(
                 ToolMessage(

@@ -10,6 +10,7 @@ from orchestra_adapters.backends.agent_inputs import AgentResolver, model_name_o
 from orchestra_adapters.backends.model_errors import model_failure
 from orchestra_adapters.backends.turn_records import content_text, token_usage
 from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
+from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node
 from orchestra_core.model.outcome import Outcome
@@ -31,8 +32,20 @@ class DirectLLMBackend:
         self._chat_models = chat_models
         self._resolver = resolver
 
-    def run(self, node: Node, prompt: str, context: Context, on_turn: OnTurn | None = None) -> str | Outcome:
-        """One call; provider failures become RETRY (transient) or FAIL outcomes with the provider's message."""
+    def run(
+        self,
+        node: Node,
+        prompt: str,
+        context: Context,
+        on_turn: OnTurn | None = None,
+        *,
+        cancel: Cancellation | None = None,
+    ) -> str | Outcome:
+        """One call; provider failures become RETRY (transient) or FAIL outcomes with the provider's message.
+        A `cancel` set before the call stops it from being made (a call in flight cannot be taken back; it
+        writes nothing)."""
+        if cancel is not None:
+            cancel.raise_if_cancelled()
         agent = self._resolver.resolve(node, context)
         model = self._chat_models.create(agent.provider, agent.model, purpose="direct", node_id=node.id)
         started = time.monotonic()

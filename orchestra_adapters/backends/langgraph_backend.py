@@ -35,6 +35,7 @@ from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
 from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.tools import AgentTool, WriteTracker
 from orchestra_core.model.agent_resume import AgentResume, agent_resume_for
+from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node
 from orchestra_core.model.outcome import Outcome
@@ -83,8 +84,17 @@ class LangGraphBackend:
         self._lock = threading.Lock()
         self._thread_locks: dict[str, threading.Lock] = {}
 
-    def run(self, node: Node, prompt: str, context: Context, on_turn: OnTurn | None = None) -> str | Outcome:
-        """Run the node's agent until it answers without tool calls, reports an outcome or runs out of turns."""
+    def run(
+        self,
+        node: Node,
+        prompt: str,
+        context: Context,
+        on_turn: OnTurn | None = None,
+        *,
+        cancel: Cancellation | None = None,
+    ) -> str | Outcome:
+        """Run the node's agent until it answers without tool calls, reports an outcome or runs out of turns.
+        Once `cancel` is set no model or tool call starts, and a command a tool runs is killed."""
         max_turns = node.get_int(MAX_TURNS_ATTR, self._default_max_turns)
         if max_turns < 1:
             return Outcome.fail(f"node {node.id}: {MAX_TURNS_ATTR} must be at least 1, not {max_turns}")
@@ -92,7 +102,7 @@ class LangGraphBackend:
         tracker = WriteTracker()
         toolbox = Toolbox(self._tools(node, agent, context, tracker))
         model = self._chat_models.create(agent.provider, agent.model, purpose="agent", node_id=node.id)
-        app = build_agent_graph(model.bind_tools(toolbox.schemas()), toolbox, self._checkpointer())
+        app = build_agent_graph(model.bind_tools(toolbox.schemas()), toolbox, self._checkpointer(), cancel)
         execution = _NodeExecution(
             node, agent, model_name_of(model, agent), toolbox, tracker, on_turn, max_turns
         )

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
+from orchestra_core.model.cancellation import Cancellation, takes_cancel
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node
 from orchestra_core.model.outcome import Outcome
@@ -76,12 +78,21 @@ class RoutingBackend:
                 self._built[name] = None if name == SIMULATE else self._build(name)
             return self._built[name]
 
-    def run(self, node: Node, prompt: str, context: Context, on_turn: OnTurn | None = None) -> str | Outcome:
-        """Run the node with its backend (the simulated response for `simulate`)."""
+    def run(
+        self,
+        node: Node,
+        prompt: str,
+        context: Context,
+        on_turn: OnTurn | None = None,
+        *,
+        cancel: Cancellation | None = None,
+    ) -> str | Outcome:
+        """Run the node with its backend (the simulated response for `simulate`); `cancel` is passed on."""
         backend = self.backend_for(node)
         if backend is None:
             return simulated_response(node)
-        return backend.run(node, prompt, context, on_turn=on_turn)
+        extra: dict[str, Any] = {"cancel": cancel} if cancel is not None and takes_cancel(backend.run) else {}
+        return backend.run(node, prompt, context, on_turn=on_turn, **extra)
 
     def close(self) -> None:
         """Close every backend built (each once, all of them even when one fails; the first error is raised)."""

@@ -9,13 +9,15 @@ import time
 from collections.abc import Mapping, Sequence
 
 from orchestra_adapters.process.supervised import SupervisedProcess, spawn_supervised
+from orchestra_core.model.cancellation import Cancellation, current_cancellation, on_cancel
 from orchestra_core.ports.command_runner import CommandResult
 
 
 class SubprocessCommandRunner:
     """Runs commands with `/bin/sh -c` as the leader of a new session and process group.
 
-    The group is SIGKILLed on timeout, on an interrupt (Ctrl-C, a stop), and by its watchdog when this process
+    The group is SIGKILLed on timeout, when the run cancels the command (`cancel`, else the thread's current
+    cancellation: its stage timed out), on an interrupt (Ctrl-C, a stop), and by its watchdog when this process
     dies; once the shell has exited, whatever it left running in the background is stopped too, so nothing a
     command starts outlives it. `writable` is accepted and ignored: nothing here confines a command.
     """
@@ -36,7 +38,11 @@ class SubprocessCommandRunner:
         timeout: float | None = None,
         stdin: str | None = None,
         writable: Sequence[str] = (),
+        cancel: Cancellation | None = None,
     ) -> CommandResult:
+        cancel = cancel if cancel is not None else current_cancellation()
+        if cancel is not None and cancel.is_set():
+            return CommandResult(None, "", f"not started: {cancel.reason}\n", 0.0, cancelled=True)
         merged = dict(self._base_env if self._base_env is not None else os.environ)
         merged.update(env or {})
         started = time.monotonic()
@@ -49,16 +55,19 @@ class SubprocessCommandRunner:
             stderr=subprocess.PIPE,
         )
         try:
-            out, err, timed_out = _communicate(supervised, stdin, timeout)
+            with on_cancel(cancel, supervised.kill_group):
+                out, err, timed_out = _communicate(supervised, stdin, timeout)
         finally:
             supervised.release()
         process = supervised.process
+        cancelled = cancel is not None and cancel.is_set() and not timed_out and process.returncode != 0
         return CommandResult(
-            exit_code=None if timed_out else process.returncode,
+            exit_code=None if timed_out or cancelled else process.returncode,
             stdout=out.decode("utf-8", "replace"),
             stderr=err.decode("utf-8", "replace"),
             duration_s=time.monotonic() - started,
             timed_out=timed_out,
+            cancelled=cancelled,
         )
 
 

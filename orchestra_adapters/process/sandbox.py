@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from orchestra_adapters.process.command_runner import SubprocessCommandRunner
+from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.layout import STATE_DIR
 from orchestra_core.model.settings import OrchestraSettings
 from orchestra_core.ports.command_runner import CommandResult
@@ -153,10 +154,11 @@ class BubblewrapCommandRunner(SubprocessCommandRunner):
         timeout: float | None = None,
         stdin: str | None = None,
         writable: Sequence[str] = (),
+        cancel: Cancellation | None = None,
     ) -> CommandResult:
         if self.bwrap is None:  # fail closed: never run the command unconfined
             return CommandResult(exit_code=127, stdout="", stderr=NOT_INSTALLED + "\n", duration_s=0.0)
-        return super().run(command, cwd=cwd, env=env, timeout=timeout, stdin=stdin, writable=writable)
+        return super().run(command, cwd=cwd, env=env, timeout=timeout, stdin=stdin, writable=writable, cancel=cancel)
 
     def argv(self, command: str, *, cwd: str, writable: Sequence[str]) -> list[str]:
         assert self.bwrap is not None

@@ -103,11 +103,12 @@ def _check_value(name: str, value: str, *, option_allowed: bool) -> None:
 
 def format_result(command: str, result: CommandResult) -> str:
     """The text the model sees: exit status, then the tails of stdout and stderr."""
-    status = (
-        f"timed out after {result.duration_s:.1f}s and was stopped"
-        if result.timed_out
-        else f"exit code {result.exit_code} ({result.duration_s:.1f}s)"
-    )
+    if result.timed_out:
+        status = f"timed out after {result.duration_s:.1f}s and was stopped"
+    elif result.cancelled:
+        status = f"cancelled after {result.duration_s:.1f}s (its node timed out) and was stopped"
+    else:
+        status = f"exit code {result.exit_code} ({result.duration_s:.1f}s)"
     parts = [f"$ {command}", status]
     for label, text in (("stdout", result.stdout), ("stderr", result.stderr)):
         if text:
@@ -131,7 +132,7 @@ def _command_function(settings: ToolCommandSettings, runner: CommandRunner | Non
             writable=(str(repo.root),),
         )
         text = format_result(command, result)
-        return ToolFailure.of(text) if result.timed_out else text
+        return ToolFailure.of(text) if result.timed_out or result.cancelled else text
 
     return run_command
 

@@ -124,6 +124,7 @@ class _Walk:
             stage_key=self.stage_keys.get(node.id, node.id),
             completed_nodes=self.completed,
             node_outcomes=self.outcomes,
+            cancel=self.cancel,
         )
         outcome = self.walker._executor.execute(node, self.context, visit).outcome
         if node.handler_type == "parallel":

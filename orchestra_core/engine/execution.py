@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 import random
 import threading
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from attrs import evolve, frozen
 
 from orchestra_core.engine.fidelity import effective_fidelity, resolve_fidelity, resolve_thread_key
-from orchestra_core.engine.retry import RetryPolicy, build_retry_policy, is_retryable
+from orchestra_core.engine.retry import RetryPolicy, build_retry_policy, is_programming_error, is_retryable
 from orchestra_core.engine.stage import EngineServices, Handler, StageRun
+from orchestra_core.model.cancellation import cancellation_scope, linked
 from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.events import EngineEvent, StageCompleted, StageFailed, StageRetrying, StageStarted
@@ -24,8 +26,10 @@ from orchestra_core.ports.run_directory import STATUS_FILE, RunDirectory
 
 Emit = Callable[[type[EngineEvent], str | None, dict[str, Any]], None]
 TIMEOUT_GRACE_S = 2.0  # extra wait for handlers that enforce the timeout themselves
+CANCEL_WAIT_S = 30.0  # how long a cancelled attempt may take to stop before its node fails without a retry
 _DONE = (StageStatus.SUCCESS, StageStatus.PARTIAL_SUCCESS, StageStatus.SKIPPED)
 _STATUS_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+TRACEBACK_FILE = "traceback.txt"
 
 
 class HandlerResolver(Protocol):
@@ -48,6 +52,7 @@ class StageVisit:
     stage_key: str
     completed_nodes: Sequence[str]
     node_outcomes: Mapping[str, Outcome]
+    cancel: threading.Event | None = None  # the enclosing fan-out's: cancelling it cancels this node's attempt
 
 
 @frozen
@@ -103,7 +108,7 @@ class StageExecutor:
         attempt = 1
         while True:
             stage = self._stage(visit, attempt, policy, fidelity, thread_key, timeout)
-            outcome, retryable = self._attempt(handler, node, context, stage)
+            outcome, retryable = self._attempt(handler, node, context, stage, visit.cancel)
             if outcome.status in _DONE:
                 break
             if attempt >= policy.max_attempts or not retryable:
@@ -160,16 +165,47 @@ class StageExecutor:
             emit_event=lambda event_type, fields: self._emit(event_type, branch, fields),
         )
 
-    def _attempt(self, handler: Handler, node: Node, context: Context, stage: StageRun) -> tuple[Outcome, bool]:
-        """One handler call; returns the outcome it amounts to and whether a failure may be retried."""
+    def _attempt(
+        self, handler: Handler, node: Node, context: Context, stage: StageRun, parent_cancel: threading.Event | None
+    ) -> tuple[Outcome, bool]:
+        """One handler call; returns the outcome it amounts to and whether a failure may be retried.
+
+        Raises:
+            StageCrashed: The handler hit a programming error (see `is_programming_error`); its traceback is in
+                the stage directory's `traceback.txt`. Such errors are not retried: they end the run.
+        """
         self._directory.remove_stage_file(stage.stage_key, STATUS_FILE)
         try:
-            returned = _call(handler, node, context, self._graph, stage)
+            with linked(parent_cancel, stage.cancel):
+                returned = _call(handler, node, context, self._graph, stage)
+        except StageCrashed:
+            raise
         except Exception as error:  # the handler contract: exceptions become FAIL outcomes
+            if is_programming_error(error):
+                raise self._crashed(node, stage, error) from error
             return Outcome.fail(_describe(error)), is_retryable(error)
         if isinstance(returned, _TimedOut):
-            return Outcome.fail(f"timed out after {format_duration(returned.seconds)}"), True
+            took = format_duration(returned.seconds)
+            if returned.stopped:
+                return Outcome.fail(f"timed out after {took}; the attempt was cancelled"), True
+            reason = (
+                f"timed out after {took} and did not stop within {format_duration(CANCEL_WAIT_S)} of being "
+                "cancelled; not retried while it may still be running"
+            )
+            return Outcome.fail(reason), False
         return self._reported(node, stage, returned), True
+
+    def _crashed(self, node: Node, stage: StageRun, error: BaseException) -> StageCrashed:
+        text = "".join(traceback.format_exception(error))
+        where = f"{stage.stage_dir}/{TRACEBACK_FILE}"
+        try:
+            self._directory.write_stage_file(stage.stage_key, TRACEBACK_FILE, text)
+        except Exception:  # the message still carries the error; the traceback goes with the exception
+            where = "the exception"
+        return StageCrashed(
+            f"node {node.id}: a bug in Orchestra (or in a handler or backend): {_describe(error)} "
+            f"(not retried; traceback in {where})"
+        )
 
     def _reported(self, node: Node, stage: StageRun, returned: Outcome | None) -> Outcome:
         """Appendix C: a status.json the stage wrote decides (the handler's context updates still apply unless
@@ -221,20 +257,32 @@ def _exhausted(node: Node, outcome: Outcome, attempts: int, policy: RetryPolicy)
                    outcome.context_updates, outcome.notes, reason)
 
 
+class StageCrashed(Exception):
+    """A handler hit a programming error (AttributeError, TypeError, ...): the run ends at once, nothing retries."""
+
+
 @frozen
 class _TimedOut:
     seconds: float
+    stopped: bool  # whether the cancelled attempt ended within CANCEL_WAIT_S
 
 
 def _call(handler: Handler, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome | _TimedOut | None:
-    """Call the handler; with a node timeout, in a worker thread that is abandoned when time runs out."""
+    """Call the handler; with a node timeout, in a worker thread that is cancelled when time runs out.
+
+    On timeout the stage's cancellation is set (the ports kill the attempt's process groups and stop its agent
+    loop), then the engine waits up to CANCEL_WAIT_S for the attempt to end, so no retry starts while it still
+    works; its late result is discarded.
+    """
     if stage.timeout is None:
-        return handler.execute(node, context, graph, stage)
+        with cancellation_scope(stage.cancel):
+            return handler.execute(node, context, graph, stage)
     box: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            box["outcome"] = handler.execute(node, context, graph, stage)
+            with cancellation_scope(stage.cancel):
+                box["outcome"] = handler.execute(node, context, graph, stage)
         except BaseException as error:  # handed back to the engine thread below
             box["error"] = error
 
@@ -243,8 +291,9 @@ def _call(handler: Handler, node: Node, context: Context, graph: Graph, stage: S
     grace = TIMEOUT_GRACE_S if getattr(handler, "enforces_timeout", False) else 0.0
     worker.join(stage.timeout + grace)
     if worker.is_alive():
-        stage.cancel.set()
-        return _TimedOut(stage.timeout)
+        stage.cancel.cancel(f"node {node.id} timed out after {format_duration(stage.timeout)}")
+        worker.join(CANCEL_WAIT_S)
+        return _TimedOut(stage.timeout, stopped=not worker.is_alive())
     if "error" in box:
         raise box["error"]
     return box.get("outcome")

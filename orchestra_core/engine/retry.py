@@ -100,14 +100,38 @@ def build_retry_policy(node: Node, graph: Graph) -> RetryPolicy:
     return RetryPolicy(max(attempts, 1), backoff)
 
 
+# Errors that only a mistake in the code raises: another attempt would hit the same bug.
+PROGRAMMING_ERRORS: tuple[type[BaseException], ...] = (
+    AttributeError,
+    TypeError,
+    NameError,  # UnboundLocalError included
+    AssertionError,
+    ImportError,
+    LookupError,  # KeyError, IndexError
+    SyntaxError,
+    NotImplementedError,
+    RecursionError,
+)
+
+
+def is_programming_error(error: BaseException) -> bool:
+    """Whether an exception a handler raised is a bug in code (AttributeError, TypeError, ...), not a failure of
+    the work: never retried, it ends the run (exit 70). An exception that says whether it is `retryable` is
+    not one, nor is an OrchestraError."""
+    if isinstance(getattr(error, "retryable", None), bool) or isinstance(error, OrchestraError):
+        return False
+    return isinstance(error, PROGRAMMING_ERRORS)
+
+
 def is_retryable(error: BaseException) -> bool:
     """Whether an exception raised by a handler is worth another attempt (Appendix D).
 
     An exception's own `retryable` attribute decides when it has one (backends set it: rate limits and
     network errors yes, authentication and bad requests no). Otherwise OrchestraError (bad input,
-    configuration, validation) is terminal and anything else is treated as transient.
+    configuration, validation) and programming errors (`is_programming_error`) are terminal and anything
+    else (an OSError, a provider's error) is treated as transient.
     """
     flag = getattr(error, "retryable", None)
     if isinstance(flag, bool):
         return flag
-    return not isinstance(error, OrchestraError)
+    return not isinstance(error, OrchestraError) and not is_programming_error(error)

@@ -9,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 from attrs import field, frozen
 
 from orchestra_core.engine.branch_workspaces import BranchWorkspaces
+from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.checkpoint import RunResult
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import EngineEvent, EventObserver
@@ -114,8 +115,10 @@ class StageRun:
         completed_nodes: The nodes finished before this one (read-only).
         node_outcomes: Their latest outcomes (read-only).
         emit_event: Emits an event (use `emit`).
-        cancel: Set by the engine when the stage ran out of time; handlers that run nodes themselves
-            (parallel, manager loop) stop them at their next node boundary.
+        cancel: Cancelled by the engine when the attempt ran out of time, before any retry starts: handlers
+            pass it to the ports they call (`CommandRunner.run`, `CodergenBackend.run`), which stop their
+            work (kill its process group, stop the agent loop); handlers that run nodes themselves (parallel,
+            manager loop) stop them at their next node boundary (see `orchestra_core.model.cancellation`).
     """
 
     session_id: str
@@ -135,7 +138,7 @@ class StageRun:
     completed_nodes: Sequence[str]
     node_outcomes: Mapping[str, Outcome]
     emit_event: Callable[[type[EngineEvent], dict[str, Any]], None]
-    cancel: threading.Event = field(factory=threading.Event)
+    cancel: Cancellation = field(factory=Cancellation)
 
     @property
     def artifacts(self) -> ArtifactStore:

@@ -7,13 +7,14 @@ The status-file contract (Appendix C) is kept by the engine for every handler: i
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from attrs import evolve
 
 from orchestra_core.engine.fidelity import build_preamble, history_limit, stage_history
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.model.agent_resume import RESUME_NODE, clear_agent_resume
+from orchestra_core.model.cancellation import takes_cancel
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Graph, Node
 from orchestra_core.model.outcome import Outcome
@@ -93,7 +94,8 @@ class CodergenHandler:
                 result: str | Outcome = f"[Simulated] Response for stage: {node.id}"
             else:
                 on_turn = self.on_turn_factory(node, stage) if self.on_turn_factory else None
-                result = self.backend.run(node, prompt, context, on_turn=on_turn)
+                extra: dict[str, Any] = {"cancel": stage.cancel} if takes_cancel(self.backend.run) else {}
+                result = self.backend.run(node, prompt, context, on_turn=on_turn, **extra)
         finally:  # a resume point is for one backend call of its node (see model/agent_resume.py)
             if context.get(RESUME_NODE) == node.id:
                 clear_agent_resume(context)

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import Any
 
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.handlers.codergen import expand_goal
+from orchestra_core.model.cancellation import takes_cancel
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Graph, Node
 from orchestra_core.model.outcome import Outcome
@@ -47,7 +49,7 @@ def tail(text: str, limit: int) -> str:
 
 def render_output(command: str, result: CommandResult) -> str:
     """The `tool_output.txt` document."""
-    status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
+    status = "timed out" if result.timed_out else "cancelled" if result.cancelled else f"exit code {result.exit_code}"
     return (
         f"$ {command}\n# {status} after {result.duration_s:.3f}s\n"
         f"--- stdout ---\n{result.stdout}"
@@ -83,13 +85,18 @@ class ToolHandler:
         cwd = os.path.join(base, node.get("tool_workdir")) if node.get("tool_workdir") else base
         env = tool_environment(node, stage, prompt_file)
         # The stage directory is where a command may write status.json; the run adds its worktrees.
-        result = self.runner.run(command, cwd=cwd, env=env, timeout=stage.timeout, writable=(stage.stage_dir,))
+        extra: dict[str, Any] = {"cancel": stage.cancel} if takes_cancel(self.runner.run) else {}
+        result = self.runner.run(
+            command, cwd=cwd, env=env, timeout=stage.timeout, writable=(stage.stage_dir,), **extra
+        )
         stage.write("tool_output.txt", render_output(command, result))
         updates = {
             "tool.output": tail(result.stdout.rstrip("\n"), CONTEXT_OUTPUT_CHARS),
             "tool.exit_code": result.exit_code,
             "last_stage": node.id,
         }
+        if result.cancelled:
+            return Outcome.fail(f"{stage.cancel.reason}; the command's processes were killed", context_updates=updates)
         if result.timed_out:
             timeout = format_duration(stage.timeout or result.duration_s)
             return Outcome.fail(f"timed out after {timeout}; the command's processes were killed", context_updates=updates)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node
 from orchestra_core.model.outcome import Outcome
@@ -17,7 +18,15 @@ OnTurn = Callable[[AgentTurn], None]
 class CodergenBackend(Protocol):
     """Executes an LLM task for a node (Attractor 4.5, extended with per-turn callbacks)."""
 
-    def run(self, node: Node, prompt: str, context: Context, on_turn: OnTurn | None = None) -> str | Outcome:
+    def run(
+        self,
+        node: Node,
+        prompt: str,
+        context: Context,
+        on_turn: OnTurn | None = None,
+        *,
+        cancel: Cancellation | None = None,
+    ) -> str | Outcome:
         """Run the node's task.
 
         Args:
@@ -25,6 +34,11 @@ class CodergenBackend(Protocol):
             prompt: The fully composed prompt.
             context: The run's shared context (read it; report changes through the Outcome).
             on_turn: Called after every agent-loop turn with that turn's data, when the backend has turns.
+            cancel: Set when the attempt is given up (its node timed out). The backend then stops its work at
+                once and writes nothing more: it kills the processes it started (with their process group),
+                makes no further model or tool call (`raise_if_cancelled`); what it returns or raises then
+                is discarded. The engine waits for `run` to return before any retry starts. Backends written
+                before this keyword existed are called without it (they get no chance to stop early).
 
         Returns:
             The response text (the handler turns it into SUCCESS) or an explicit Outcome.

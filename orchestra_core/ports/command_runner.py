@@ -7,20 +7,23 @@ from typing import Protocol, runtime_checkable
 
 from attrs import frozen
 
+from orchestra_core.model.cancellation import Cancellation
+
 
 @frozen
 class CommandResult:
-    """What a finished command produced. `exit_code` is None when it was killed on timeout."""
+    """What a finished command produced. `exit_code` is None when it was killed (on timeout, or cancelled)."""
 
     exit_code: int | None
     stdout: str
     stderr: str
     duration_s: float
     timed_out: bool = False
+    cancelled: bool = False
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
+        return self.exit_code == 0 and not self.timed_out and not self.cancelled
 
 
 @runtime_checkable
@@ -36,6 +39,7 @@ class CommandRunner(Protocol):
         timeout: float | None = None,
         stdin: str | None = None,
         writable: Sequence[str] = (),
+        cancel: Cancellation | None = None,
     ) -> CommandResult:
         """Run `command` through the shell in `cwd`.
 
@@ -48,5 +52,8 @@ class CommandRunner(Protocol):
             writable: Directories the command is meant to write (the session's worktrees, its stage
                 directory). A runner that confines commands (a sandbox) lets them write only there and in a
                 private temporary directory; a runner that does not confine ignores it.
+            cancel: When it is cancelled (the stage's attempt timed out), the whole process group is killed
+                at once and the result says `cancelled`; a command is not started once it is cancelled.
+                None: the thread's current cancellation (`current_cancellation()`), if any.
         """
         ...

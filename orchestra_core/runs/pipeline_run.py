@@ -22,6 +22,7 @@ from orchestra_core.engine.runner import PipelineEngine
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.handlers import build_registry
 from orchestra_core.model import records
+from orchestra_core.model.cancellation import Cancellation, takes_cancel
 from orchestra_core.model.checkpoint import RunResult
 from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
@@ -337,7 +338,8 @@ class PipelineRun:
     def execute(self) -> RunResult:
         """Run (or continue) the pipeline to its end; pipeline failures are results, not exceptions.
 
-        A KeyboardInterrupt records the session as interrupted (resumable) and is raised again.
+        A KeyboardInterrupt records the session as interrupted (resumable) and is raised again; any other
+        exception (a bug, such as a handler's StageCrashed) records the session failed and is raised again.
         """
         if self.engine is None:
             self.open()
@@ -361,6 +363,11 @@ class PipelineRun:
             )
         except KeyboardInterrupt:
             self.record_failure("interrupted", interrupted=True)
+            raise
+        except Exception as error:  # a bug (StageCrashed included): the session records it failed, the caller reports
+            bug = not isinstance(error, OrchestraError)
+            with suppress(Exception):
+                self.record_failure(f"internal error: {type(error).__name__}: {error}" if bug else str(error))
             raise
 
     def _ensure_manifest(self, initial_context: Mapping[str, Any]) -> None:
@@ -476,9 +483,11 @@ class _WorkspaceCommands:
         timeout: float | None = None,
         stdin: str | None = None,
         writable: Sequence[str] = (),
+        cancel: Cancellation | None = None,
     ) -> CommandResult:
+        extra: dict[str, Any] = {"cancel": cancel} if cancel is not None and takes_cancel(self._runner.run) else {}
         allowed = [*self._roots(), *writable]
-        return self._runner.run(command, cwd=cwd, env=env, timeout=timeout, stdin=stdin, writable=allowed)
+        return self._runner.run(command, cwd=cwd, env=env, timeout=timeout, stdin=stdin, writable=allowed, **extra)
 
 
 class _NoRecorder:

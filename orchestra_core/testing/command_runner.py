@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from attrs import frozen
 
+from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.ports.command_runner import CommandResult
 
 
@@ -47,6 +48,7 @@ class ScriptedCommandRunner:
         timeout: float | None = None,
         stdin: str | None = None,
         writable: Sequence[str] = (),
+        cancel: Cancellation | None = None,
     ) -> CommandResult:
         call = CommandCall(command, cwd, dict(env or {}), timeout, stdin, tuple(writable))
         with self._lock:

@@ -29,6 +29,7 @@ from orchestra_adapters.mcp.tool_host import ToolHost
 from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import WriteTracker
+from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.graph import Node
@@ -100,8 +101,17 @@ class CLIAgentBackend:
             )
         return (found,)
 
-    def run(self, node: Node, prompt: str, context: Context, on_turn: OnTurn | None = None) -> str | Outcome:
-        """Run the node's task with the CLI agent; its final answer is the response."""
+    def run(
+        self,
+        node: Node,
+        prompt: str,
+        context: Context,
+        on_turn: OnTurn | None = None,
+        *,
+        cancel: Cancellation | None = None,
+    ) -> str | Outcome:
+        """Run the node's task with the CLI agent; its final answer is the response. `cancel` kills the agent's
+        process group (the agent, its MCP servers, whatever they started) at once."""
         try:
             executable = self.executable()
             choice = self._choice(node, context)
@@ -126,7 +136,7 @@ class CLIAgentBackend:
                 env=self._settings.env,
             )
             watch = self._runtime.watch_worktrees(context)
-            execution = _Execution(self, node, choice, toolbox, tracker, on_turn, watch, host)
+            execution = _Execution(self, node, choice, toolbox, tracker, on_turn, watch, host, cancel)
             try:
                 return execution.run(spec, prompt, Path(scratch))
             finally:
@@ -171,7 +181,9 @@ class _Execution:
         on_turn: OnTurn | None,
         watch: WorktreeWatch | None,
         host: ToolHost,
+        cancel: Cancellation | None = None,
     ) -> None:
+        self._cancel = cancel
         self._adapter = backend.adapter
         self._node = node
         self._choice = choice
@@ -199,7 +211,11 @@ class _Execution:
         env = {**os.environ, **self._adapter.environment(spec), **spec.env}
         parser = self._adapter.parser()
         try:
-            process = AgentProcess(argv, cwd=spec.cwd, env=env, stdin_text=prompt, timeout_s=spec.timeout_s)
+            if self._cancel is not None:
+                self._cancel.raise_if_cancelled()
+            process = AgentProcess(
+                argv, cwd=spec.cwd, env=env, stdin_text=prompt, timeout_s=spec.timeout_s, cancel=self._cancel
+            )
             with process:
                 for line in process.lines():
                     for event in parser.parse(line):
@@ -226,6 +242,9 @@ class _Execution:
     def _result(self, assembler: TurnAssembler, process: AgentProcess, status: int) -> str | Outcome:
         node = self._node.id
         name = self._adapter.name
+        if process.cancelled:
+            reason = self._cancel.reason if self._cancel is not None else "cancelled"
+            return Outcome.fail(f"node {node}: {reason}; {name} and its processes were killed")
         if process.timed_out:
             return Outcome.fail(
                 f"node {node}: {name} did not finish within {process_timeout(process)}; {_tail(process)}"

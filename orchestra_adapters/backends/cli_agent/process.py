@@ -1,8 +1,8 @@
 """A CLI agent's process: its own process group, the prompt on stdin, stdout by line, stderr's tail, a deadline.
 
 The agent and everything it starts (its MCP servers included) share one process group, which dies with
-Orchestra however Orchestra ends (the supervised spawn's watchdog), on the deadline, and on any error or
-Ctrl-C while the agent runs.
+Orchestra however Orchestra ends (the supervised spawn's watchdog), on the deadline, when its stage's attempt
+is cancelled (`cancel`), and on any error or Ctrl-C while the agent runs.
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from orchestra_adapters.process.supervised import SupervisedProcess, spawn_supervised
+from orchestra_core.model.cancellation import Cancellation
 
 STDERR_TAIL_LINES = 20
 
@@ -31,6 +32,7 @@ class AgentProcess:
         env: Mapping[str, str],
         stdin_text: str,
         timeout_s: float | None,
+        cancel: Cancellation | None = None,
     ) -> None:
         self._argv = list(argv)
         self._cwd = cwd
@@ -41,7 +43,10 @@ class AgentProcess:
         self._stderr: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self._threads: list[threading.Thread] = []
         self._deadline_timer: threading.Timer | None = None
+        self._cancel = cancel
+        self._forget_cancel: Callable[[], None] | None = None
         self.timed_out = False
+        self.cancelled = False
         self.started_at = 0.0
 
     def __enter__(self) -> AgentProcess:
@@ -60,6 +65,8 @@ class AgentProcess:
             self._deadline_timer = threading.Timer(self._timeout_s, self._on_deadline)
             self._deadline_timer.daemon = True
             self._deadline_timer.start()
+        if self._cancel is not None:
+            self._forget_cancel = self._cancel.on_cancel(self._on_cancel)
         return self
 
     def __exit__(self, *_exc: object) -> None:
@@ -84,6 +91,9 @@ class AgentProcess:
         """Kill the group (if anything is left), reap the agent, and let go (idempotent)."""
         if self._deadline_timer is not None:
             self._deadline_timer.cancel()
+        if self._forget_cancel is not None:
+            self._forget_cancel()
+            self._forget_cancel = None
         supervised = self._supervised
         if supervised is None:
             return
@@ -126,6 +136,11 @@ class AgentProcess:
         with contextlib.suppress(OSError, ValueError):
             for raw in stderr:
                 self._stderr.append(raw.decode("utf-8", errors="replace"))
+
+    def _on_cancel(self) -> None:
+        self.cancelled = True
+        if self._supervised is not None:
+            self._supervised.kill_group()
 
     def _on_deadline(self) -> None:
         self.timed_out = True

@@ -288,13 +288,19 @@ class Gate:
 
     def __init__(self) -> None:
         self.release = threading.Event()
+        self.cancelled: list[str] = []
 
     def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
-        self.release.wait(5)
+        for _ in range(500):
+            if self.release.is_set():
+                return Outcome.success()
+            if stage.cancel.wait(0.01):
+                self.cancelled.append(stage.cancel.reason)
+                return Outcome.fail(stage.cancel.reason)
         return Outcome.success()
 
 
-def test_a_timed_out_fan_out_stops_its_branches_at_their_next_node() -> None:
+def test_a_timed_out_fan_out_cancels_the_nodes_its_branches_run_and_stops_them() -> None:
     gate = Gate()
     backend = ScriptedCodergenBackend()
     pipeline = graph(
@@ -308,8 +314,7 @@ def test_a_timed_out_fan_out_stops_its_branches_at_their_next_node() -> None:
         """
     )
     result = Harness(backend=backend, handlers={"gate": gate}).run(pipeline)
-    assert result.node_outcomes["fan"].failure_reason == "timed out after 50ms"
-    gate.release.set()
-    for worker in [t for t in threading.enumerate() if t.name == "orchestra-stage-fan"]:
-        worker.join(5)
+    assert result.node_outcomes["fan"].failure_reason == "timed out after 50ms; the attempt was cancelled"
+    assert gate.cancelled == ["node fan timed out after 50ms"]  # the branch's running node was cancelled
+    assert not [t for t in threading.enumerate() if t.name == "orchestra-stage-fan"]  # over before the run ended
     assert backend.visits("a2") == 0

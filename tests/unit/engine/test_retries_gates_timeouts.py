@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -161,15 +162,20 @@ def test_goal_gates_allow_exit_when_satisfied() -> None:
 
 
 class Blocks:
-    """Blocks until released (or forever): a handler that overruns its timeout."""
+    """Blocks until released or cancelled: a handler that overruns its timeout and stops when cancelled."""
 
     enforces_timeout = False
 
     def __init__(self) -> None:
         self.release = threading.Event()
+        self.cancelled = 0
 
     def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
-        self.release.wait(5)
+        deadline = time.monotonic() + 5
+        while not self.release.is_set() and time.monotonic() < deadline:
+            if stage.cancel.wait(0.01):
+                self.cancelled += 1
+                return Outcome.fail("cancelled")
         return Outcome.success()
 
 
@@ -189,7 +195,8 @@ def test_a_node_over_its_timeout_fails_with_a_clear_reason() -> None:
     finally:
         blocker.release.set()
     assert result.status is RunStatus.FAIL
-    assert result.node_outcomes["slow"].failure_reason == "timed out after 50ms"
+    assert result.node_outcomes["slow"].failure_reason == "timed out after 50ms; the attempt was cancelled"
+    assert blocker.cancelled == 1
 
 
 def test_timeouts_are_retried_like_failures() -> None:
@@ -209,6 +216,7 @@ def test_timeouts_are_retried_like_failures() -> None:
     finally:
         blocker.release.set()
     assert len(harness.log.of(StageRetrying)) == 1
+    assert blocker.cancelled == 2  # each attempt was cancelled (and had ended) before the next one started
 
 
 def test_handlers_within_their_timeout_return_normally() -> None:

@@ -1,0 +1,144 @@
+"""Cancellation: how the engine stops a stage attempt it gave up on (its node timed out) before any retry starts.
+
+A `Cancellation` is a `threading.Event` that also runs callbacks when it is set. The engine makes one per
+attempt (`StageRun.cancel`) and sets it when the attempt runs out of time. The work of the attempt stops on
+it in one of two ways:
+
+- *callbacks* for work that blocks: a command runner registers "kill this process group" while a command runs
+  (`on_cancel`), so the group dies the moment the attempt is cancelled;
+- *checks* for work that loops: an agent loop calls `raise_if_cancelled()` before each model call and each tool
+  call, so nothing is written after the cancellation.
+
+The ports take it explicitly (`CommandRunner.run(..., cancel=)`, `CodergenBackend.run(..., cancel=)`); for code
+between them that does not pass it on (an agent's command tools, hooks), the engine also makes it the thread's
+*current* cancellation while the handler runs (`current_cancellation()`), which runners use when given none.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+from collections.abc import Callable, Iterator
+
+from orchestra_core.model.errors import OrchestraError
+
+_CURRENT: contextvars.ContextVar[Cancellation | None] = contextvars.ContextVar("orchestra_cancellation", default=None)
+
+
+class StageCancelled(OrchestraError):
+    """The work was cancelled (its stage ran out of time); raised by `raise_if_cancelled`."""
+
+    retryable = False
+
+
+class Cancellation(threading.Event):
+    """A cancel flag for one stage attempt: `set()` (or `cancel()`) flags it and runs the registered callbacks.
+
+    Args:
+        reason: Why it would be cancelled, for messages (the engine sets it when it cancels).
+    """
+
+    def __init__(self, reason: str = "the stage was cancelled") -> None:
+        super().__init__()
+        self.reason = reason
+        self.stops_running_work = False  # cancel(): yes; a bare set() (first_success) only stops at node boundaries
+        self._callbacks: dict[int, Callable[[], None]] = {}
+        self._next = 0
+        self._guard = threading.Lock()
+
+    def cancel(self, reason: str | None = None) -> None:
+        """Cancel, saying why: the work running now stops too (see `linked`), not only at its next node."""
+        if reason is not None and not self.is_set():
+            self.reason = reason
+        self.stops_running_work = True
+        self.set()
+
+    def set(self) -> None:
+        """Flag the cancellation, then run every registered callback once (errors in them are ignored)."""
+        with self._guard:
+            callbacks, self._callbacks = list(self._callbacks.values()), {}
+            super().set()
+        for callback in callbacks:
+            with contextlib.suppress(Exception):
+                callback()
+
+    @property
+    def cancelled(self) -> bool:
+        return self.is_set()
+
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Run `callback` when cancelled (at once when already cancelled); returns a function that unregisters it."""
+        with self._guard:
+            if not self.is_set():
+                key, self._next = self._next, self._next + 1
+                self._callbacks[key] = callback
+                return lambda: self._forget(key)
+        with contextlib.suppress(Exception):
+            callback()
+        return lambda: None
+
+    def raise_if_cancelled(self) -> None:
+        """Raise StageCancelled when cancelled.
+
+        Raises:
+            StageCancelled: The cancellation is set; the message says why.
+        """
+        if self.is_set():
+            raise StageCancelled(self.reason)
+
+    def _forget(self, key: int) -> None:
+        with self._guard:
+            self._callbacks.pop(key, None)
+
+
+@contextlib.contextmanager
+def linked(parent: threading.Event | None, child: Cancellation) -> Iterator[None]:
+    """While inside, `child` is cancelled when `parent` is `cancel()`ed (a timed-out fan-out cancels the nodes its
+    branches are running); a bare `set()` of the parent (first_success) leaves running work alone."""
+
+    def follow() -> None:
+        if isinstance(parent, Cancellation) and parent.stops_running_work:
+            child.cancel(parent.reason)
+
+    with on_cancel(parent, follow):
+        yield
+
+
+def current_cancellation() -> Cancellation | None:
+    """The cancellation of the stage attempt running in this thread (None outside of one)."""
+    return _CURRENT.get()
+
+
+@contextlib.contextmanager
+def cancellation_scope(cancel: Cancellation | None) -> Iterator[None]:
+    """Make `cancel` the current cancellation for the code run inside."""
+    token = _CURRENT.set(cancel)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
+@contextlib.contextmanager
+def on_cancel(cancel: threading.Event | None, callback: Callable[[], None]) -> Iterator[None]:
+    """Run `callback` if `cancel` (a Cancellation) is set while inside; a plain Event or None does nothing."""
+    if not isinstance(cancel, Cancellation):
+        yield
+        return
+    forget = cancel.on_cancel(callback)
+    try:
+        yield
+    finally:
+        forget()
+
+
+def takes_cancel(function: Callable[..., object]) -> bool:
+    """Whether a port method takes the `cancel` keyword (ports written before it existed do not)."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "cancel" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
