@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from orchestra_core.engine.execution import StageCrashed
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.graph.dot_loader import load_pipeline
 from orchestra_core.model.conditions import Condition, parse_condition
@@ -141,6 +142,7 @@ class _Supervision:
         self.child_context: Context | None = None
         self.actions = set(node.get_list("manager.actions") or ("observe", "wait"))
         self.last_steer: float | None = None
+        self.crash: StageCrashed | None = None
 
     def run(self) -> Outcome:
         poll = self.node.get_duration("manager.poll_interval", 45.0)
@@ -167,6 +169,8 @@ class _Supervision:
         finally:
             self.stop.set()
             worker.join()
+            if self.crash is not None:
+                raise self.crash  # a bug in the child ends the run, whatever the loop decided
 
     def _run_child(self) -> None:
         try:
@@ -180,6 +184,8 @@ class _Supervision:
                 branch=f"{self.stage.branch + '/' if self.stage.branch else ''}{self.node.id}.child",
             )
         except Exception as error:  # reported as a failed child, never lost in the thread
+            if isinstance(error, StageCrashed):  # a bug: raised again by `run`, it ends the run (not retried)
+                self.crash = error
             self.monitor.crashed(error)
 
     def _context_ready(self, context: Context) -> None:

@@ -185,3 +185,32 @@ def test_what_counts_as_a_programming_error() -> None:
     flagged.retryable = True  # type: ignore[attr-defined]
     assert not is_programming_error(flagged) and is_retryable(flagged)
     assert not is_programming_error(ValueError()) and is_retryable(ValueError())
+
+
+def test_a_programming_error_in_a_managed_child_ends_the_run_too() -> None:
+    child = graph(
+        """
+        digraph child {
+            start [shape=Mdiamond]; done [shape=Msquare]
+            boom [type="raises"]
+            start -> boom -> done
+        }
+        """,
+        path="/pipelines/child.dot",
+    )
+    parent = graph(
+        """
+        digraph parent {
+            graph [stack.child_dotfile="child.dot"]
+            start [shape=Mdiamond]; done [shape=Msquare]
+            boss [shape=house, manager.poll_interval="10ms", max_retries=2]
+            start -> boss -> done
+        }
+        """,
+        path="/pipelines/parent.dot",
+    )
+    handler = Raises(AttributeError("no attribute 'x'"))
+    harness = Harness(handlers={"raises": handler}, pipeline_loader=lambda path: child)
+    with pytest.raises(StageCrashed, match=r"node boom: .*AttributeError"):
+        harness.run(parent)
+    assert handler.calls == 1
