@@ -214,3 +214,22 @@ def test_a_programming_error_in_a_managed_child_ends_the_run_too() -> None:
     with pytest.raises(StageCrashed, match=r"node boom: .*AttributeError"):
         harness.run(parent)
     assert handler.calls == 1
+
+
+def test_a_cancelled_cli_agent_is_killed_with_its_group(tmp_path: Path) -> None:
+    from orchestra_adapters.backends.cli_agent.process import AgentProcess
+
+    late = tmp_path / "late"
+    cancel = Cancellation()
+    script = f"cat > /dev/null; echo working; (sleep 2; echo late > {late}) & sleep 2"
+    started = time.monotonic()
+    with AgentProcess(["/bin/sh", "-c", script], cwd=tmp_path, env={}, stdin_text="prompt", timeout_s=60,
+                      cancel=cancel) as process:
+        lines = process.lines()
+        assert next(lines).strip() == "working"
+        cancel.cancel("node x timed out after 1s")
+        assert list(lines) == []  # stdout closed: the group is dead
+        process.wait()
+    assert process.cancelled and not process.timed_out and time.monotonic() - started < 1.5
+    time.sleep(2.5)
+    assert not late.exists()
