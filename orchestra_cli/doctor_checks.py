@@ -25,8 +25,8 @@ def run_checks(config: Path | None, cwd: Path) -> list[Check]:
     checks = [_safely("orchestra", _orchestra), _safely("python", _python), _safely("git", _git)]
     git_found = checks[-1][0].status != ERROR
     checks.append(_safely("graphviz", _graphviz))
-    config_check, container = _config(config, cwd)
-    checks.append([config_check])
+    config_checks, container = _config(config, cwd)
+    checks.append(config_checks)
     if container is None:
         names = ("store", "providers", "repos", "sandbox")
         checks += [[Check(name, WARNING, "not checked: orchestra.yaml is invalid")] for name in names]
@@ -35,6 +35,7 @@ def run_checks(config: Path | None, cwd: Path) -> list[Check]:
 
         checks.append(_safely("store", lambda: store_checks(container)))
         checks.append(_safely("providers", lambda: _providers(container.settings())))
+        checks.append(_safely("backends", lambda: _backends(container.settings())))
         checks.append(_safely("repos", lambda: _repos(container, git_found)))
         checks.append(_safely("sandbox", lambda: _sandbox(container.settings())))
         checks.append(_safely("cli agents", lambda: _cli_agents(container.settings())))
@@ -42,6 +43,13 @@ def run_checks(config: Path | None, cwd: Path) -> list[Check]:
     checks.append(_safely("langgraph", lambda: _package("langgraph", "langgraph")))
     checks.append(_safely("langchain-core", lambda: _package("langchain-core", "langchain-core")))
     return [check for group in checks for check in group]
+
+
+def _backends(settings: Any) -> list[Check]:
+    """An error for each orchestra.yaml `backend` / `pipelines.<name>.backend` Orchestra does not have."""
+    from orchestra_adapters.backends.lint import config_backend_problems
+
+    return [Check("backends", ERROR, f"{message} ({fix})") for message, fix in config_backend_problems(settings)]
 
 
 def _cli_agents(settings: Any) -> list[Check]:
@@ -138,22 +146,24 @@ def _graphviz() -> Check:
 
 
 # Configuration -------------------------------------------------------------------------------------
-def _config(config: Path | None, cwd: Path) -> tuple[Check, Any]:
-    """The orchestra.yaml check and, when it loaded, the container configured with it."""
+def _config(config: Path | None, cwd: Path) -> tuple[list[Check], Any]:
+    """The orchestra.yaml check (one line per problem) and, when it loaded, the container configured with it."""
     from orchestra_adapters.container import build_container
+    from orchestra_cli.errors import config_problems, one_line
     from orchestra_core.model.errors import OrchestraError
 
     if config is not None and not (cwd / config).is_file():
-        return Check("config", ERROR, f"{config}: config file not found"), None
+        return [Check("config", ERROR, f"{config}: config file not found")], None
     container = build_container(config_path=config, cwd=cwd)
     try:
         settings = container.settings()
     except OrchestraError as error:
-        return Check("config", ERROR, "; ".join(str(error).splitlines())), None
+        problems = config_problems(error) or [one_line(str(error))]
+        return [Check("config", ERROR, problem) for problem in problems], None
     if settings.source_path is None:
         detail = f"no orchestra.yaml found (defaults; project root {container.project_root()})"
-        return Check("config", OK, detail), container
-    return Check("config", OK, f"{settings.source_path}"), container
+        return [Check("config", OK, detail)], container
+    return [Check("config", OK, f"{settings.source_path}")], container
 
 
 def _providers(settings: Any) -> list[Check]:

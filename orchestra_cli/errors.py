@@ -72,7 +72,31 @@ def user_errors() -> Iterator[None]:
     try:
         yield
     except OrchestraError as error:
+        problems = config_problems(error)
+        if len(problems) > 1:
+            files = {str(problem.file) for problem in getattr(error, "problems", ())}
+            where = files.pop() if len(files) == 1 else "the configuration"
+            raise fail_with_lines(f"{len(problems)} problems in {where}:", problems, **_where(error)) from None
         raise fail(str(error), **_where(error)) from None
+
+
+def config_problems(error: Exception) -> list[str]:
+    """Each problem of a ConfigError (`file:line: key: detail`) as its own line; [] for other errors."""
+    from orchestra_core.model.settings import ConfigError
+
+    if not isinstance(error, ConfigError):
+        return []
+    return [one_line(problem.render()) for problem in error.problems]
+
+
+def fail_with_lines(head: str, lines: Sequence[str], code: int = EXIT_BAD_INPUT, **details: Any) -> typer.Exit:
+    """Like `fail`, for several problems: `orchestra: error: head`, then each problem on its own
+    indented line. The JSON error document has them all in `problems` (and joined in `message`)."""
+    print(f"orchestra: error: {_encodable(one_line(head))}", file=sys.stderr)
+    for line in lines:
+        print(f"  {_encodable(one_line(line))}", file=sys.stderr)
+    record_error("; ".join(one_line(line) for line in lines), problems=[one_line(line) for line in lines], **details)
+    return typer.Exit(code)
 
 
 def run_guarded(entry: Callable[..., Any], argv: Sequence[str] | None = None) -> NoReturn:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import shutil
 from collections.abc import Callable, Iterator
 
@@ -46,34 +47,38 @@ def backend_lint_rules(
     which: Callable[[str], str | None] = shutil.which,
     check_run_backend: bool = True,
 ) -> list[LintRule]:
-    """`backend_known` (a node's `backend`, or the run's, is not a backend Orchestra has) and
+    """`backend_known` (a node's `backend`, orchestra.yaml's `backend` or `pipelines.<name>.backend`, or
+    `--backend` is not a backend Orchestra has) and
     `cli_agent_executable` (a CLI agent backend in use whose executable is not found); both errors.
 
     Args:
         settings: orchestra.yaml's settings (`backend`, `pipelines`, `claude_code`, `codex`).
         requested: The backend asked for on the command line (`run --backend`), if any.
         which: Finds a command on PATH.
-        check_run_backend: Also report an unknown run backend (`orchestra run` refuses it on its own).
+        check_run_backend: Also report unknown backends in orchestra.yaml and `requested` (`orchestra run`
+            refuses its own on its own).
     """
 
     def known(graph: Graph) -> Iterator[Diagnostic]:
-        default = run_backend(settings, graph.name, requested)
-        if check_run_backend and default not in BACKEND_NAMES:
+        if check_run_backend and requested and requested not in BACKEND_NAMES:
             yield Diagnostic(
                 rule="backend_known",
                 severity=Severity.ERROR,
-                message=f"the run's backend {default!r} is unknown; known: {', '.join(BACKEND_NAMES)}",
-                fix="fix `backend` (or `pipelines.<name>.backend`) in orchestra.yaml, or --backend",
+                message=f"--backend {requested!r} is not a backend{_hint(requested)}; known: {_KNOWN}",
+                fix=f"use --backend with one of {_KNOWN}",
             )
+        if check_run_backend:
+            for message, fix in config_backend_problems(settings):
+                yield Diagnostic(rule="backend_known", severity=Severity.ERROR, message=message, fix=fix)
         for node in graph.nodes.values():
             name = node_backend(node)
             if name is not None and name not in BACKEND_NAMES:
                 yield Diagnostic(
                     rule="backend_known",
                     severity=Severity.ERROR,
-                    message=f"node {node.id}: unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}",
+                    message=f"unknown backend {name!r}{_hint(name)}; known: {_KNOWN}",
                     node_id=node.id,
-                    fix=f"set backend to one of {', '.join(BACKEND_NAMES)}, or remove it to use the run's",
+                    fix=f"set backend to one of {_KNOWN}, or remove it to use the run's",
                 )
 
     def executables(graph: Graph) -> Iterator[Diagnostic]:
@@ -95,6 +100,30 @@ def backend_lint_rules(
             )
 
     return [FunctionRule("backend_known", known), FunctionRule("cli_agent_executable", executables)]
+
+
+_KNOWN = ", ".join(BACKEND_NAMES)
+
+
+def config_backend_problems(settings: OrchestraSettings) -> list[tuple[str, str]]:
+    """(message, fix) for each orchestra.yaml `backend` or `pipelines.<name>.backend` naming a backend
+    Orchestra does not have (`compile` and `doctor` report them as errors)."""
+    named = [("backend", settings.backend)]
+    named += [(f"pipelines.{pipeline}.backend", p.backend) for pipeline, p in settings.pipelines.items()]
+    where = settings.source_path or "orchestra.yaml"
+    return [
+        (
+            f"orchestra.yaml {key}: {name!r} is not a backend{_hint(name)}; known: {_KNOWN}",
+            f"set {key} in {where} to one of {_KNOWN}",
+        )
+        for key, name in named
+        if name and name not in BACKEND_NAMES
+    ]
+
+
+def _hint(name: str) -> str:
+    close = difflib.get_close_matches(name.lower(), BACKEND_NAMES, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _uses_backend(node: Node) -> bool:

@@ -132,7 +132,5 @@ def _agent_known(resolver: AgentResolver, node: Node) -> bool:
 
 
 def _error(rule: str, node: Node, error: OrchestraError, fix: str) -> Diagnostic:
-    message = str(error)
-    if not message.startswith(f"node {node.id}:"):
-        message = f"node {node.id}: {message}"
-    return Diagnostic(rule=rule, severity=Severity.ERROR, message=message, node_id=node.id, fix=fix)
+    # A leading "node X: " in the error's text is dropped by Diagnostic: the location is the node.
+    return Diagnostic(rule=rule, severity=Severity.ERROR, message=str(error), node_id=node.id, fix=fix)

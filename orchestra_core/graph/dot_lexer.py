@@ -81,6 +81,24 @@ class LexedDot:
     graphviz_text: str
     edge_order: tuple[tuple[str, str], ...]
 
+    def edge_only_ids(self) -> frozenset[str]:
+        """The edge ends that appear nowhere else in the text: no node statement, no `{...}` group."""
+        ends = {name for pair in self.edge_order for name in pair}
+        if not ends:
+            return frozenset()
+        elsewhere: set[str] = set()
+        text = self.graphviz_text
+        for match in _QUOTED_RE.finditer(text):
+            start, end = match.start() - 1, match.end()
+            while start >= 0 and text[start].isspace():
+                start -= 1
+            while end < len(text) and text[end].isspace():
+                end += 1
+            before, after = text[max(start - 1, 0) : start + 1], text[end : end + 2]
+            if before != "->" and after != "->" and not {before[-1:], after[:1]} & {"=", "+"}:
+                elsewhere.add(unquote_graphviz(match.group(0)))
+        return frozenset(ends - elsewhere)
+
     def first_line_of(self, name: str) -> int | None:
         """The line where an id first appears outside an attribute assignment (for messages)."""
         quoted = _graphviz_string(name)

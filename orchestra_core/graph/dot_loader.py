@@ -223,6 +223,7 @@ def _build_graph(root: Any, lexed: LexedDot, path: str | None) -> Graph:
         nodes={node_id: Node(node_id, node_attrs) for node_id, node_attrs in nodes.items()},
         edges=_in_declared_order(edges, lexed.edge_order),
         source_path=path,
+        edge_only_ids=lexed.edge_only_ids(),
     )
 
 

@@ -298,6 +298,10 @@ def _edges(items: Iterable[Edge]) -> tuple[Edge, ...]:
     return tuple(items)
 
 
+def _id_set(items: Iterable[str]) -> frozenset[str]:
+    return frozenset(items)
+
+
 @frozen(eq=True, hash=False)
 class Graph(_Attributed):
     """A whole pipeline. Nodes keep declaration order; edges keep declaration order per source."""
@@ -307,6 +311,8 @@ class Graph(_Attributed):
     nodes: Mapping[str, Node] = field(factory=dict, converter=frozen_map)
     edges: tuple[Edge, ...] = field(factory=tuple, converter=_edges)
     source_path: str | None = field(default=None, eq=False)
+    # Ids the DOT text names only as edge ends (Graphviz creates their nodes implicitly), for validation.
+    edge_only_ids: frozenset[str] = field(factory=frozenset, converter=_id_set, eq=False, repr=False)
     _outgoing: Mapping[str, tuple[Edge, ...]] = field(init=False, eq=False, repr=False)
     _incoming: Mapping[str, tuple[Edge, ...]] = field(init=False, eq=False, repr=False)
 

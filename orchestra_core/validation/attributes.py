@@ -157,7 +157,7 @@ def check_goal_gate_has_retry(graph: Graph) -> Iterator[Diagnostic]:
         yield Diagnostic(
             "goal_gate_has_retry",
             WARNING,
-            f"goal gate {node.id} has no retry_target, so an unmet gate fails the whole pipeline",
+            "goal gate without a retry_target, so an unmet gate fails the whole pipeline",
             node_id=node.id,
             fix=f"add retry_target=<node to go back to> on {node.id} or on the graph",
         )

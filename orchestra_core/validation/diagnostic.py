@@ -28,10 +28,14 @@ def _edge(edge: Iterable[str] | None) -> tuple[str, str] | None:
 class Diagnostic:
     """One finding of a lint rule.
 
+    The location is `node_id` / `edge`, shown once by whoever prints the diagnostic (`location`): a
+    message a rule starts with its own location (`node a: ...`, `edge a -> b enters ...`) is stored
+    without it, so no output reads "node a: node a: ...".
+
     Attributes:
         rule: The rule's name, e.g. `start_node`.
         severity: error, warning or info.
-        message: What is wrong, naming the node or edge.
+        message: What is wrong, without the location (`location` names the node or edge).
         node_id: The node concerned, if any.
         edge: The edge concerned as (from, to), if any.
         fix: How to fix it, if the rule knows.
@@ -44,6 +48,11 @@ class Diagnostic:
     edge: tuple[str, str] | None = field(default=None, converter=_edge)
     fix: str | None = None
 
+    def __attrs_post_init__(self) -> None:
+        message = _without_location(self.message, self.location)
+        if message != self.message:
+            object.__setattr__(self, "message", message)
+
     @property
     def location(self) -> str:
         """`node X`, `edge A -> B` or `graph`, for display."""
@@ -52,6 +61,14 @@ class Diagnostic:
         if self.node_id is not None:
             return f"node {self.node_id}"
         return "graph"
+
+
+def _without_location(message: str, location: str) -> str:
+    """`message` less a leading `location: ` or `location ` (the rest capitalised as it was)."""
+    for prefix in (f"{location}: ", f"{location} "):
+        if location != "graph" and message.startswith(prefix) and len(message) > len(prefix):
+            return message[len(prefix) :]
+    return message
 
 
 @runtime_checkable
@@ -92,7 +109,7 @@ class ValidationError(OrchestraError):
     def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
         self.diagnostics = tuple(diagnostics)
         errors = self.errors
-        lines = "; ".join(f"{d.rule}: {d.message}" for d in errors)
+        lines = "; ".join(f"{d.rule}: {d.location}: {d.message}" for d in errors)
         noun = "error" if len(errors) == 1 else "errors"
         super().__init__(f"pipeline is not valid ({len(errors)} {noun}): {lines}")
 

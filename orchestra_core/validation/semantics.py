@@ -119,7 +119,7 @@ def check_prompt_on_llm_nodes(graph: Graph) -> Iterator[Diagnostic]:
         yield Diagnostic(
             "prompt_on_llm_nodes",
             WARNING,
-            f"LLM node {node.id} has no prompt, label or agent, so its id is the whole instruction",
+            "LLM stage without a prompt, label or agent, so its id is the whole instruction",
             node_id=node.id,
             fix=f'add prompt="..." to {node.id}, or agent=<name> from orchestra.yaml',
         )

@@ -133,7 +133,7 @@ def test_json_output_with_errors_exits_1_and_lists_diagnostics(invalid: Path) ->
     assert by_rule["orphan_node"] == {
         "rule": "orphan_node",
         "severity": "warning",
-        "message": "node lonely has no edges, so it never runs",
+        "message": "has no edges, so it never runs",  # the location is node_id, named once
         "node_id": "lonely",
         "edge": None,
         "fix": "connect lonely with edges, or remove it",

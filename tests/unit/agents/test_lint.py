@@ -44,7 +44,7 @@ def test_rules_are_lint_rules(rules: list[LintRule]) -> None:
 def test_a_resolvable_node_only_gets_the_task_variables_note(rules: list[LintRule]) -> None:
     (note,) = diagnose(rules, Node("fix_bug", {"agent": "coder"}))
     assert (note.rule, note.severity, note.node_id) == ("task_variables", Severity.INFO, "fix_bug")
-    assert note.message == "node fix_bug: task 'fix' uses context value(s) bug"
+    assert (note.location, note.message) == ("node fix_bug", "task 'fix' uses context value(s) bug")
     assert note.fix.startswith("pass them with --set (e.g. --set bug=...)")
 
 
@@ -65,7 +65,7 @@ def test_each_problem_is_an_error_on_its_node(rules: list[LintRule], attrs: dict
     diagnostics = [d for d in diagnose(rules, Node("stage", attrs)) if d.severity is Severity.ERROR]
     assert [d.rule for d in diagnostics] == [rule]
     assert diagnostics[0].node_id == "stage"
-    assert diagnostics[0].message.startswith("node stage: ")
+    assert diagnostics[0].location == "node stage" and not diagnostics[0].message.startswith("node stage")
     assert fragment in diagnostics[0].message
     assert diagnostics[0].fix
 

@@ -40,8 +40,9 @@ def test_an_unknown_node_backend_names_the_node_and_the_known_ones() -> None:
         if d.rule == "backend_known"
     ]
     assert unknown.node_id == "review" and unknown.severity.value == "error"
+    assert unknown.location == "node review"  # named once, by the location, not again in the message
     assert unknown.message == (
-        "node review: unknown backend 'codx'; known: simulate, langgraph, direct, claude-code, codex"
+        "unknown backend 'codx' (did you mean 'codex'?); known: simulate, langgraph, direct, claude-code, codex"
     )
 
 
@@ -100,7 +101,9 @@ def test_an_unknown_run_backend_is_reported_unless_the_run_checks_it_itself() ->
         'digraph plain { start [shape=Mdiamond]; done [shape=Msquare]; a [prompt="A"]; start -> a -> done }'
     )
     [unknown] = _diagnostics(settings, graph)
-    assert unknown.node_id is None and "the run's backend 'langchain' is unknown" in unknown.message
+    assert unknown.node_id is None and unknown.message == (
+        "orchestra.yaml backend: 'langchain' is not a backend; known: simulate, langgraph, direct, claude-code, codex"
+    )
     assert _diagnostics(settings, graph, check_run_backend=False) == []
 
 
@@ -112,3 +115,23 @@ def test_which_nodes_use_which_backend() -> None:
     }
     assert run_backend(OrchestraSettings(), "p") == "simulate"
     assert run_backend(OrchestraSettings(backend="direct"), "p", "codex") == "codex"
+
+
+def test_every_unknown_backend_in_orchestra_yaml_and_on_the_command_line_is_an_error() -> None:
+    settings = OrchestraSettings(
+        backend="codx",
+        pipelines={"plain": PipelineSettings(backend="langgraf"), "other": PipelineSettings(backend="direct")},
+    )
+    graph = _graph(
+        'digraph plain { start [shape=Mdiamond]; done [shape=Msquare]; a [prompt="A"]; start -> a -> done }'
+    )
+    found = _diagnostics(settings, graph, requested="simulat", which=_nothing_found)
+    assert [(d.rule, d.severity.value, d.location) for d in found] == [("backend_known", "error", "graph")] * 3
+    assert [d.message.split(";")[0] for d in found] == [
+        "--backend 'simulat' is not a backend (did you mean 'simulate'?)",
+        "orchestra.yaml backend: 'codx' is not a backend (did you mean 'codex'?)",
+        "orchestra.yaml pipelines.plain.backend: 'langgraf' is not a backend (did you mean 'langgraph'?)",
+    ]
+    assert found[2].fix == (
+        "set pipelines.plain.backend in orchestra.yaml to one of simulate, langgraph, direct, claude-code, codex"
+    )

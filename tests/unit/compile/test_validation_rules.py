@@ -164,7 +164,8 @@ def test_prompt_rule_ignores_non_llm_nodes() -> None:
 def test_11_2_condition_expressions_parse_without_errors() -> None:
     found = by_rule(lint(VALID + 'work -> exit [condition="outcome=success && "]'), "condition_syntax")
     assert [(d.severity, d.edge) for d in found] == [(Severity.ERROR, ("work", "exit"))]
-    assert found[0].message.startswith("edge work -> exit: condition 'outcome=success && ' does not parse")
+    assert found[0].location == "edge work -> exit"
+    assert found[0].message.startswith("condition 'outcome=success && ' does not parse")
     assert "expected a key after '&&' at column 20" in found[0].message
 
 
