@@ -152,7 +152,9 @@ class _RunnerWatch:
         if info.status is SessionStatus.RUNNING:
             return self.status() is SessionStatus.RUNNING
         if info.status is SessionStatus.NEW:  # a run records its start right after taking the lock
-            return self._locks is None or self._locks.holder(info.session_id) is not None or _young(info)
+            from orchestra_core.session.liveness import runner_alive
+
+            return runner_alive(self._locks, info.session_id) or _young(info)
         return info.status is SessionStatus.RUNNING
 
 

@@ -71,6 +71,10 @@ class FileSessionLocks:
             return None
         return self._pid(session_id)
 
+    def ever_held(self, session_id: str) -> bool:
+        """Whether a runner on this machine ever took the session's lock (its files stay after it ends)."""
+        return self.lock_path(session_id).exists() or self._pid_path(session_id).exists()
+
     def acquire_checkout(self, checkout: str, session_id: str) -> FileSessionLease:
         """Take the lock of the checkout at the real path `checkout` for `session_id`, without waiting.
 

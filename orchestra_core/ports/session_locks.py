@@ -43,6 +43,20 @@ class SessionLocks(Protocol):
         ...
 
 
+@runtime_checkable
+class SessionLockHistory(Protocol):
+    """An optional capability of a SessionLocks adapter: whether a runner it guards ever took a session's lock.
+
+    A session recorded as running whose lock is free shows `interrupted` only when its runner ran where these
+    locks see it (`orchestra_core.session.liveness`): a session run from another machine sharing the store,
+    or from another project, stays `running`, since its lock is out of sight.
+    """
+
+    def ever_held(self, session_id: str) -> bool:
+        """Whether a runner ever took the session's lock here (alive or not)."""
+        ...
+
+
 class CheckoutBusyError(SessionBusyError):
     """Another run works in place in the checkout; the message names its session."""
 

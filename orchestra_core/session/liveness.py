@@ -3,7 +3,8 @@
 The store says `running` from the run's start until its end is recorded; a runner that dies (SIGKILL, a lost
 machine) records no end. Its session lock is freed by its death however it dies (see the SessionLocks port),
 so a `running` session whose lock is free has no runner: it shows `interrupted` (and resumes as one). No timer
-is involved. The status is read again after the lock is found free, so a run that ended in between shows how
+is involved. Locks that can tell (SessionLockHistory) must have seen the session: one run from another machine
+sharing the store stays `running`, its lock being out of sight. The status is read again after the lock is found free, so a run that ended in between shows how
 it ended. Branch sessions (parallel branches, child runs) hold no lock: they show their branch's outcome once it
 completed, else the status of the run they belong to.
 """
@@ -16,7 +17,7 @@ from attrs import evolve
 
 from orchestra_core.model import records as r
 from orchestra_core.model.outcome import StageStatus
-from orchestra_core.ports.session_locks import SessionLocks
+from orchestra_core.ports.session_locks import SessionLockHistory, SessionLocks
 from orchestra_core.ports.session_store import SessionInfo, SessionStatus, SessionStore
 from orchestra_core.session.turn_view import decode_fields
 
@@ -31,8 +32,11 @@ _BRANCH_DONE = {
 
 
 def runner_alive(locks: SessionLocks | None, session_id: str) -> bool:
-    """Whether a runner holds the session's lock (True when there are no locks to ask: nothing says otherwise)."""
+    """Whether a runner may be recording into the session: its lock is held, or out of sight (no locks to ask,
+    or locks that never saw the session: it runs on another machine sharing the store, or another project)."""
     if locks is None:
+        return True
+    if isinstance(locks, SessionLockHistory) and not locks.ever_held(session_id):
         return True
     return locks.holder(session_id) is not None
 

@@ -13,6 +13,7 @@ class _Holders:
 
     def __init__(self) -> None:
         self.leases: dict[str, InMemorySessionLease] = {}
+        self.ever: set[str] = set()
         self.checkouts: dict[str, InMemoryCheckoutLease] = {}
         self.lock = threading.Lock()
 
@@ -77,7 +78,12 @@ class InMemorySessionLocks:
             lease = self._holders.leases[session_id] = InMemorySessionLease(
                 self._holders, session_id, self.holder_name
             )
+            self._holders.ever.add(session_id)
             return lease
+
+    def ever_held(self, session_id: str) -> bool:
+        with self._holders.lock:
+            return session_id in self._holders.ever
 
     def holder(self, session_id: str) -> str | None:
         with self._holders.lock:

@@ -14,7 +14,12 @@ import pytest
 
 from orchestra_adapters.locks import FileSessionLocks
 from orchestra_core.model.errors import OrchestraError
-from orchestra_core.ports.session_locks import SessionBusyError, SessionLease, SessionLocks
+from orchestra_core.ports.session_locks import (
+    SessionBusyError,
+    SessionLease,
+    SessionLockHistory,
+    SessionLocks,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -78,6 +83,13 @@ def test_a_session_never_locked_has_no_holder_and_gets_no_lock_file(tmp_path: Pa
     locks = FileSessionLocks(tmp_path / "locks")
     assert locks.holder("9") is None
     assert not (tmp_path / "locks").exists()
+
+
+def test_a_lock_once_held_is_known_after_it_is_released(tmp_path: Path) -> None:
+    locks = FileSessionLocks(tmp_path / "locks")
+    assert isinstance(locks, SessionLockHistory) and not locks.ever_held("7")
+    locks.acquire("7").release()
+    assert locks.ever_held("7") and locks.holder("7") is None and not locks.ever_held("8")
 
 
 def test_an_uncreatable_lock_file_is_an_error_naming_it(tmp_path: Path) -> None:

@@ -67,3 +67,12 @@ def test_a_run_that_ended_shows_its_end_and_its_branches_never_running(store: Se
     assert {row.info.session_id: row.status for row in rows} == {main: "success", done: "success", held: "success"}
     for session in (main, done, held):
         assert session_summary(store, session, reader).info.status is SessionStatus.SUCCESS
+
+
+def test_a_session_its_locks_never_saw_stays_running(store: SessionStore) -> None:
+    """Run from another machine sharing the store (or another project): its lock is out of sight."""
+    main, _done, held = _started_fan_out(store)
+    elsewhere = InMemorySessionLocks("another machine")
+    statuses = {row.info.session_id: row.status for row in list_session_rows(store, include_branches=True, locks=elsewhere)}
+    assert statuses[main] == "running" and statuses[held] == "running"
+    assert session_summary(store, main, elsewhere).info.status is SessionStatus.RUNNING
