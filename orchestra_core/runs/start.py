@@ -135,20 +135,18 @@ def start_from_run_directory(
     """Continue the run a run directory describes (its manifest's `session_id` and its `checkpoint.json`):
     the session keeps recording when the store has it, otherwise the continuation is recorded as a new one."""
     blob = store.put_blob(text.encode("utf-8"))
+    source = PipelineSource(str(pipeline_path), blob)
     try:
         info = store.get_session(session_id)
-    except SessionNotFoundError:
-        info = store.create_session(session_metadata(graph, pipeline_path))
-        heads: dict[str, RepoHead] = {}
-    else:
-        found = latest_checkpoint(store, info.session_id)
-        recorded = repo_heads(found.checkpoint) if found is not None else {}
-        # The run directory's checkpoint decides where the code is; the store knows the branches.
-        heads = {
-            name: evolve(head, sha=checkpoint.workspace_snapshot.get(name, head.sha))
-            for name, head in recorded.items()
-        }
-    return SessionStart(RESUME, info.session_id, text, PipelineSource(str(pipeline_path), blob), checkpoint, heads)
+    except SessionNotFoundError:  # created by `begin`, once the run's checks pass
+        return SessionStart(RESUME, "", text, source, checkpoint, new_session=session_metadata(graph, pipeline_path))
+    found = latest_checkpoint(store, info.session_id)
+    recorded = repo_heads(found.checkpoint) if found is not None else {}
+    # The run directory's checkpoint decides where the code is; the store knows the branches.
+    heads = {
+        name: evolve(head, sha=checkpoint.workspace_snapshot.get(name, head.sha)) for name, head in recorded.items()
+    }
+    return SessionStart(RESUME, info.session_id, text, source, checkpoint, heads)
 
 
 def _main_session(store: SessionStore, info: SessionInfo) -> str:

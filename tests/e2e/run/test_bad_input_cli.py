@@ -135,3 +135,22 @@ def test_an_unusable_workspace_repo_is_exit_2_before_a_session_exists(project: P
     again = orchestra("run", "good.dot", "--backend", "simulate", "--json", cwd=project)
     assert again.returncode == 0, again.stderr
     assert [s["status"] for s in sessions(project)] == ["success"]
+
+
+def test_resuming_a_run_directory_the_store_does_not_know_records_nothing_when_refused(
+    project: Path, tmp_path: Path
+) -> None:
+    """`resume --logs-root` of a run whose session is not in this store continues it as a new session; that
+    session is created only once the checks pass (here: the workspace repo is gone)."""
+    make_repo(project, {".gitignore": ".orchestra/\n"})
+    write_files(project, {"orchestra.yaml": "workspace:\n  repos:\n    project:\n      path: .\n"})
+    logs = tmp_path / "logs"
+    first = orchestra("run", "good.dot", "--backend", "simulate", "--logs-root", logs, cwd=project)
+    assert first.returncode == 0, first.stderr
+    (project / ".orchestra" / "orchestra.db").unlink()  # a store that never saw that run
+    write_files(project, {"orchestra.yaml": "workspace:\n  repos:\n    project:\n      path: ../gone\n"})
+
+    refused = orchestra("resume", "--logs-root", logs, "good.dot", "--backend", "simulate", cwd=project)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "workspace.repos.project.path" in one_error_line(refused.stderr)
+    assert sessions(project) == []
