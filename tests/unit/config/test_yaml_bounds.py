@@ -35,10 +35,12 @@ def refused(text: str) -> ConfigError:
     return caught.value
 
 
-def test_a_billion_laughs_is_refused_within_a_second_naming_the_line() -> None:
+def test_a_billion_laughs_is_refused_early_naming_the_line() -> None:
     started = time.monotonic()
     error = refused(billion_laughs())
-    assert time.monotonic() - started < 1
+    # Expanding its 9**9 strings would take minutes and gigabytes; refusing it takes milliseconds. The bound
+    # is loose so a loaded CI machine cannot fail it.
+    assert time.monotonic() - started < 10
     assert error.file == "f.yaml" and error.line == 5
     assert f"expand to more than {MAX_ALIAS_VALUES} values" in error.detail
 

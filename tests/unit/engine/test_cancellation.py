@@ -62,7 +62,7 @@ def test_a_cancelled_command_is_killed_with_its_group_and_never_writes(tmp_path:
     _later(0.3, lambda: cancel.cancel("node x timed out after 300ms"))
     started = time.monotonic()
     result = SubprocessCommandRunner().run(f"(sleep 2; echo late > {late}) & sleep 2", cwd=str(tmp_path), cancel=cancel)
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 1.9  # uncancelled, it takes 2 s
     assert result.cancelled and not result.ok and result.exit_code is None and not result.timed_out
     time.sleep(2.5)
     assert not late.exists()
@@ -230,6 +230,6 @@ def test_a_cancelled_cli_agent_is_killed_with_its_group(tmp_path: Path) -> None:
         cancel.cancel("node x timed out after 1s")
         assert list(lines) == []  # stdout closed: the group is dead
         process.wait()
-    assert process.cancelled and not process.timed_out and time.monotonic() - started < 1.5
+    assert process.cancelled and not process.timed_out and time.monotonic() - started < 1.9  # uncancelled, it takes 2 s
     time.sleep(2.5)
     assert not late.exists()

@@ -101,7 +101,7 @@ def test_pipeline_files_that_are_not_regular_are_refused_without_blocking(tmp_pa
     started = time.monotonic()
     with pytest.raises(PipelineLoadError, match="not a regular file") as caught:
         read_pipeline_text(path)
-    assert caught.value.path == str(path) and time.monotonic() - started < 1
+    assert caught.value.path == str(path) and time.monotonic() - started < 10  # blocking would never end
 
 
 def test_an_oversized_pipeline_is_refused(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ def test_a_billion_laughs_cassette_is_refused_quickly_naming_file_and_line() -> 
     started = time.monotonic()
     with pytest.raises(CassetteError) as caught:
         parse_cassette(CASSETTE_LAUGHS, Path("cassette.yaml"))
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 10  # blocking would never end; loose for loaded CI machines
     assert str(caught.value).startswith("cassette.yaml:5: not valid YAML: YAML aliases here expand to more than")
 
 
@@ -54,7 +54,7 @@ def test_a_billion_laughs_answers_file_is_refused_quickly(tmp_path: Path) -> Non
     started = time.monotonic()
     with pytest.raises(AnswersError, match=r"answers.yaml:5: not valid YAML: YAML aliases here expand"):
         load_answers_file(path)
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 10  # blocking would never end; loose for loaded CI machines
 
 
 def test_answers_files_that_are_fifos_devices_oversized_or_not_utf8_are_refused(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     started = time.monotonic()
     with pytest.raises(InputFileError, match=r"pipe: is a FIFO \(named pipe\), not a regular file"):
         read_text_file(fifo, limit=KIB)
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 10  # blocking would never end; loose for loaded CI machines
 
 
 def test_a_character_device_is_refused() -> None:
