@@ -12,12 +12,12 @@ Targets (issue 6): commit <= half the porcelain time and < 150 ms; setup < 1.5 s
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
+
+from large_repo import FILES, generate_repo, git
 
 from orchestra_adapters.git import SubprocessGit
 from orchestra_core.model.settings import RepoSettings, WorkspaceSettings
@@ -26,35 +26,10 @@ from orchestra_core.ports.clock import SystemClock
 from orchestra_core.testing.commit_messages import ScriptedCommitMessages
 from orchestra_core.workspace import WorkspaceManager
 
-FILES = 20_000
 COMMITS = 15
 SETUPS = 3
-ENV = {
-    **os.environ,
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "Bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.com",
-    "GIT_COMMITTER_NAME": "Bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.com",
-}
 
 
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=ENV, check=True, capture_output=True, text=True).stdout
-
-
-def generate_repo(root: Path) -> Path:
-    repo = root / "repo"
-    repo.mkdir()
-    git(repo, "init", "--quiet", "-b", "main")
-    for number in range(FILES):
-        directory = repo / f"pkg{number % 100:02d}" / f"mod{number // 100 % 20:02d}"
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / f"file{number}.py").write_text(f"VALUE = {number}\n" * 5)
-    git(repo, "add", "-A")
-    git(repo, "commit", "--quiet", "-m", "generated")
-    return repo
 
 
 def timed(action: object) -> float:

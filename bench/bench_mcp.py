@@ -14,14 +14,13 @@ Targets (issue 12): each figure small next to an LLM call (seconds): proxy start
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import anyio
+from large_repo import ENV, FILES, generate_repo
 from mcp import Client, StdioServerParameters
 
 from orchestra_adapters.git import SubprocessGit
@@ -33,37 +32,13 @@ from orchestra_core.agents.toolset import build_tools, create_registry
 from orchestra_core.model.settings import OrchestraSettings
 from orchestra_core.workspace.worktree_watch import WorktreeWatch
 
-FILES = 20_000
+# The proxy starts as on a user's machine: with its bytecode cached.
+PROXY_ENV = {key: value for key, value in ENV.items() if key != "PYTHONDONTWRITEBYTECODE"}
 STARTS = 5
 CALLS = 50
 SWEEPS = 7
-ENV = {
-    **os.environ,
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "Bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.com",
-    "GIT_COMMITTER_NAME": "Bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.com",
-}
-ENV.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, env=ENV, check=True, capture_output=True)
-
-
-def generate_repo(root: Path) -> Path:
-    repo = root / "repo"
-    repo.mkdir()
-    git(repo, "init", "--quiet", "-b", "main")
-    for number in range(FILES):
-        directory = repo / f"pkg{number % 100:02d}" / f"mod{number // 100 % 20:02d}"
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / f"file{number}.py").write_text(f"VALUE = {number}\n" * 5)
-    git(repo, "add", "-A")
-    git(repo, "commit", "--quiet", "-m", "generated")
-    return repo
 
 
 def toolbox(repo: Path) -> Toolbox:
@@ -78,7 +53,7 @@ def ms(seconds: list[float]) -> float:
 
 async def proxy_figures(host: ToolHost) -> tuple[list[float], list[float]]:
     spec = host.server_spec()
-    params = StdioServerParameters(command=spec.command, args=list(spec.args), env={**ENV, **spec.env})
+    params = StdioServerParameters(command=spec.command, args=list(spec.args), env={**PROXY_ENV, **spec.env})
     starts: list[float] = []
     calls: list[float] = []
     for attempt in range(STARTS):

@@ -15,11 +15,12 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 import tempfile
 import threading
 import time
 from pathlib import Path
+
+from large_repo import FILES, file_path, generate_repo, git
 
 from orchestra_adapters.git import SubprocessGit
 from orchestra_core.model.settings import RepoSettings, WorkspaceSettings
@@ -28,43 +29,18 @@ from orchestra_core.ports.git import Identity
 from orchestra_core.workspace import WorkspaceManager
 from orchestra_core.workspace.branches import BranchWorktrees
 
-FILES = 20_000
 ROUNDS = 3
 CHANGED = 10
-ENV = {
-    **os.environ,
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "Bench",
-    "GIT_AUTHOR_EMAIL": "bench@example.com",
-    "GIT_COMMITTER_NAME": "Bench",
-    "GIT_COMMITTER_EMAIL": "bench@example.com",
-}
 WHO = Identity("Bench", "bench@example.com")
 
 
-def git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=cwd, env=ENV, check=True, capture_output=True, text=True).stdout
-
-
-def generate_repo(root: Path) -> Path:
-    repo = root / "repo"
-    repo.mkdir()
-    git(repo, "init", "--quiet", "-b", "main")
-    for number in range(FILES):
-        directory = repo / f"pkg{number % 100:02d}" / f"mod{number // 100 % 20:02d}"
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / f"file{number}.py").write_text(f"VALUE = {number}\n" * 5)
-    git(repo, "add", "-A")
-    git(repo, "commit", "--quiet", "-m", "generated")
-    return repo
 
 
 def commit_changes(gitport: SubprocessGit, worktree: Path, branch: str, offset: int) -> None:
     """One commit on `branch` in `worktree` changing CHANGED files (different ones per branch)."""
     paths = []
     for number in range(offset, offset + CHANGED):
-        path = f"pkg{number % 100:02d}/mod{number // 100 % 20:02d}/file{number}.py"
+        path = file_path(number)
         (worktree / path).write_text(f"CHANGED = {number}\n")
         paths.append(path)
     change = gitport.tree_with_files(worktree, f"refs/heads/{branch}", paths)

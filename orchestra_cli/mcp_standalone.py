@@ -9,16 +9,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from attrs import define, field, frozen
 
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import WriteTracker
-from orchestra_core.model.cancellation import Cancellation, takes_cancel
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.settings import IMPLICIT_REPO
-from orchestra_core.ports.command_runner import CommandResult, CommandRunner
+from orchestra_core.runs.writable_roots import WritableRoots
 
 if TYPE_CHECKING:
     from orchestra_adapters.container import Container
@@ -136,7 +135,7 @@ def _build(options: ServeOptions, container: Container) -> StandaloneTools:
     else:
         repos = _checkout_repos(container)
     roots = [str(context.root) for context in repos.values()]
-    registry = create_registry(settings, _WritableRoots(container.command_runner(), roots))
+    registry = create_registry(settings, WritableRoots(container.command_runner(), lambda: roots))
     names = _tool_names(options, container, registry, list(repos))
     tracker = WriteTracker()
     toolbox = Toolbox(build_tools(registry, names, repos, tracker))
@@ -231,26 +230,3 @@ def _log_writes(tracker: WriteTracker, written: list[str]) -> Callable[[Executed
             log.info("%s wrote %s (not committed)", executed.record.name, ", ".join(files))
 
     return log_writes
-
-
-class _WritableRoots:
-    """A CommandRunner that lets `workspace.tools` commands write the served directories."""
-
-    def __init__(self, runner: CommandRunner, roots: Sequence[str]) -> None:
-        self._runner = runner
-        self._roots = list(roots)
-
-    def run(
-        self,
-        command: str,
-        *,
-        cwd: str,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        stdin: str | None = None,
-        writable: Sequence[str] = (),
-        cancel: Cancellation | None = None,
-    ) -> CommandResult:
-        extra: dict[str, Any] = {"cancel": cancel} if cancel is not None and takes_cancel(self._runner.run) else {}
-        allowed = [*self._roots, *writable]
-        return self._runner.run(command, cwd=cwd, env=env, timeout=timeout, stdin=stdin, writable=allowed, **extra)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,6 @@ from orchestra_core.engine.runner import PipelineEngine
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.handlers import build_registry
 from orchestra_core.model import records
-from orchestra_core.model.cancellation import Cancellation, takes_cancel
 from orchestra_core.model.checkpoint import RunResult
 from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
@@ -36,13 +35,14 @@ from orchestra_core.model.turn import AgentTurn
 from orchestra_core.model.workspace_events import WorkspaceEvent
 from orchestra_core.pipeline import prepare_pipeline
 from orchestra_core.ports.codergen_backend import CodergenBackend, OnTurn
-from orchestra_core.ports.command_runner import CommandResult, CommandRunner
+from orchestra_core.ports.command_runner import CommandRunner
 from orchestra_core.ports.session_locks import CheckoutLocks, SessionLease
 from orchestra_core.runs.branch_workspaces import RunBranchWorkspaces
 from orchestra_core.runs.events import EventFanout
 from orchestra_core.runs.extensions import Extensions
 from orchestra_core.runs.ports import RunOptions, RunPorts
 from orchestra_core.runs.start import REPLAY, RESUME, SessionStart, begin
+from orchestra_core.runs.writable_roots import WritableRoots
 from orchestra_core.session.api import append_record, publish_types
 from orchestra_core.session.checkpoints import RepoHead
 from orchestra_core.session.recorder import SessionRecorder
@@ -295,7 +295,7 @@ class PipelineRun:
     def command_runner(self) -> CommandRunner | None:
         """The run's command runner for tool nodes and hooks: every call may write the session's worktrees."""
         runner = self.ports.command_runner
-        return None if runner is None else _WorkspaceCommands(runner, self.writable_roots)
+        return None if runner is None else WritableRoots(runner, self.writable_roots)
 
     def writable_roots(self) -> list[str]:
         """The directories the run's commands work in: the session worktrees (or the project root) and the
@@ -465,29 +465,6 @@ def _branch(context: Context | None) -> str | None:
     """The parallel branch a node runs in, from its context (None on the main line)."""
     branch = context.get(BRANCH_KEY) if context is not None else None
     return branch if isinstance(branch, str) and branch else None
-
-
-class _WorkspaceCommands:
-    """A CommandRunner that adds the run's worktrees to the directories each command may write."""
-
-    def __init__(self, runner: CommandRunner, roots: Callable[[], Sequence[str]]) -> None:
-        self._runner = runner
-        self._roots = roots
-
-    def run(
-        self,
-        command: str,
-        *,
-        cwd: str,
-        env: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-        stdin: str | None = None,
-        writable: Sequence[str] = (),
-        cancel: Cancellation | None = None,
-    ) -> CommandResult:
-        extra: dict[str, Any] = {"cancel": cancel} if cancel is not None and takes_cancel(self._runner.run) else {}
-        allowed = [*self._roots(), *writable]
-        return self._runner.run(command, cwd=cwd, env=env, timeout=timeout, stdin=stdin, writable=allowed, **extra)
 
 
 class _NoRecorder:

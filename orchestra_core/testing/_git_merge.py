@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import deque
 
 from orchestra_core.ports.git import ConflictedFile, GitError, MergeResult
-from orchestra_core.testing import _git_files as disk
 from orchestra_core.testing._git_objects import FILE_MODE, Entry, Files, ObjectStore
-from orchestra_core.testing._git_repository import Repository, Worktree, file_entry
+from orchestra_core.testing._git_repository import Repository, Worktree
+from orchestra_core.testing._git_worktree import carry_files
 
 
 def merge_commits(repo: Repository, worktree: Worktree, ours: str, theirs: str) -> MergeResult:
@@ -86,21 +86,10 @@ def _ancestors(objects: ObjectStore, start: str) -> set[str]:
 def checkout_tree(repo: Repository, tree: Worktree, old: str, new: str, command: list[str]) -> None:
     """`git read-tree -m -u <old> <new>`: files that differ go from `old` to `new`; a local change to one of
     them fails the whole call."""
+
+    def refused(dirty: list[str]) -> GitError:
+        return GitError(tree.path, command, f"error: Entry '{dirty[0]}' not uptodate. Cannot merge.", 128)
+
     before = repo.objects.commit_files(repo.commit_id(tree, old, command))
     after = repo.objects.commit_files(repo.commit_id(tree, new, command))
-    changed = sorted(path for path in before.keys() | after.keys() if before.get(path) != after.get(path))
-    read = repo.reader(tree)
-    dirty = [
-        p for p in changed if tree.index.get(p) != before.get(p) or file_entry(read(p)) != tree.index.get(p)
-    ]
-    if dirty:
-        detail = f"error: Entry '{dirty[0]}' not uptodate. Cannot merge."
-        raise GitError(tree.path, command, detail, 128)
-    for path in changed:
-        if path in after:
-            disk.write_file(tree.path, path, after[path][0], repo.objects.blobs[after[path][1]])
-            tree.index[path] = after[path]
-        else:
-            disk.remove(tree.path, path)
-            tree.index.pop(path, None)
-    disk.remove_empty_directories(tree.path)
+    carry_files(repo, tree, before, after, refused)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from orchestra_core.agents.path_guard import is_dotgit
 from orchestra_core.ports.git import GitError
@@ -11,17 +11,18 @@ from orchestra_core.testing._git_objects import Files
 from orchestra_core.testing._git_repository import Repository, Worktree, file_entry, put
 
 
-def switch(repo: Repository, tree: Worktree, branch: str, target: str, command: list[str]) -> None:
-    """`git checkout <branch>`: update the files that differ, keep local changes elsewhere, refuse to lose any."""
-    old, new = repo.objects.commit_files(repo.head_of(tree)), repo.objects.commit_files(target)
+def carry_files(
+    repo: Repository, tree: Worktree, old: Files, new: Files, refused: Callable[[list[str]], GitError]
+) -> None:
+    """Bring the worktree's files (and index) that differ between `old` and `new` to `new`; raises
+    `refused(paths)` without touching anything when one of them has a local change."""
     changed = sorted(path for path in old.keys() | new.keys() if old.get(path) != new.get(path))
     read = repo.reader(tree)
     dirty = [
         p for p in changed if tree.index.get(p) != old.get(p) or file_entry(read(p)) != tree.index.get(p)
     ]
     if dirty:
-        detail = f"error: Your local changes to the following files would be overwritten by checkout: {', '.join(dirty)}"
-        raise GitError(tree.path, command, detail, 1)
+        raise refused(dirty)
     for path in changed:
         if path in new:
             disk.write_file(tree.path, path, new[path][0], repo.objects.blobs[new[path][1]])
@@ -30,6 +31,17 @@ def switch(repo: Repository, tree: Worktree, branch: str, target: str, command: 
             disk.remove(tree.path, path)
             tree.index.pop(path, None)
     disk.remove_empty_directories(tree.path)
+
+
+def switch(repo: Repository, tree: Worktree, branch: str, target: str, command: list[str]) -> None:
+    """`git checkout <branch>`: update the files that differ, keep local changes elsewhere, refuse to lose any."""
+
+    def refused(dirty: list[str]) -> GitError:
+        detail = f"error: Your local changes to the following files would be overwritten by checkout: {', '.join(dirty)}"
+        return GitError(tree.path, command, detail, 1)
+
+    old, new = repo.objects.commit_files(repo.head_of(tree)), repo.objects.commit_files(target)
+    carry_files(repo, tree, old, new, refused)
     tree.head = f"ref: refs/heads/{branch}"
 
 

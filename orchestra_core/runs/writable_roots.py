@@ -1,0 +1,33 @@
+"""A CommandRunner that lets every command write the directories a run (or a served workspace) works in."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from orchestra_core.model.cancellation import Cancellation, takes_cancel
+from orchestra_core.ports.command_runner import CommandResult, CommandRunner
+
+
+class WritableRoots:
+    """Adds `roots()` (asked at each call: worktrees come and go) to the directories each command may write."""
+
+    def __init__(self, runner: CommandRunner, roots: Callable[[], Sequence[str]]) -> None:
+        self._runner = runner
+        self._roots = roots
+
+    def run(
+        self,
+        command: str,
+        *,
+        cwd: str,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        stdin: str | None = None,
+        writable: Sequence[str] = (),
+        cancel: Cancellation | None = None,
+    ) -> CommandResult:
+        """Run `command` through the wrapped runner, with the roots added to `writable`."""
+        extra: dict[str, Any] = {"cancel": cancel} if cancel is not None and takes_cancel(self._runner.run) else {}
+        allowed = [*self._roots(), *writable]
+        return self._runner.run(command, cwd=cwd, env=env, timeout=timeout, stdin=stdin, writable=allowed, **extra)
