@@ -192,6 +192,8 @@ class BranchCreator:
             undo.append(lambda: self._git.checkout(root, previous))
         else:
             plan.worktree_path.parent.mkdir(parents=True, exist_ok=True)
+            # A worktree whose directory is gone (`.orchestra` deleted by hand) is still registered; forget it.
+            self._git.worktree_prune(root)
             self._git.worktree_add(root, plan.worktree_path, branch)
             undo.append(lambda: self._git.worktree_remove(root, plan.worktree_path))
         return WorkspaceContext(

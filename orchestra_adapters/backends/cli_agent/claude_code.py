@@ -65,7 +65,7 @@ class ClaudeCode:
             ",".join(dict.fromkeys(removed)),
         ]
         if spec.model:
-            argv += ["--model", spec.model]
+            argv.append(f"--model={spec.model}")  # one word: a value starting with "-" stays a value
         return [*argv, *spec.extra_args]
 
     def environment(self, spec: CliAgentSpec) -> Mapping[str, str]:

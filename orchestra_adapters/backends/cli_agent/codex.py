@@ -39,7 +39,7 @@ class Codex:
     provider = "openai"
 
     def command(self, spec: CliAgentSpec, workdir: Path) -> list[str]:
-        argv = [*spec.executable, "exec", "--json", "--skip-git-repo-check", "-C", str(spec.cwd)]
+        argv = [*spec.executable, "exec", "--json", "--skip-git-repo-check", f"--cd={spec.cwd}"]
         for server in spec.mcp_servers:
             argv += ["-c", f"mcp_servers.{server.name}={_server_table(server)}"]
             argv += ["-c", f'mcp_servers.{server.name}.default_tools_approval_mode="approve"']
@@ -48,7 +48,7 @@ class Codex:
         if not _chooses_sandbox(spec.extra_args):
             argv += ["--sandbox", "workspace-write" if "shell" in spec.allowed_tools else "read-only"]
         if spec.model:
-            argv += ["-m", spec.model]
+            argv.append(f"--model={spec.model}")  # one word: a value starting with "-" stays a value
         return [*argv, *spec.extra_args, "-"]
 
     def environment(self, spec: CliAgentSpec) -> Mapping[str, str]:
