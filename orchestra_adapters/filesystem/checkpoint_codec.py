@@ -1,8 +1,9 @@
 """checkpoint.json and manifest.json: JSON forms of Checkpoint and RunManifest, with pinned key names.
 
-`node_outcomes` is `{node: status}` as DESIGN.md specifies; the rest of each outcome (preferred label,
-suggested ids, notes, failure reason) is under `outcome_details`, only for nodes that have any.
-Context updates are not repeated there: they are already part of `context`.
+`node_outcomes` is `{node: {"status", "notes", ...}}` as DESIGN.md specifies (the form other Attractor
+runners write): each outcome's status and notes, plus its preferred label, suggested ids and failure reason
+when it has them. Context updates are not repeated there: they are already part of `context`. Format 1
+files (`{node: status}` with the rest under `outcome_details`) are still read, so older runs resume.
 
 Encoding is incremental: a CheckpointEncoder remembers the fragments of the previous checkpoint and
 re-encodes only what changed (one node's outcome, the new completed nodes), so writing a checkpoint
@@ -21,7 +22,7 @@ from orchestra_core.model.checkpoint import Checkpoint, OutcomeMap, RunManifest,
 from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.ports.run_directory import RunDirectoryError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _MAX_DELTA_CHAIN = 256
 
 
@@ -29,17 +30,15 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":
 _dumps = _ENCODER.encode
 
 
-def _details(outcome: Outcome) -> dict[str, Any]:
-    found: dict[str, Any] = {}
+def _outcome_document(outcome: Outcome) -> dict[str, Any]:
+    document: dict[str, Any] = {"status": outcome.status.value, "notes": outcome.notes}
     if outcome.preferred_label:
-        found["preferred_label"] = outcome.preferred_label
+        document["preferred_label"] = outcome.preferred_label
     if outcome.suggested_next_ids:
-        found["suggested_next_ids"] = list(outcome.suggested_next_ids)
-    if outcome.notes:
-        found["notes"] = outcome.notes
+        document["suggested_next_ids"] = list(outcome.suggested_next_ids)
     if outcome.failure_reason:
-        found["failure_reason"] = outcome.failure_reason
-    return found
+        document["failure_reason"] = outcome.failure_reason
+    return document
 
 
 class _Fragments:
@@ -73,8 +72,7 @@ class CheckpointEncoder:
 
     def __init__(self) -> None:
         self._outcomes: OutcomeMap | None = None
-        self._status = _Fragments()
-        self._details = _Fragments()
+        self._outcome_text = _Fragments()
         self._completed_source: tuple[str, ...] = ()
         self._completed_text = ""
 
@@ -100,9 +98,7 @@ class CheckpointEncoder:
                 ',"completed_nodes":[',
                 self._completed_text,
                 '],"node_outcomes":{',
-                self._status.text,
-                '},"outcome_details":{',
-                self._details.text,
+                self._outcome_text.text,
                 '},"context":',
                 _dumps(dict(checkpoint.context)),
                 ',"logs":',
@@ -125,16 +121,13 @@ class CheckpointEncoder:
         self._outcomes = outcomes
 
     def _rebuild_outcomes(self, outcomes: OutcomeMap) -> None:
-        self._status, self._details = _Fragments(), _Fragments()
+        self._outcome_text = _Fragments()
         for node_id, outcome in outcomes.items():
             self._put(node_id, outcome)
         self._outcomes = outcomes
 
     def _put(self, node_id: str, outcome: Outcome) -> None:
-        key = _dumps(node_id)
-        self._status.put(node_id, f'{key}:"{outcome.status.value}"')
-        details = _details(outcome)
-        self._details.put(node_id, f"{key}:{_dumps(details)}" if details else "")
+        self._outcome_text.put(node_id, f"{_dumps(node_id)}:{_dumps(_outcome_document(outcome))}")
 
     def _sync_completed(self, completed: tuple[str, ...]) -> None:
         known = len(self._completed_source)
@@ -156,9 +149,9 @@ def decode_checkpoint(text: str, source: str) -> Checkpoint:
     document = _load_object(text, source)
     try:
         statuses = _mapping(document, "node_outcomes")
-        details = _mapping(document, "outcome_details", required=False)
+        details = _mapping(document, "outcome_details", required=False)  # format 1
         outcomes = OutcomeMap(
-            {node_id: _outcome(status, details.get(node_id) or {}) for node_id, status in statuses.items()}
+            {node_id: _outcome(entry, details.get(node_id) or {}) for node_id, entry in statuses.items()}
         )
         return Checkpoint(
             current_node=_string(document, "current_node"),
@@ -181,7 +174,13 @@ def decode_checkpoint(text: str, source: str) -> Checkpoint:
         raise RunDirectoryError(f"{source}: not a valid checkpoint: {error}") from None
 
 
-def _outcome(status: Any, details: Mapping[str, Any]) -> Outcome:
+def _outcome(entry: Any, details: Mapping[str, Any]) -> Outcome:
+    """An outcome from its `node_outcomes` entry: an object (format 2) or a status string whose other fields
+    are in `outcome_details` (format 1)."""
+    if isinstance(entry, dict):
+        details, status = entry, entry.get("status")
+    else:
+        status = entry
     if not isinstance(status, str):
         raise ValueError(f"outcome status {status!r} is not a string")
     return Outcome(
@@ -197,13 +196,13 @@ def encode_manifest(manifest: RunManifest) -> str:
     """The manifest.json text."""
     document = {
         "format": FORMAT_VERSION,
-        "session_id": manifest.session_id,
-        "pipeline": manifest.pipeline,
+        "name": manifest.pipeline,
         "goal": manifest.goal,
         "label": manifest.label,
+        "start_time": manifest.started_at.isoformat(),
+        "session_id": manifest.session_id,
         "source_path": manifest.source_path,
         "logs_root": manifest.logs_root,
-        "started_at": manifest.started_at.isoformat(),
         "initial_context": dict(manifest.initial_context),
         "resumed_at": [moment.isoformat() for moment in manifest.resumed_at],
     }
@@ -211,7 +210,7 @@ def encode_manifest(manifest: RunManifest) -> str:
 
 
 def decode_manifest(text: str, source: str) -> RunManifest:
-    """Read manifest.json text.
+    """Read manifest.json text (format 1 files name the graph `pipeline` and the start `started_at`).
 
     Raises:
         RunDirectoryError: The text is not a manifest; the message names `source` and the problem.
@@ -220,12 +219,12 @@ def decode_manifest(text: str, source: str) -> RunManifest:
     try:
         return RunManifest(
             session_id=_string(document, "session_id"),
-            pipeline=str(document.get("pipeline") or ""),
+            pipeline=str(document.get("name") or document.get("pipeline") or ""),
             goal=str(document.get("goal") or ""),
             label=str(document.get("label") or ""),
             source_path=document.get("source_path"),
             logs_root=str(document.get("logs_root") or ""),
-            started_at=datetime.fromisoformat(_string(document, "started_at")),
+            started_at=datetime.fromisoformat(_string(document, "start_time" if "start_time" in document else "started_at")),
             initial_context=_mapping(document, "initial_context", required=False),
             resumed_at=tuple(datetime.fromisoformat(m) for m in _string_list(document, "resumed_at", required=False)),
         )

@@ -108,10 +108,12 @@ def test_run_directory_layout_on_disk(tmp_path: Path) -> None:
     checkpoint = json.loads((logs / "checkpoint.json").read_text(encoding="utf-8"))
     assert checkpoint["current_node"] == "done" and checkpoint["status"] == "success"
     assert checkpoint["completed_nodes"] == ["start", "plan", "done"]
-    assert checkpoint["node_outcomes"] == {"start": "success", "plan": "success", "done": "success"}
+    assert {node: outcome["status"] for node, outcome in checkpoint["node_outcomes"].items()} == {
+        "start": "success", "plan": "success", "done": "success"
+    }
     assert checkpoint["context"]["ticket"] == "T-1"
     manifest = json.loads((logs / "manifest.json").read_text(encoding="utf-8"))
-    assert (manifest["session_id"], manifest["pipeline"], manifest["initial_context"]) == ("s-1", "p", {"ticket": "T-1"})
+    assert (manifest["session_id"], manifest["name"], manifest["initial_context"]) == ("s-1", "p", {"ticket": "T-1"})
     assert not list(logs.glob("*.tmp-*"))
 
 

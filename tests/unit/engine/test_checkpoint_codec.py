@@ -9,8 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from orchestra_adapters.filesystem.checkpoint_codec import CheckpointEncoder, decode_checkpoint
-from orchestra_core.model.checkpoint import Checkpoint, OutcomeMap, RunStatus
+from orchestra_adapters.filesystem.checkpoint_codec import (
+    CheckpointEncoder,
+    decode_checkpoint,
+    decode_manifest,
+    encode_manifest,
+)
+from orchestra_core.model.checkpoint import Checkpoint, OutcomeMap, RunManifest, RunStatus
 from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.ports.run_directory import RunDirectoryError
 
@@ -80,11 +85,50 @@ def test_document_shape_matches_design_md() -> None:
         status=RunStatus.FAIL, failure_reason="no", workspace_snapshot={"repo": "abc"},
     )
     document = json.loads(CheckpointEncoder().encode(checkpoint))
-    assert document["node_outcomes"] == {"plan": "success", "gate": "fail"}
-    assert document["outcome_details"] == {"plan": {"notes": "ok"}, "gate": {"failure_reason": "no"}}
+    assert document["node_outcomes"] == {
+        "plan": {"status": "success", "notes": "ok"},
+        "gate": {"status": "fail", "notes": "", "failure_reason": "no"},
+    }
+    assert "outcome_details" not in document
     for key in ("current_node", "completed_nodes", "node_retries", "context", "workspace_snapshot"):
         assert key in document
     assert document["timestamp"] == "2026-01-02T03:04:05+00:00"
+
+
+def test_label_and_suggested_ids_are_in_the_node_outcome_only_when_set() -> None:
+    gate = Outcome(StageStatus.PARTIAL_SUCCESS, preferred_label="Yes", suggested_next_ids=("ship",))
+    checkpoint = make(OutcomeMap().with_outcome("gate", gate).with_outcome("plan", Outcome.success()), ("gate", "plan"), {})
+    outcomes = json.loads(CheckpointEncoder().encode(checkpoint))["node_outcomes"]
+    assert outcomes["gate"] == {
+        "status": "partial_success", "notes": "", "preferred_label": "Yes", "suggested_next_ids": ["ship"]
+    }
+    assert set(outcomes["plan"]) == {"status", "notes"}
+
+
+def test_format_1_checkpoints_with_outcome_details_are_still_read() -> None:
+    text = json.dumps({
+        "format": 1, "timestamp": "2026-01-01T00:00:00+00:00", "status": "running", "current_node": "gate",
+        "next_node": "ship", "completed_nodes": ["plan", "gate"], "context": {"k": 1},
+        "node_outcomes": {"plan": "success", "gate": "fail"},
+        "outcome_details": {"plan": {"notes": "ok"}, "gate": {"failure_reason": "no", "preferred_label": "Retry"}},
+    })
+    decoded = decode_checkpoint(text, "old/checkpoint.json")
+    assert routing_view(decoded) == {
+        "plan": (StageStatus.SUCCESS, "", (), "ok", ""),
+        "gate": (StageStatus.FAIL, "Retry", (), "", "no"),
+    }
+
+
+def test_manifest_names_the_graph_and_its_start_time_and_reads_format_1() -> None:
+    manifest = RunManifest("s-1", "pipe", "the goal", "The Label", None, "/logs", MOMENT, {"k": "v"})
+    document = json.loads(encode_manifest(manifest))
+    assert (document["name"], document["goal"], document["label"], document["start_time"]) == (
+        "pipe", "the goal", "The Label", "2026-01-02T03:04:05+00:00"
+    )
+    assert decode_manifest(json.dumps(document), "manifest.json") == manifest
+    old = {"format": 1, "session_id": "s-1", "pipeline": "pipe", "goal": "the goal", "label": "The Label",
+           "source_path": None, "logs_root": "/logs", "started_at": MOMENT.isoformat(), "initial_context": {"k": "v"}}
+    assert decode_manifest(json.dumps(old), "manifest.json") == manifest
 
 
 @pytest.mark.parametrize(
@@ -95,6 +139,7 @@ def test_document_shape_matches_design_md() -> None:
         ('{"current_node": "a"}', "missing key 'node_outcomes'"),
         ('{"current_node": 1, "node_outcomes": {}, "completed_nodes": [], "context": {}, "timestamp": "2026-01-01T00:00:00"}', "'current_node' must be a string"),
         ('{"current_node": "a", "node_outcomes": {"a": "great"}, "completed_nodes": [], "context": {}, "timestamp": "2026-01-01T00:00:00"}', "great"),
+        ('{"current_node": "a", "node_outcomes": {"a": {"notes": ""}}, "completed_nodes": [], "context": {}, "timestamp": "2026-01-01T00:00:00"}', "outcome status None"),
     ],
 )
 def test_malformed_checkpoints_name_the_file_and_the_problem(text: str, problem: str) -> None:
