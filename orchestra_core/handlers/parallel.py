@@ -2,7 +2,8 @@
 context, at most `max_parallel` at a time, joined by `join_policy`.
 
 Each branch runs node by node until it reaches the join node (see `find_join_node`), an exit node or a
-dead end. The results go to `parallel.results`; afterwards the engine continues at the join node.
+dead end. The results go to `parallel.results` (and each branch's status to `parallel.branch.<id>.status`);
+afterwards the engine continues at the join node.
 """
 
 from __future__ import annotations
@@ -45,6 +46,11 @@ def result_record(result: BranchResult, branch_path: str) -> dict[str, Any]:
         "duration_s": round(result.duration_s, 6),
         "context_updates": dict(result.context_changes),
     }
+
+
+def branch_statuses(results: list[BranchResult]) -> dict[str, str]:
+    """`parallel.branch.<branch id>.status` per branch, as other Attractor runners' scripts read them."""
+    return {f"parallel.branch.{r.branch_id}.status": r.status for r in results}
 
 
 def _score(changes: Mapping[str, Any]) -> float:
@@ -97,7 +103,9 @@ class ParallelHandler:
             "parallel.branch_count": len(results),
             "parallel.success_count": successes,
             "parallel.failure_count": failures,
+            "parallel.fail_count": failures,  # the name other Attractor runners use
             "parallel.join_node": join or "",
+            **branch_statuses(results),
         }
         notes = f"{len(results)} branches: {successes} succeeded, {failures} failed"
         if policy == "first_success":

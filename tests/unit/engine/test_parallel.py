@@ -64,6 +64,20 @@ def test_fan_out_runs_every_branch_then_continues_at_the_fan_in() -> None:
     assert "score" in result.context
 
 
+def test_each_branch_status_and_the_failure_count_are_in_the_context_by_branch_id() -> None:
+    backend = ScriptedCodergenBackend({"a2": "fail", "c1": Outcome(StageStatus.PARTIAL_SUCCESS)})
+    result = Harness(backend=backend).run(FAN)
+    assert result.status is RunStatus.SUCCESS
+    statuses = {key: value for key, value in result.context.items() if key.startswith("parallel.branch.")}
+    assert statuses == {
+        "parallel.branch.a1.status": "fail",
+        "parallel.branch.b1.status": "success",
+        "parallel.branch.c1.status": "partial_success",
+    }
+    assert (result.context["parallel.fail_count"], result.context["parallel.failure_count"]) == (1, 1)
+    assert result.context["parallel.success_count"] == 2
+
+
 def test_branches_run_on_isolated_context_clones() -> None:
     backend = ScriptedCodergenBackend({"a1": updates(secret="a-only")})
     result = Harness(backend=backend).run(FAN)

@@ -1,0 +1,105 @@
+"""Parallel fan-outs, human gates and the manager loop behave as other Attractor runners' pipelines expect
+(issue 15, points 4-6), through `orchestra run` / `resume` with `--logs-root`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.support.orchestra_project import orchestra
+
+
+def run(tmp_path: Path, dot: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`orchestra run` of the pipeline text, simulated and auto-approved; the result and the logs root."""
+    pipeline = tmp_path / "pipeline.dot"
+    pipeline.write_text(dot, encoding="utf-8")
+    logs = tmp_path / "logs"
+    result = orchestra(
+        "run", pipeline, "--backend", "simulate", "--auto-approve", "--logs-root", logs, *extra, cwd=tmp_path
+    )
+    return result, logs
+
+
+def checkpoint(logs: Path) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((logs / "checkpoint.json").read_text(encoding="utf-8"))
+    return document
+
+
+def outcome_status(document: dict[str, Any], node: str) -> str:
+    """A node's status in checkpoint.json, in the object form or the older plain-string form."""
+    value = document["node_outcomes"][node]
+    return str(value["status"] if isinstance(value, dict) else value)
+
+
+# --- Parallel (point 4) -------------------------------------------------------------------------------
+
+FAN_OUT_WITH_A_FAILING_BRANCH = """digraph review_fan {
+    graph [goal="check three ways"]
+    begin   [shape=Mdiamond]
+    fan     [shape=component]
+    lint    [shape=parallelogram, tool_command="echo lint clean"]
+    typing  [shape=parallelogram, tool_command="echo 'type error' >&2; exit 4"]
+    docs    [shape=box, prompt="Review the docs"]
+    gather  [shape=tripleoctagon]
+    report  [shape=parallelogram, tool_command="echo reported"]
+    finish  [shape=Msquare]
+    begin -> fan
+    fan -> lint
+    fan -> typing
+    fan -> docs
+    lint -> gather
+    typing -> gather
+    docs -> gather
+    gather -> report -> finish
+}
+"""
+
+
+def test_each_branch_status_and_the_fail_count_are_in_the_checkpoint_context(tmp_path: Path) -> None:
+    result, logs = run(tmp_path, FAN_OUT_WITH_A_FAILING_BRANCH)
+    assert result.returncode == 0, result.stderr + result.stdout
+    document = checkpoint(logs)
+    context = document["context"]
+    assert context["parallel.branch.lint.status"] == "success"
+    assert context["parallel.branch.typing.status"] == "fail"
+    assert context["parallel.branch.docs.status"] == "success"
+    assert context["parallel.fail_count"] == 1
+    assert context["parallel.success_count"] == 2
+    assert outcome_status(document, "fan") == "partial_success"  # wait_all with a failed branch
+    assert {"gather", "report", "finish"} <= set(document["completed_nodes"])
+
+
+FAN_OUT_WITH_A_SLOW_BRANCH = """digraph timed_fan {
+    graph [goal="one branch overruns"]
+    begin  [shape=Mdiamond]
+    fan    [shape=component]
+    quick  [shape=parallelogram, tool_command="echo quick"]
+    sleepy [shape=parallelogram, tool_command="sleep 5; echo sleepy", timeout="10ms"]
+    gather [shape=tripleoctagon]
+    finish [shape=Msquare]
+    begin -> fan
+    fan -> quick
+    fan -> sleepy
+    quick -> gather
+    sleepy -> gather
+    gather -> finish
+}
+"""
+
+
+def test_a_branch_that_passes_its_timeout_is_marked_fail_and_the_fan_in_still_completes(tmp_path: Path) -> None:
+    result, logs = run(tmp_path, FAN_OUT_WITH_A_SLOW_BRANCH)
+    assert result.returncode == 0, result.stderr + result.stdout
+    document = checkpoint(logs)
+    context = document["context"]
+    assert context["parallel.branch.quick.status"] == "success"
+    assert context["parallel.branch.sleepy.status"] == "fail"
+    assert context["parallel.fail_count"] == 1
+    assert outcome_status(document, "sleepy") == "fail"
+    assert outcome_status(document, "fan") == "partial_success"
+    assert outcome_status(document, "gather") == "success"
+    assert context["parallel.fan_in.best_id"] == "quick"
+    output = (logs / "sleepy" / "tool_output.txt").read_text(encoding="utf-8")
+    assert "timed out" in output and "sleepy" not in output.split("--- stdout ---")[1]  # stopped, not awaited
