@@ -89,7 +89,9 @@ FAN_OUT_WITH_A_SLOW_BRANCH = """digraph timed_fan {
 """
 
 
-def test_a_branch_that_passes_its_timeout_is_marked_fail_and_the_fan_in_still_completes(tmp_path: Path) -> None:
+def test_a_branch_that_passes_its_timeout_is_marked_fail_and_the_fan_in_still_completes(
+    tmp_path: Path,
+) -> None:
     result, logs = run(tmp_path, FAN_OUT_WITH_A_SLOW_BRANCH)
     assert result.returncode == 0, result.stderr + result.stdout
     document = checkpoint(logs)
@@ -103,3 +105,68 @@ def test_a_branch_that_passes_its_timeout_is_marked_fail_and_the_fan_in_still_co
     assert context["parallel.fan_in.best_id"] == "quick"
     output = (logs / "sleepy" / "tool_output.txt").read_text(encoding="utf-8")
     assert "timed out" in output and "sleepy" not in output.split("--- stdout ---")[1]  # stopped, not awaited
+
+
+# --- Manager loop (point 6) ---------------------------------------------------------------------------
+
+WATCHING_MANAGER = """digraph watch {{
+    graph [goal="wait for the release flag"]
+    begin   [shape=Mdiamond]
+    prepare [shape=parallelogram, tool_command="echo prepared"]
+    watch   [shape=house, max_cycles={cycles}, stop_condition_key="release.approved", wait_ms=1]
+    finish  [shape=Msquare]
+    begin -> prepare -> watch -> finish
+}}
+"""
+
+
+def test_a_manager_without_a_child_fails_after_max_cycles_naming_it(tmp_path: Path) -> None:
+    result, logs = run(tmp_path, WATCHING_MANAGER.format(cycles=2))
+    assert result.returncode == 1
+    assert "manager loop exceeded max_cycles=2" in result.stderr
+    document = checkpoint(logs)
+    assert outcome_status(document, "watch") == "fail"
+    assert "finish" not in document["completed_nodes"]
+
+
+def test_a_stop_key_set_in_the_checkpoint_context_lets_the_resumed_run_succeed(tmp_path: Path) -> None:
+    result, logs = run(tmp_path, WATCHING_MANAGER.format(cycles=3))
+    assert result.returncode == 1, result.stdout
+    document = checkpoint(logs)
+    document["context"]["release.approved"] = "true"
+    (logs / "checkpoint.json").write_text(json.dumps(document), encoding="utf-8")
+    resumed = orchestra(
+        "resume",
+        "--logs-root",
+        logs,
+        tmp_path / "pipeline.dot",
+        "--backend",
+        "simulate",
+        "--auto-approve",
+        cwd=tmp_path,
+    )
+    assert resumed.returncode == 0, resumed.stderr + resumed.stdout
+    after = checkpoint(logs)
+    assert outcome_status(after, "watch") == "success"
+    assert after["completed_nodes"][-1] == "finish"
+    assert (
+        "release.approved"
+        in json.loads((logs / "watch" / "status.json").read_text(encoding="utf-8"))["notes"]
+    )
+
+
+def test_stack_child_autostart_false_is_accepted_and_watches_the_context(tmp_path: Path) -> None:
+    dot = """digraph watch_only {
+        graph [goal="observe only", stack.child_dotfile="missing_child.dot"]
+        begin  [shape=Mdiamond]
+        flag   [shape=parallelogram, tool_command="echo set"]
+        watch  [shape=house, stack.child_autostart=false, manager.stop_condition="tool.output=set",
+                manager.max_cycles=2, manager.poll_interval="1ms"]
+        finish [shape=Msquare]
+        begin -> flag -> watch -> finish
+    }
+    """
+    result, logs = run(tmp_path, dot)
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert outcome_status(checkpoint(logs), "watch") == "success"
+    assert not (logs / "watch" / "child").exists()  # no child was started

@@ -220,7 +220,8 @@ def test_max_cycles_fails_and_stops_the_child() -> None:
     harness = Harness(handlers={"hold": hold}, pipeline_loader=Loader(HELD_CHILD))
     result = harness.run(manager_graph('manager.max_cycles=2, manager.actions="observe"'))
     assert result.status is RunStatus.FAIL
-    assert result.node_outcomes["boss"].failure_reason == "child still running after manager.max_cycles=2 cycles"
+    reason = result.node_outcomes["boss"].failure_reason
+    assert reason == "manager loop exceeded manager.max_cycles=2: child still running after 2 cycles"
 
 
 def steered(actions: str) -> str:
@@ -241,8 +242,9 @@ def test_steering_writes_into_the_child_context() -> None:
 
 def test_manager_configuration_errors() -> None:
     no_child = graph('digraph p { start [shape=Mdiamond]; boss [shape=house]; start -> boss }')
-    assert "stack.child_dotfile" in Harness().run(no_child).node_outcomes["boss"].failure_reason
+    reason = Harness().run(no_child).node_outcomes["boss"].failure_reason
+    assert "stack.child_dotfile" in reason and "nothing to stop on" in reason
     off = Harness(pipeline_loader=Loader()).run(manager_graph("stack.child_autostart=false"))
-    assert "not supported" in off.node_outcomes["boss"].failure_reason
+    assert "stack.child_autostart=false" in off.node_outcomes["boss"].failure_reason
     bad = Harness(pipeline_loader=Loader()).run(manager_graph('manager.stop_condition="a=="'))
     assert "'==' is not an operator" in bad.node_outcomes["boss"].failure_reason
