@@ -109,6 +109,8 @@ def _already_finished(begun: SessionStart, options: RunOptions, container: Conta
         typer.echo(f"session {begun.session_id} already ended ({checkpoint.status.value}); nothing to resume")
         if checkpoint.status != RunStatus.SUCCESS:
             typer.echo(f"failure {one_line(checkpoint.failure_reason or checkpoint.status.value)}")
+    if checkpoint.status != RunStatus.SUCCESS:
+        _report_failure_on_stderr(begun.session_id, checkpoint.failure_reason or checkpoint.status.value)
     return 0 if checkpoint.status == RunStatus.SUCCESS else 1
 
 
@@ -284,7 +286,16 @@ def _observers(options: RunOptions) -> list[Any]:
     return [PlainProgress(stream)]
 
 
+def _report_failure_on_stderr(session_id: str, reason: str) -> None:
+    """A failed run's reason as the last line on stderr, whatever stdout shows (scripts read it there)."""
+    from orchestra_cli.errors import one_line
+
+    typer.echo(f"orchestra: error: session {session_id} failed: {one_line(reason)}", err=True)
+
+
 def _report(options: RunOptions, result: RunResult, run: PipelineRun) -> None:
+    if not result.succeeded:
+        _report_failure_on_stderr(result.session_id, failure_reason(result))
     repos = repos_json(run)
     if options.json_output:
         from orchestra_cli.output import print_json

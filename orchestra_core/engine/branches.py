@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from orchestra_core.engine.execution import StageExecutor, StageVisit, apply_outcome
 from orchestra_core.engine.fan_out import branch_edges
-from orchestra_core.engine.routing import Advance, Finish, next_transition
+from orchestra_core.engine.routing import Advance, Finish, next_transition, visit_limit_failure
 from orchestra_core.engine.stage import BranchResult
 from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
@@ -28,11 +28,20 @@ def parent_branch(branch: str) -> str | None:
 class BranchWalker:
     """Walks parallel branches for one run and keeps their results until the fan-out collects them."""
 
-    def __init__(self, graph: Graph, executor: StageExecutor, clock: Clock, max_visits: int) -> None:
+    def __init__(
+        self,
+        graph: Graph,
+        executor: StageExecutor,
+        clock: Clock,
+        max_visits: int,
+        visited: Callable[[], Sequence[str]] = tuple,
+    ) -> None:
+        """`visited`: the nodes the run ran before its branches started (for the nodes' `max_visits`)."""
         self._graph = graph
         self._executor = executor
         self._clock = clock
         self._max_visits = max_visits
+        self._visited = visited
         self._results: dict[_ResultKey, dict[str, BranchResult]] = {}
         self._lock = threading.Lock()
 
@@ -102,6 +111,9 @@ class _Walk:
                 return self._final_status(None if node is not None or current == stop_at else current)
             if visits >= self.walker._max_visits:
                 return self._fail(f"branch stopped after {visits} node visits (max_node_visits)")
+            over_limit = visit_limit_failure(node, [*self.walker._visited(), *self.completed])
+            if over_limit is not None:
+                return self._fail(over_limit.reason)
             visits += 1
             outcome = self._execute(node, visits, edge, previous)
             try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from attrs import frozen
 
@@ -10,6 +10,7 @@ from orchestra_core.engine.edges import select_edge
 from orchestra_core.engine.fan_out import find_join_node
 from orchestra_core.model.checkpoint import RunStatus
 from orchestra_core.model.conditions import ContextLookup
+from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.graph import Edge, Graph, Node
 from orchestra_core.model.outcome import Outcome, StageStatus
 
@@ -80,6 +81,31 @@ def goal_gate_message(gate: Node, outcome: Outcome, target: str | None) -> str:
     return f"goal gate {gate.id} is unsatisfied ({outcome_summary(outcome)}) and {where}"
 
 
+def max_visits_exceeded(node: Node, visited: Sequence[str]) -> str | None:
+    """Why the node may not run again, when its `max_visits` limit is reached (`visited`: the nodes run so far,
+    one entry per visit); None when it may run. A limit of 0 or less means none.
+
+    Raises:
+        AttributeValueError: `max_visits` is not an integer.
+    """
+    limit = node.get_int("max_visits")
+    if limit is None or limit <= 0:
+        return None
+    visits = sum(1 for node_id in visited if node_id == node.id)
+    if visits < limit:
+        return None
+    return f"node {node.id} exceeded max_visits={limit}: it already ran {visits} times and a loop led back to it"
+
+
+def visit_limit_failure(node: Node, visited: Sequence[str]) -> Finish | None:
+    """The end of the run when `node` may not run again (`max_visits_exceeded`, or a malformed limit)."""
+    try:
+        reason = max_visits_exceeded(node, visited)
+    except OrchestraError as error:
+        return Finish(RunStatus.FAIL, str(error))
+    return None if reason is None else Finish(RunStatus.FAIL, reason)
+
+
 def exit_transition(graph: Graph, node_outcomes: Mapping[str, Outcome]) -> Transition | None:
     """Before the run may end: None when every goal gate is satisfied, else a jump or a failure."""
     gate = unsatisfied_goal_gate(graph, node_outcomes)
@@ -120,5 +146,7 @@ def next_transition(graph: Graph, node: Node, outcome: Outcome, context: Context
         target = failure_target(node, graph)
         if target is not None:
             return Advance(target, None, "retry_target")
+        if node.goal_gate:
+            return Finish(RunStatus.FAIL, goal_gate_message(node, outcome, None))
         return Finish(RunStatus.FAIL, f"stage {node.id} failed: {outcome.failure_reason or 'no reason given'}")
     return Finish(RunStatus.SUCCESS)

@@ -24,11 +24,13 @@ from orchestra_core.engine.routing import (
     next_transition,
     outcome_summary,
     unsatisfied_goal_gate,
+    visit_limit_failure,
 )
 from orchestra_core.engine.run_state import (
     Position,
     RunState,
     WorkspaceSnapshot,
+    failed_run_position,
     fresh_context,
     manifest_for,
     resumed_edge,
@@ -133,7 +135,7 @@ class RunLoop:
             services=self,
             emit=self.emitter.emit,
         )
-        self.branches = BranchWalker(graph, self.executor, self.clock, self.max_visits)
+        self.branches = BranchWalker(graph, self.executor, self.clock, self.max_visits, lambda: self.state.completed_nodes)
         self.state: RunState
         self.last_checkpoint: Checkpoint | None = None
 
@@ -196,12 +198,20 @@ class RunLoop:
         self.state = RunState.restored(checkpoint, initial)
         self._context(self.state.context)
         self.last_checkpoint = checkpoint
+        self.directory.start_round(checkpoint.loop_restarts)
         if manifest is not None:
             self.directory.write_manifest(evolve(manifest, resumed_at=(*manifest.resumed_at, self.clock.now())))
-        self._emit_started(checkpoint.next_node or checkpoint.current_node, resumed=True)
+        begin = self._resume_position(checkpoint)
+        self._emit_started(begin.node_id if isinstance(begin, Position) else checkpoint.current_node, resumed=True)
+        return begin
+
+    def _resume_position(self, checkpoint: Checkpoint) -> Position | Finish:
+        """The checkpoint's next node; for a failed run the node that failed (or the exit's goal gates) again."""
+        if checkpoint.status is RunStatus.FAIL:
+            again = failed_run_position(self.graph, checkpoint, self.state.context)
+            return again if again is not None else Finish(RunStatus.FAIL, checkpoint.failure_reason)
         if checkpoint.finished or checkpoint.next_node is None:
-            status = RunStatus.FAIL if checkpoint.status is RunStatus.FAIL else RunStatus.SUCCESS
-            return Finish(status, checkpoint.failure_reason)
+            return Finish(RunStatus.SUCCESS, checkpoint.failure_reason)
         edge = resumed_edge(self.graph, checkpoint, self.state.context)
         return Position(checkpoint.next_node, edge, checkpoint.current_node or None, resumed=True)
 
@@ -258,6 +268,10 @@ class RunLoop:
                     continue
             if self.state.node_visits >= self.max_visits:
                 return Finish(RunStatus.FAIL, self._looping_reason())
+            over_limit = visit_limit_failure(node, self.state.completed_nodes)
+            if over_limit is not None:
+                self._save(self.state.completed_nodes[-1] if self.state.completed_nodes else "", None, over_limit)
+                return over_limit
             transition = self._step(node, position)
             if isinstance(transition, Finish):
                 return transition
@@ -339,7 +353,7 @@ class RunLoop:
     def _restart(self, node: Node, restart: Restart) -> Position:
         state = self.state
         state.start_over(self._context(fresh_context(self.graph, state.initial_context)))
-        self.directory.archive_stages(str(state.loop_restarts))
+        self.directory.start_round(state.loop_restarts)
         fields = {"node_id": restart.target, "from_node": node.id, "restart_count": state.loop_restarts}
         self.emitter.emit(PipelineRestarted, None, fields)
         self._save("", restart.target)
