@@ -82,11 +82,6 @@ class FileBackedArtifactStore:
             if info.is_file_backed:
                 _unlink(self._path(artifact_id))
 
-    def forget(self) -> None:
-        """Drop the index without touching files (after the files were moved away)."""
-        with self._lock:
-            self._items.clear()
-
 
 def _unlink(path: str) -> None:
     with contextlib.suppress(FileNotFoundError):

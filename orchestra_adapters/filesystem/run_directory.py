@@ -1,7 +1,9 @@
 """FileRunDirectory: a run's logs root on disk (Attractor 5.6 and DESIGN.md).
 
-Layout: `checkpoint.json`, `manifest.json`, `{stage}/prompt.md|response.md|status.json|...`,
-`artifacts/{id}.json`, and `restarts/{n}/` holding the stage directories of runs a `loop_restart` ended.
+Layout: `checkpoint.json`, `manifest.json`, `{stage}/prompt.md|response.md|status.json|context.json|...`,
+`artifacts/{id}.json`; round n >= 1 of a run (after n `loop_restart`s) writes its stage directories,
+artifacts and its own copy of each checkpoint under `restart-{n}/`, while the root checkpoint.json stays the
+run's latest (the one resume reads).
 
 Durability: checkpoint.json and manifest.json are replaced atomically (temporary file and rename), so a
 crash of the process never leaves a torn one. Only the final checkpoint and the manifest are fsynced by
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import threading
 
 from orchestra_adapters.filesystem.artifact_store import FileBackedArtifactStore
@@ -35,8 +36,10 @@ from orchestra_core.model.input_files import (
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.run_directory import CHECKPOINT_FILE, MANIFEST_FILE, RunDirectoryError
 
-RESTARTS_DIR = "restarts"
-_KEPT_ON_RESTART = frozenset({CHECKPOINT_FILE, MANIFEST_FILE, RESTARTS_DIR})
+
+def round_dir(root: str, round_number: int) -> str:
+    """The directory of a run's round: the root for round 0, `restart-<n>/` under it after n loop restarts."""
+    return root if round_number == 0 else os.path.join(root, f"restart-{round_number}")
 
 
 class FileRunDirectory:
@@ -46,6 +49,9 @@ class FileRunDirectory:
         self.root = root
         self.durable = durable
         self.artifacts = FileBackedArtifactStore(root, clock=clock)
+        self._clock = clock
+        self._round = 0
+        self._round_root = root
         self._encoder = CheckpointEncoder()
         self._made: set[str] = set()
         self._lock = threading.Lock()
@@ -70,7 +76,7 @@ class FileRunDirectory:
             raise RunDirectoryError(f"{directory}: cannot create the directory: {error.strerror or error}") from None
 
     def stage_dir(self, stage_key: str) -> str:
-        return self._ensure(os.path.join(self.root, stage_key))
+        return self._ensure(os.path.join(self._round_root, stage_key))
 
     def write_stage_file(self, stage_key: str, name: str, text: str) -> None:
         path = os.path.join(self.stage_dir(stage_key), name)
@@ -78,23 +84,29 @@ class FileRunDirectory:
 
     def read_stage_file(self, stage_key: str, name: str) -> str | None:
         try:
-            with open(os.path.join(self.root, stage_key, name), "rb") as handle:
+            with open(os.path.join(self._round_root, stage_key, name), "rb") as handle:
                 return handle.read().decode("utf-8", "replace")
         except (FileNotFoundError, NotADirectoryError):
             return None
 
     def remove_stage_file(self, stage_key: str, name: str) -> None:
         with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-            os.unlink(os.path.join(self.root, stage_key, name))
+            os.unlink(os.path.join(self._round_root, stage_key, name))
 
     def save_checkpoint(self, checkpoint: Checkpoint) -> None:
         with self._lock:
-            text = self._encoder.encode(checkpoint)
-            path = os.path.join(self._ensure(self.root), CHECKPOINT_FILE)
-            try:
-                atomic_write(path, text.encode("utf-8"), fsync=self.durable or checkpoint.finished)
-            except OSError as error:
-                raise RunDirectoryError(f"{path}: cannot write the checkpoint: {error.strerror or error}") from None
+            data = self._encoder.encode(checkpoint).encode("utf-8")
+            if self._round:  # the round's own copy, for readers; resume reads the root's
+                self._write_checkpoint(os.path.join(self._ensure(self._round_root), CHECKPOINT_FILE), data, False)
+            root_file = os.path.join(self._ensure(self.root), CHECKPOINT_FILE)
+            self._write_checkpoint(root_file, data, self.durable or checkpoint.finished)
+
+    @staticmethod
+    def _write_checkpoint(path: str, data: bytes, fsync: bool) -> None:
+        try:
+            atomic_write(path, data, fsync=fsync)
+        except OSError as error:
+            raise RunDirectoryError(f"{path}: cannot write the checkpoint: {error.strerror or error}") from None
 
     def load_checkpoint(self) -> Checkpoint | None:
         path = os.path.join(self.root, CHECKPOINT_FILE)
@@ -113,14 +125,12 @@ class FileRunDirectory:
         text = _read(path)
         return None if text is None else decode_manifest(text, path)
 
-    def archive_stages(self, name: str) -> None:
-        target = self._ensure(os.path.join(self.root, RESTARTS_DIR, name))
-        for entry in sorted(os.listdir(self.root)):
-            if entry not in _KEPT_ON_RESTART and not entry.startswith(CHECKPOINT_FILE):
-                shutil.move(os.path.join(self.root, entry), os.path.join(target, entry))
-        with self._lock:
-            self._made = {self.root, os.path.join(self.root, RESTARTS_DIR), target}
-        self.artifacts.forget()
+    def start_round(self, round_number: int) -> None:
+        if round_number == self._round:
+            return
+        self._round = round_number
+        self._round_root = round_dir(self.root, round_number)
+        self.artifacts = FileBackedArtifactStore(self._round_root, clock=self._clock)
 
 
 class FileRunDirectories:

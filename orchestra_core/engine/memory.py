@@ -56,19 +56,24 @@ class MemoryArtifactStore:
 
 
 class MemoryRunDirectory:
-    """A RunDirectory in memory. `checkpoints` keeps every checkpoint saved, in order."""
+    """A RunDirectory in memory. `checkpoints` keeps every checkpoint saved, in order; `files` holds the
+    current round's stage files and `rounds` every round's (by round number), `round_checkpoints` each round's
+    checkpoints."""
 
     def __init__(self, root: str, clock: Clock | None = None) -> None:
         self.root = root
         self.artifacts = MemoryArtifactStore(clock)
         self.files: dict[tuple[str, str], str] = {}
+        self.rounds: dict[int, dict[tuple[str, str], str]] = {0: self.files}
+        self.round = 0
         self.checkpoints: list[Checkpoint] = []
+        self.round_checkpoints: dict[int, list[Checkpoint]] = {}
         self.manifest: RunManifest | None = None
-        self.archives: dict[str, dict[tuple[str, str], str]] = {}
         self._lock = threading.Lock()
 
     def stage_dir(self, stage_key: str) -> str:
-        return posixpath.join(self.root, stage_key)
+        base = self.root if self.round == 0 else posixpath.join(self.root, f"restart-{self.round}")
+        return posixpath.join(base, stage_key)
 
     def write_stage_file(self, stage_key: str, name: str, text: str) -> None:
         with self._lock:
@@ -85,6 +90,8 @@ class MemoryRunDirectory:
     def save_checkpoint(self, checkpoint: Checkpoint) -> None:
         with self._lock:
             self.checkpoints.append(checkpoint)
+            if self.round:
+                self.round_checkpoints.setdefault(self.round, []).append(checkpoint)
 
     def load_checkpoint(self) -> Checkpoint | None:
         with self._lock:
@@ -96,10 +103,12 @@ class MemoryRunDirectory:
     def read_manifest(self) -> RunManifest | None:
         return self.manifest
 
-    def archive_stages(self, name: str) -> None:
+    def start_round(self, round_number: int) -> None:
         with self._lock:
-            self.archives[name] = dict(self.files)
-            self.files.clear()
+            if round_number == self.round:
+                return
+            self.round = round_number
+            self.files = self.rounds.setdefault(round_number, {})
         self.artifacts.clear()
 
     def stage_files(self, stage_key: str) -> dict[str, str]:

@@ -146,3 +146,23 @@ def resumed_edge(graph: Graph, checkpoint: Checkpoint, context: Context) -> Edge
     except OrchestraError:
         return None
     return selected.edge if selected is not None and selected.edge.target == checkpoint.next_node else None
+
+
+def failed_run_position(graph: Graph, checkpoint: Checkpoint, context: Context) -> Position | None:
+    """Where the resume of a failed run continues: a run that failed at an exit's goal-gate check goes back to
+    that exit, whose gates are checked again (against the pipeline as it is now); otherwise the node that
+    failed runs again, with the checkpoint's context (which a user may have changed). None when there is
+    neither."""
+    node = graph.nodes.get(checkpoint.current_node)
+    if node is None:
+        exits = graph.exit_nodes()
+        return Position(exits[0].id, None, None, resumed=True) if exits else None
+    outcome = checkpoint.node_outcomes.get(node.id, Outcome(StageStatus.FAIL))
+    try:
+        selected = select_edge(graph.outgoing(node.id), outcome, context)
+    except OrchestraError:
+        selected = None
+    target = graph.nodes.get(selected.edge.target) if selected is not None else None
+    if selected is not None and target is not None and graph.is_exit(target):
+        return Position(selected.edge.target, selected.edge, node.id, resumed=True)
+    return Position(node.id, None, None, resumed=True)

@@ -21,7 +21,7 @@ class RunDirectoryError(OrchestraError):
 @runtime_checkable
 class RunDirectory(Protocol):
     """One run's directory. Stage keys are node ids (a node reached by two parallel branches gets
-    `node@branch`); stage file names are plain names such as `prompt.md`.
+    `node@branch`); stage file names are plain names such as `prompt.md`. A new directory is in round 0.
 
     Attributes:
         root: The logs root, as given.
@@ -78,9 +78,15 @@ class RunDirectory(Protocol):
         """
         ...
 
-    def archive_stages(self, name: str) -> None:
-        """Move every stage directory and the artifacts into `restarts/<name>/`, leaving a fresh
-        directory (used by `loop_restart`); the checkpoint and manifest stay."""
+    def start_round(self, round_number: int) -> None:
+        """Write the stage files, artifacts and checkpoints of round `round_number` (the run after that many
+        `loop_restart`s) apart from earlier rounds: under `restart-<n>/` for n >= 1, the root for 0.
+
+        Stage files are then read from and written to that round only, with no artifacts at first; each
+        checkpoint is saved in the round's directory as well, while the root's `checkpoint.json` stays the
+        run's latest (the one `load_checkpoint` returns) and the manifest stays at the root. Calling it
+        for the current round changes nothing (a resumed run calls it for the round it continues).
+        """
         ...
 
 

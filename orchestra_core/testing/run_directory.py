@@ -8,8 +8,8 @@ from orchestra_core.testing.clock import ManualClock
 
 
 class InMemoryRunDirectory(MemoryRunDirectory):
-    """A RunDirectory in memory: `files`, `checkpoints` (every one saved, in order), `manifest` and
-    `archives` are there to assert on."""
+    """A RunDirectory in memory: `files` (the current round's), `rounds`, `checkpoints` (every one saved, in
+    order), `round_checkpoints` and `manifest` are there to assert on."""
 
     def __init__(self, root: str, clock: Clock | None = None) -> None:
         super().__init__(root, clock or ManualClock())

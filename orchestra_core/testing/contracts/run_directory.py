@@ -132,15 +132,36 @@ class RunDirectoryContract(PortContract):
         directory.write_manifest(manifest)
         assert self.reopen(directory).read_manifest() == manifest
 
-    def test_archiving_stages_leaves_a_fresh_directory(self) -> None:
+    def test_a_new_round_starts_with_no_stage_files_or_artifacts(self) -> None:
         directory = self.make_directory()
         directory.write_stage_file("plan", "prompt.md", "old")
+        directory.artifacts.store("a1", "notes", {"v": 1})
         directory.save_checkpoint(checkpoint())
-        directory.archive_stages("1")
+        directory.start_round(1)
         assert directory.read_stage_file("plan", "prompt.md") is None
+        assert not directory.artifacts.has("a1")
         assert directory.load_checkpoint() is not None
         directory.write_stage_file("plan", "prompt.md", "new")
         assert directory.read_stage_file("plan", "prompt.md") == "new"
+        assert "restart-1" in directory.stage_dir("plan") and directory.stage_dir("plan").endswith("plan")
+
+    def test_the_root_checkpoint_stays_the_latest_across_rounds(self) -> None:
+        directory = self.make_directory()
+        directory.save_checkpoint(checkpoint())
+        directory.start_round(2)
+        directory.save_checkpoint(checkpoint(current_node="", completed_nodes=(), loop_restarts=2))
+        loaded = self._loaded(directory)
+        assert (loaded.current_node, loaded.loop_restarts) == ("", 2)
+
+    def test_starting_the_current_round_again_keeps_its_files(self) -> None:
+        directory = self.make_directory()
+        directory.start_round(1)
+        directory.write_stage_file("plan", "prompt.md", "round one")
+        directory.start_round(1)
+        assert directory.read_stage_file("plan", "prompt.md") == "round one"
+        reopened = self.reopen(directory)
+        reopened.start_round(1)
+        assert reopened.read_stage_file("plan", "prompt.md") == "round one"
 
     @cases(**{str(size): (size,) for size in (0, 1, 500)})
     def test_growing_checkpoints_stay_exact(self, size: int) -> None:

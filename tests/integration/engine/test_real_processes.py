@@ -117,7 +117,7 @@ def test_run_directory_layout_on_disk(tmp_path: Path) -> None:
     assert not list(logs.glob("*.tmp-*"))
 
 
-def test_loop_restart_archives_the_previous_stage_directories(tmp_path: Path) -> None:
+def test_loop_restart_writes_the_new_round_under_restart_1(tmp_path: Path) -> None:
     logs = tmp_path / "run"
     counter = tmp_path / "count"
     command = f'n=$(cat "{counter}" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "{counter}"; test $n -ge 2'
@@ -135,8 +135,9 @@ def test_loop_restart_archives_the_previous_stage_directories(tmp_path: Path) ->
     )
     result = engine(tmp_path).run(pipeline, session_id="s", logs_root=str(logs))
     assert result.status is RunStatus.SUCCESS
-    assert (logs / "restarts" / "1" / "check" / "status.json").is_file()
-    assert json.loads((logs / "check" / "status.json").read_text(encoding="utf-8"))["outcome"] == "success"
+    assert json.loads((logs / "check" / "status.json").read_text(encoding="utf-8"))["outcome"] == "fail"
+    assert json.loads((logs / "restart-1" / "check" / "status.json").read_text(encoding="utf-8"))["outcome"] == "success"
+    assert (logs / "restart-1" / "checkpoint.json").read_bytes() == (logs / "checkpoint.json").read_bytes()
 
 
 def test_a_manager_supervises_a_child_pipeline_file(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 import pytest
+from attrs import evolve
 
 from orchestra_core.model.checkpoint import Checkpoint, RunStatus
 from orchestra_core.model.events import CheckpointSaved, EngineEvent, PipelineStarted
@@ -124,6 +125,72 @@ def test_resuming_a_finished_run_returns_its_result_without_running() -> None:
     assert backend.calls == []
     assert (result.status, result.completed_nodes) == (done.status, done.completed_nodes)
     assert result.checkpoint is not None
+
+
+FRAGILE = graph(
+    """
+    digraph p {
+        start [shape=Mdiamond]; done [shape=Msquare]
+        plan; build; ship
+        start -> plan -> build -> ship -> done
+    }
+    """
+)
+
+
+def build_when_fixed(node: Any, prompt: str, context: Any) -> Outcome:
+    if context.get("fixed") == "yes":
+        return Outcome.success("built")
+    return Outcome.fail("not fixed")
+
+
+def test_resuming_a_failed_run_runs_the_failed_node_again_with_the_checkpoint_context() -> None:
+    dirs = InMemoryRunDirectories()
+    backend = ScriptedCodergenBackend({"build": build_when_fixed})
+    failed = Harness(backend=backend, run_directory=dirs).engine.run(FRAGILE, session_id="s", logs_root="/r")
+    assert failed.status is RunStatus.FAIL
+    checkpoint = dirs.opened["/r"].load_checkpoint()
+    assert (checkpoint.status, checkpoint.current_node) == (RunStatus.FAIL, "build")
+    patched = evolve(checkpoint, context={**checkpoint.context, "fixed": "yes"})
+    resumed = Harness(backend=backend, run_directory=dirs)
+    result = resumed.engine.run(FRAGILE, session_id="s", logs_root="/r", resume_from=patched)
+    assert result.status is RunStatus.SUCCESS, result.failure_reason
+    assert [c.node_id for c in backend.calls] == ["plan", "build", "build", "ship"]
+    assert result.completed_nodes == ("start", "plan", "build", "build", "ship", "done")
+    assert resumed.log.of(PipelineStarted)[0].start_node == "build"
+
+
+def test_a_failed_run_fails_again_when_the_failed_node_fails_again() -> None:
+    dirs = InMemoryRunDirectories()
+    backend = ScriptedCodergenBackend({"build": build_when_fixed})
+    Harness(backend=backend, run_directory=dirs).engine.run(FRAGILE, session_id="s", logs_root="/r")
+    again = Harness(backend=backend, run_directory=dirs).engine.run(
+        FRAGILE, session_id="s", logs_root="/r", resume_from=dirs.opened["/r"].load_checkpoint()
+    )
+    assert again.status is RunStatus.FAIL and "not fixed" in again.failure_reason
+    assert [c.node_id for c in backend.calls] == ["plan", "build", "build"]
+
+
+def test_a_run_that_failed_at_the_exit_goal_gate_checks_the_gates_again_on_resume() -> None:
+    gated = """
+        digraph p {
+            start [shape=Mdiamond]; done [shape=Msquare]
+            plan; tests [goal_gate=true%s]
+            start -> plan -> tests
+            tests -> done
+        }
+    """
+    dirs = InMemoryRunDirectories()
+    backend = ScriptedCodergenBackend({"tests": ["fail", "success"]})
+    failed = Harness(backend=backend, run_directory=dirs).engine.run(graph(gated % ""), session_id="s", logs_root="/r")
+    assert failed.status is RunStatus.FAIL and "goal" in failed.failure_reason
+    checkpoint = dirs.opened["/r"].load_checkpoint()
+    # the user adds a retry target to the pipeline: the gate check at the exit now sends the run there
+    resumed = Harness(backend=backend, run_directory=dirs)
+    result = resumed.engine.run(graph(gated % ', retry_target="plan"'), session_id="s", logs_root="/r", resume_from=checkpoint)
+    assert result.status is RunStatus.SUCCESS, result.failure_reason
+    assert [c.node_id for c in backend.calls] == ["plan", "tests", "plan", "tests"]
+    assert resumed.log.of(PipelineStarted)[0].start_node == "done"
 
 
 def fidelity_probe(node: Any, prompt: str, context: Any) -> str:

@@ -257,8 +257,10 @@ def test_loop_restart_starts_over_with_a_fresh_context_and_logs() -> None:
     restarted = harness.log.of(PipelineRestarted)
     assert [(e.node_id, e.from_node, e.restart_count) for e in restarted] == [("a", "check", 1)]
     directory = harness.directory()
-    assert ("check", "status.json") in directory.archives["1"]
+    assert ("check", "status.json") in directory.rounds[0] and directory.round == 1
+    assert directory.stage_dir("a").endswith("restart-1/a") and ("a", "status.json") in directory.files
     fresh = next(c for c in harness.checkpoints() if c.loop_restarts == 1)
+    assert directory.round_checkpoints[1][0] == fresh
     assert (fresh.current_node, fresh.next_node, fresh.completed_nodes) == ("", "a", ())
     assert "scratch" not in fresh.context
 
