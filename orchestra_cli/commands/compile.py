@@ -74,8 +74,9 @@ def _check_render_target(render: Path) -> None:
 
 
 def compile_json(prepared: PreparedPipeline) -> dict[str, Any]:
-    """The `compile --json` document (DESIGN.md): the graph after transforms and every diagnostic."""
+    """The `compile --json` document (DESIGN.md): the graph after transforms, every diagnostic, the synopsis."""
     from orchestra_cli.output import diagnostic_json
+    from orchestra_core.validation.synopsis import pipeline_synopsis
 
     graph = prepared.graph
     return {
@@ -86,14 +87,17 @@ def compile_json(prepared: PreparedPipeline) -> dict[str, Any]:
         ],
         "edges": [{"from": e.source, "to": e.target, "attrs": dict(e.attrs)} for e in graph.edges],
         "diagnostics": [diagnostic_json(d) for d in prepared.diagnostics],
+        "synopsis": pipeline_synopsis(graph).as_json(),
     }
 
 
 def _print_report(pipeline: Path, prepared: PreparedPipeline, render: Path | None) -> None:
     from orchestra_cli.output import count_noun, diagnostics_summary, print_diagnostics
+    from orchestra_core.validation.synopsis import pipeline_synopsis
 
     graph = prepared.graph
     print_diagnostics(prepared.diagnostics)
+    print(f"synopsis: {pipeline_synopsis(graph).line()}")
     found = diagnostics_summary(prepared.diagnostics)
     verdict = "valid" if prepared.valid else "NOT valid"
     size = f"{count_noun(len(graph.nodes), 'node')}, {count_noun(len(graph.edges), 'edge')}"

@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterable
 from orchestra_core.model.graph import Graph
 from orchestra_core.validation.attributes import ATTRIBUTE_RULES
 from orchestra_core.validation.diagnostic import Diagnostic, FunctionRule, LintRule, Severity, ValidationError
+from orchestra_core.validation.flow import FLOW_RULES
 from orchestra_core.validation.names import name_rules
 from orchestra_core.validation.semantics import BUILT_IN_HANDLER_TYPES, SEMANTIC_RULES, TypeKnownRule
 from orchestra_core.validation.structure import STRUCTURE_RULES
@@ -32,6 +33,7 @@ def built_in_rules(known_types: Collection[str] | None = None) -> list[LintRule]
     """
     return [
         *STRUCTURE_RULES,
+        *FLOW_RULES,
         *SEMANTIC_RULES,
         TypeKnownRule(known_types),
         *ATTRIBUTE_RULES,

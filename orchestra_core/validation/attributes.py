@@ -44,6 +44,9 @@ NODE_TYPES: Mapping[str, AttributeKind] = {
     "manager.max_cycles": _POSITIVE,
     "manager.poll_interval": _DURATION,
     "stack.child_autostart": _BOOL,
+    "max_visits": _INT,
+    "max_cycles": _POSITIVE,
+    "wait_ms": _COUNT,
 }
 EDGE_TYPES: Mapping[str, AttributeKind] = {"weight": _INT, "loop_restart": _BOOL}
 

@@ -27,10 +27,19 @@ ORCHESTRA_NODE_KEYS = frozenset(
         "join_policy", "fan_in", "human.default_choice", "human.timeout", "manager.poll_interval",
         "manager.max_cycles", "manager.stop_condition", "manager.actions", "manager.steer_cooldown",
         "stack.child_dotfile", "stack.child_workdir", "stack.child_autostart", "retry_initial_delay",
-        "retry_max_delay", "retry_backoff_factor", "retry_jitter", "max_node_visits",
+        "retry_max_delay", "retry_backoff_factor", "retry_jitter", "max_node_visits", "max_visits",
+        "tool_hooks.pre", "tool_hooks.post", "max_cycles", "stop_condition_key", "wait_ms",
     }
 )  # fmt: skip
 ORCHESTRA_EDGE_KEYS = frozenset({"label", "condition", "weight", "fidelity", "thread_id", "loop_restart"})
+ORCHESTRA_GRAPH_KEYS = frozenset(
+    {
+        "goal", "label", "model_stylesheet", "model_spec", "default_max_retries", "default_max_retry",
+        "retry_target", "fallback_retry_target", "default_fidelity", "stack.child_dotfile",
+        "stack.child_workdir", "tool_hooks.pre", "tool_hooks.post", "max_node_visits", "thread_id",
+        "llm_model", "llm_provider",
+    }
+)  # fmt: skip
 # Graphviz's own node and edge attributes: they only change how `compile --render` draws the graph.
 GRAPHVIZ_NODE_KEYS = frozenset(
     {
@@ -53,8 +62,22 @@ GRAPHVIZ_EDGE_KEYS = frozenset(
         "tailport", "tailtarget", "tailtooltip", "tailURL", "target", "tooltip", "URL", "xlabel", "xlp",
     }
 )  # fmt: skip
+GRAPHVIZ_GRAPH_KEYS = frozenset(
+    {
+        "bb", "beautify", "bgcolor", "center", "charset", "class", "clusterrank", "color", "colorscheme",
+        "comment", "compound", "concentrate", "dpi", "fillcolor", "fontcolor", "fontname", "fontnames",
+        "fontpath", "fontsize", "forcelabels", "gradientangle", "href", "id", "imagepath", "labeljust",
+        "labelloc", "landscape", "layers", "layerselect", "layersep", "layout", "lheight", "lp", "lwidth",
+        "margin", "mclimit", "newrank", "nodesep", "nojustify", "nslimit", "nslimit1", "ordering",
+        "orientation", "outputorder", "overlap", "pack", "packmode", "pad", "page", "pagedir", "pencolor",
+        "penwidth", "peripheries", "quantum", "rankdir", "ranksep", "ratio", "remincross", "rotate",
+        "searchsize", "sep", "showboxes", "size", "sortv", "splines", "style", "stylesheet", "target",
+        "tooltip", "truecolor", "URL", "viewport", "xdotversion",
+    }
+)  # fmt: skip
 NODE_KEYS = ORCHESTRA_NODE_KEYS | GRAPHVIZ_NODE_KEYS
 EDGE_KEYS = ORCHESTRA_EDGE_KEYS | GRAPHVIZ_EDGE_KEYS
+GRAPH_KEYS = ORCHESTRA_GRAPH_KEYS | GRAPHVIZ_GRAPH_KEYS
 # Keys the engine sets itself.
 _INTERNAL_PREFIX = "internal."
 
@@ -72,17 +95,22 @@ def did_you_mean(value: str, choices: Collection[str], cutoff: float = 0.75) -> 
 
 
 def check_attribute_known(graph: Graph, built_in_types: Collection[str]) -> Iterator[Diagnostic]:
-    """Node and edge attributes are ones Orchestra or Graphviz reads (custom handlers' nodes are skipped)."""
+    """Graph, node and edge attributes are ones Orchestra or Graphviz reads (custom handlers' nodes are skipped).
+
+    An unknown graph attribute is still in the run context as `graph.<key>`, so the message says so.
+    """
 
     def diagnostic(
-        key: str, known: Collection[str], node_id: str | None, edge: tuple[str, str] | None
+        key: str, known: Collection[str], node_id: str | None, edge: tuple[str, str] | None, ignored: str = "is ignored"
     ) -> Diagnostic:
         close = did_you_mean(key, known)
         hint = f"; did you mean {close!r}?" if close else ""
         fix = f"rename it to {close}" if close else "remove it, or see docs/pipelines.md for the attributes"
-        message = f"unknown attribute {key!r} is ignored{hint}"
+        message = f"unknown attribute {key!r} {ignored}{hint}"
         return Diagnostic("attribute_known", WARNING, message, node_id=node_id, edge=edge, fix=fix)
 
+    for key in unknown_keys(graph.attrs, GRAPH_KEYS):
+        yield diagnostic(key, GRAPH_KEYS, None, None, f"is only read as graph.{key} from the run context")
     for node in graph.nodes.values():
         if node.handler_type not in built_in_types:
             continue  # a custom handler may read attributes of its own

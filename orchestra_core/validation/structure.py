@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from orchestra_core.model.graph import Graph, Node
 from orchestra_core.validation.diagnostic import Diagnostic, FunctionRule, Severity
 
-ERROR, WARNING = Severity.ERROR, Severity.WARNING
+ERROR = Severity.ERROR
 
 
 def _names(nodes: list[Node]) -> str:
@@ -29,7 +29,7 @@ def check_start_node(graph: Graph) -> Iterator[Diagnostic]:
         yield Diagnostic(
             "start_node",
             ERROR,
-            f"the pipeline has {len(found)} start nodes ({_names(found)}); it needs exactly one",
+            f"found {len(found)} start nodes ({_names(found)}); the pipeline needs exactly one",
             node_id=found[1].id,
             fix="keep one start node and give the others another shape",
         )
@@ -49,7 +49,7 @@ def check_terminal_node(graph: Graph) -> Iterator[Diagnostic]:
         yield Diagnostic(
             "terminal_node",
             ERROR,
-            f"the pipeline has {len(found)} exit nodes ({_names(found)}); it needs exactly one",
+            f"found {len(found)} exit nodes ({_names(found)}); the pipeline needs exactly one",
             node_id=found[1].id,
             fix="route every finishing path to one exit node",
         )
@@ -88,21 +88,21 @@ def check_reachability(graph: Graph) -> Iterator[Diagnostic]:
         yield Diagnostic(
             "reachability",
             ERROR,
-            f"node {node_id} cannot be reached from the start node {start.id}",
+            f"node {node_id} is unreachable (orphan): no path from the start node {start.id} leads to it",
             node_id=node_id,
             fix=f"add an edge into {node_id} from a reachable node, or remove it",
         )
 
 
 def check_orphan_node(graph: Graph) -> Iterator[Diagnostic]:
-    """A stage with no edges at all never runs (start and exit nodes are checked by `reachability`)."""
+    """A stage with no edges at all is unreachable (start and exit nodes are checked by `reachability`)."""
     structural = _structural_ids(graph)
     for node_id in graph.nodes:
         if _is_orphan(graph, node_id) and node_id not in structural:
             yield Diagnostic(
                 "orphan_node",
-                WARNING,
-                f"node {node_id} has no edges, so it never runs",
+                ERROR,
+                f"node {node_id} is unreachable (orphan): it has no edges, so it never runs",
                 node_id=node_id,
                 fix=f"connect {node_id} with edges, or remove it",
             )

@@ -25,7 +25,7 @@ PIPELINE = """digraph review {
 def test_compile_names_typos_with_what_was_meant_and_each_location_once(tmp_path: Path) -> None:
     write_files(tmp_path, {"review.dot": PIPELINE})
     result = orchestra("compile", "--json", "review.dot", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr  # warnings only
+    assert result.returncode == 1, result.stderr  # the orphan `lonely` is an error, the typos are warnings
     found = {
         (d["rule"], d["node_id"], tuple(d["edge"] or ())): d for d in json.loads(result.stdout)["diagnostics"]
     }

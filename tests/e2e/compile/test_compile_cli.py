@@ -64,17 +64,20 @@ def invalid(tmp_path: Path) -> Path:
 def test_valid_pipeline_exits_0_with_a_summary(valid: Path) -> None:
     result = orchestra("compile", valid)
     assert result.returncode == 0
-    assert result.stdout == f"{valid}: valid (4 nodes, 4 edges)\n"
+    assert result.stdout == (
+        "synopsis: PLANNING pipeline: 2 LLM stages, 0 tool stages, 0 human gates, 0 parallel fan-outs, "
+        f"4 nodes, 4 edges\n{valid}: valid (4 nodes, 4 edges)\n"
+    )
     assert result.stderr == ""
 
 
 def test_warnings_alone_still_exit_0(tmp_path: Path) -> None:
     path = tmp_path / "warn.dot"
-    path.write_text(VALID.replace("}\n", "extra [prompt=x]\n}\n"), encoding="utf-8")
+    path.write_text(VALID.replace("}\n", "plan [promt=x]\n}\n"), encoding="utf-8")
     result = orchestra("compile", path)
     assert result.returncode == 0
-    assert "warning   orphan_node  node extra" in result.stdout
-    assert result.stdout.endswith("valid (5 nodes, 4 edges; 1 warning)\n")
+    assert "warning   attribute_known  node plan" in result.stdout
+    assert result.stdout.endswith("valid (4 nodes, 4 edges; 1 warning)\n")
 
 
 def test_errors_exit_1_with_aligned_plain_text_off_a_terminal(invalid: Path) -> None:
@@ -83,14 +86,15 @@ def test_errors_exit_1_with_aligned_plain_text_off_a_terminal(invalid: Path) -> 
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["severity", "rule", "where", "message", "fix"]
     assert lines[1].startswith("error     start_node")
-    columns = {line.index(line.split()[1]) for line in lines[:-1]}
+    assert lines[-2].startswith("synopsis: PLANNING pipeline: 3 LLM stages")
+    columns = {line.index(line.split()[1]) for line in lines[:-2]}
     assert len(columns) == 1, "the rule column is aligned"
     assert any(
         "condition_syntax" in line and "edge plan -> done" in line and "column 8" in line for line in lines
     )
     assert any("attribute_type" in line and "max_retries='lots'" in line for line in lines)
-    assert any(line.startswith("warning   orphan_node") for line in lines)
-    assert lines[-1] == f"{invalid}: NOT valid (3 nodes, 1 edge; 4 errors, 2 warnings)"
+    assert any(line.startswith("error     orphan_node") for line in lines)
+    assert lines[-1] == f"{invalid}: NOT valid (3 nodes, 1 edge; 5 errors, 1 warning)"
     assert "\x1b[" not in result.stdout
 
 
@@ -98,7 +102,7 @@ def test_json_output_has_the_design_shape(valid: Path) -> None:
     result = orchestra("compile", valid, "--json")
     assert result.returncode == 0 and result.stderr == ""
     document = json.loads(result.stdout)
-    assert list(document) == ["valid", "goal", "nodes", "edges", "diagnostics"]
+    assert list(document) == ["valid", "goal", "nodes", "edges", "diagnostics", "synopsis"]
     assert document["valid"] is True and document["goal"] == "Ship v2"
     nodes = {node["id"]: node for node in document["nodes"]}
     assert list(nodes) == ["start", "plan", "review", "exit"]
@@ -132,8 +136,8 @@ def test_json_output_with_errors_exits_1_and_lists_diagnostics(invalid: Path) ->
     assert by_rule["condition_syntax"]["severity"] == "error"
     assert by_rule["orphan_node"] == {
         "rule": "orphan_node",
-        "severity": "warning",
-        "message": "has no edges, so it never runs",  # the location is node_id, named once
+        "severity": "error",
+        "message": "is unreachable (orphan): it has no edges, so it never runs",  # the location is node_id, named once
         "node_id": "lonely",
         "edge": None,
         "fix": "connect lonely with edges, or remove it",

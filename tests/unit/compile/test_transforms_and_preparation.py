@@ -140,7 +140,7 @@ def test_prepare_pipeline_propagates_load_errors(tmp_path: Path) -> None:
 def test_prepare_pipeline_reports_validation_problems_without_raising() -> None:
     prepared = prepare_pipeline(parse_dot("digraph G { a [prompt=x, max_retries=lots] }"))
     assert not prepared.valid
-    assert {d.rule for d in prepared.errors} == {"start_node", "terminal_node", "attribute_type"}
+    assert {d.rule for d in prepared.errors} == {"start_node", "terminal_node", "attribute_type", "orphan_node"}
     assert all(d.severity == "error" for d in prepared.errors)
 
 

@@ -95,19 +95,18 @@ def test_11_2_exit_node_has_no_outgoing_edges() -> None:
 def test_11_2_all_nodes_reachable_from_start() -> None:
     found = by_rule(lint(VALID + 'island [prompt="x"]\nshore [prompt="y"]\nisland -> shore'), "reachability")
     assert [(d.severity, d.node_id) for d in found] == [(Severity.ERROR, "island"), (Severity.ERROR, "shore")]
-    assert "cannot be reached from the start node start" in found[0].message
+    assert "is unreachable (orphan): no path from the start node start leads to it" in found[0].message
 
 
-def test_11_12_orphan_node_is_a_warning_not_a_reachability_error() -> None:
+def test_a_node_without_edges_is_an_unreachable_orphan_error() -> None:
     diagnostics = lint(VALID + 'lonely [prompt="x"]')
-    assert [(d.rule, d.severity, d.node_id) for d in diagnostics] == [
-        ("orphan_node", Severity.WARNING, "lonely")
-    ]
+    assert [(d.rule, d.severity, d.node_id) for d in diagnostics] == [("orphan_node", Severity.ERROR, "lonely")]
+    assert "unreachable (orphan)" in diagnostics[0].message
 
 
 def test_unreachable_exit_is_an_error_even_without_edges() -> None:
     diagnostics = lint('start [shape=Mdiamond]\nwork [prompt="x"]\nexit [shape=Msquare]\nstart -> work')
-    assert [(d.rule, d.node_id) for d in diagnostics] == [("reachability", "exit")]
+    assert [(d.rule, d.node_id) for d in diagnostics] == [("reachability", "exit"), ("dead_end", "work")]
 
 
 def test_reachability_follows_cycles_and_is_linear_on_long_chains() -> None:
@@ -325,14 +324,14 @@ def test_11_2_validate_or_raise_throws_on_error_severity() -> None:
     with pytest.raises(ValidationError) as caught:
         validate_or_raise(graph)
     rules = {d.rule for d in caught.value.errors}
-    assert rules == {"start_node", "terminal_node"}
-    assert "pipeline is not valid (2 errors)" in str(caught.value)
+    assert rules == {"start_node", "terminal_node", "orphan_node"}
+    assert "pipeline is not valid (3 errors)" in str(caught.value)
     assert caught.value.diagnostics == tuple(validate(graph))
 
 
 def test_validate_or_raise_returns_warnings_when_there_is_no_error() -> None:
-    diagnostics = validate_or_raise(parse_dot(f"digraph G {{ {VALID} lonely [prompt=x] }}"))
-    assert [d.rule for d in diagnostics] == ["orphan_node"]
+    diagnostics = validate_or_raise(parse_dot(f"digraph G {{ {VALID} work [promt=x] }}"))
+    assert [d.rule for d in diagnostics] == ["attribute_known"]
 
 
 def test_11_2_lint_results_carry_rule_severity_location_and_message() -> None:
@@ -356,7 +355,7 @@ def test_custom_rules_run_after_the_built_in_ones() -> None:
     assert isinstance(rule, LintRule)
     diagnostics = lint(VALID.replace("do the work", "DO IT") + "lonely [prompt=x]", extra_rules=[rule])
     assert [(d.rule, d.severity) for d in diagnostics] == [
-        ("orphan_node", Severity.WARNING),
+        ("orphan_node", Severity.ERROR),
         ("no_shouting", Severity.INFO),
     ]
 

@@ -57,9 +57,9 @@ def test_validate_missing_exit_node_is_an_error() -> None:
     assert rules(graph("digraph p { start [shape=Mdiamond]; a; start -> a }")).get("terminal_node") is Severity.ERROR
 
 
-def test_validate_orphan_node_is_a_warning() -> None:
+def test_validate_orphan_node_is_an_error() -> None:
     found = rules(graph("digraph p { start [shape=Mdiamond]; done [shape=Msquare]; orphan; start -> done }"))
-    assert found.get("orphan_node") is Severity.WARNING
+    assert found.get("orphan_node") is Severity.ERROR
 
 
 # execution rows
