@@ -84,14 +84,14 @@ def existing_store(container: Container, session: str) -> SessionStore:
 
 
 def _already_finished(begun: SessionStart, options: RunOptions, container: Container) -> int | None:
-    """A resume of a session that already ended reports how it ended (the run's JSON with --json) instead of
-    running again."""
+    """A resume of a session that already succeeded reports that (the run's JSON with --json) instead of
+    running again; a failed one runs on (its failed node again)."""
     from orchestra_core.model.checkpoint import RunResult, RunStatus
     from orchestra_core.model.layout import ProjectLayout
     from orchestra_core.runs.start import RESUME
 
     checkpoint = begun.checkpoint
-    if begun.kind != RESUME or checkpoint is None or checkpoint.status == RunStatus.RUNNING:
+    if begun.kind != RESUME or checkpoint is None or checkpoint.status != RunStatus.SUCCESS:
         return None
     if options.json_output:
         from orchestra_cli.output import print_json
@@ -104,14 +104,8 @@ def _already_finished(begun: SessionStart, options: RunOptions, container: Conta
         }
         print_json(run_json(result, repos))
     else:
-        from orchestra_cli.errors import one_line
-
         typer.echo(f"session {begun.session_id} already ended ({checkpoint.status.value}); nothing to resume")
-        if checkpoint.status != RunStatus.SUCCESS:
-            typer.echo(f"failure {one_line(checkpoint.failure_reason or checkpoint.status.value)}")
-    if checkpoint.status != RunStatus.SUCCESS:
-        _report_failure_on_stderr(begun.session_id, checkpoint.failure_reason or checkpoint.status.value)
-    return 0 if checkpoint.status == RunStatus.SUCCESS else 1
+    return 0
 
 
 def execute(options: RunOptions, container: Container, start: StartSession, graph: Graph) -> int:

@@ -11,7 +11,7 @@ from attrs import define, field
 
 from orchestra_core.engine.edges import select_edge
 from orchestra_core.engine.execution import apply_outcome
-from orchestra_core.engine.routing import Finish
+from orchestra_core.engine.routing import Advance, Finish, next_transition
 from orchestra_core.engine.stage import BranchResult
 from orchestra_core.model.checkpoint import Checkpoint, OutcomeMap, RunManifest, RunStatus
 from orchestra_core.model.context import Context
@@ -159,10 +159,10 @@ def failed_run_position(graph: Graph, checkpoint: Checkpoint, context: Context) 
         return Position(exits[0].id, None, None, resumed=True) if exits else None
     outcome = checkpoint.node_outcomes.get(node.id, Outcome(StageStatus.FAIL))
     try:
-        selected = select_edge(graph.outgoing(node.id), outcome, context)
+        transition = next_transition(graph, node, outcome, context)
     except OrchestraError:
-        selected = None
-    target = graph.nodes.get(selected.edge.target) if selected is not None else None
-    if selected is not None and target is not None and graph.is_exit(target):
-        return Position(selected.edge.target, selected.edge, node.id, resumed=True)
+        transition = None
+    target = graph.nodes.get(transition.target) if isinstance(transition, Advance) else None
+    if isinstance(transition, Advance) and target is not None and graph.is_exit(target):
+        return Position(target.id, transition.edge, node.id, resumed=True)
     return Position(node.id, None, None, resumed=True)

@@ -177,6 +177,7 @@ def test_a_run_that_failed_at_the_exit_goal_gate_checks_the_gates_again_on_resum
             start [shape=Mdiamond]; done [shape=Msquare]
             plan; tests [goal_gate=true%s]
             start -> plan -> tests
+            tests -> done [condition="outcome=fail"]
             tests -> done
         }
     """
