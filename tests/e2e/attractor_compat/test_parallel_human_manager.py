@@ -170,3 +170,78 @@ def test_stack_child_autostart_false_is_accepted_and_watches_the_context(tmp_pat
     assert result.returncode == 0, result.stderr + result.stdout
     assert outcome_status(checkpoint(logs), "watch") == "success"
     assert not (logs / "watch" / "child").exists()  # no child was started
+
+
+# --- Human gates (point 5) ----------------------------------------------------------------------------
+
+GATES = """digraph gates {
+    graph [goal="a changelog entry"]
+    begin  [shape=Mdiamond]
+    notes  [shape=hexagon, prompt="What changed in $goal?"]
+    route  [shape=hexagon, label="Publish how?"]
+    draft  [shape=parallelogram, tool_command="echo drafted"]
+    blog   [shape=parallelogram, tool_command="echo blogged"]
+    finish [shape=Msquare]
+    begin -> notes
+    notes -> route
+    route -> draft [label="D) Draft only"]
+    route -> blog  [label="[B] Blog post"]
+    draft -> finish
+    blog -> finish
+}
+"""
+
+
+def test_a_freeform_gate_writes_its_prompt_and_response_and_auto_approve_answers_it(tmp_path: Path) -> None:
+    result, logs = run(tmp_path, GATES)
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert (logs / "notes" / "prompt.md").read_text(encoding="utf-8") == "What changed in a changelog entry?"
+    assert (logs / "notes" / "response.md").read_text(encoding="utf-8") == "auto-approved"
+    document = checkpoint(logs)
+    assert document["completed_nodes"][:3] == ["begin", "notes", "route"]
+    assert "draft" in document["completed_nodes"]  # auto-approve takes the first option
+    assert (document["context"]["human.gate.selected"], document["context"]["human.gate.label"]) == (
+        "D",
+        "D) Draft only",
+    )
+
+
+def test_an_answers_file_gives_the_freeform_text_and_the_choice(tmp_path: Path) -> None:
+    (tmp_path / "answers.yaml").write_text(
+        'notes: "faster startup, fewer files"\nroute: B\n', encoding="utf-8"
+    )
+    pipeline = tmp_path / "pipeline.dot"
+    pipeline.write_text(GATES, encoding="utf-8")
+    logs = tmp_path / "logs"
+    result = orchestra(
+        "run",
+        pipeline,
+        "--backend",
+        "simulate",
+        "--answers",
+        "answers.yaml",
+        "--logs-root",
+        logs,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert (logs / "notes" / "response.md").read_text(encoding="utf-8") == "faster startup, fewer files"
+    context = checkpoint(logs)["context"]
+    assert context["human.gate.text"] == "faster startup, fewer files"
+    assert (context["human.gate.selected"], context["human.gate.label"]) == ("B", "[B] Blog post")
+    assert "blog" in checkpoint(logs)["completed_nodes"]
+
+
+def test_a_freeform_gate_alone_records_its_edge_as_the_selection(tmp_path: Path) -> None:
+    dot = """digraph one_gate {
+        begin  [shape=Mdiamond]
+        ask    [shape=hexagon, label="Any last words?"]
+        finish [shape=Msquare]
+        begin -> ask -> finish
+    }
+    """
+    result, logs = run(tmp_path, dot)
+    assert result.returncode == 0, result.stderr + result.stdout
+    context = checkpoint(logs)["context"]
+    assert (context["human.gate.selected"], context["human.gate.label"]) == ("F", "finish")
+    assert (logs / "ask" / "prompt.md").read_text(encoding="utf-8") == "Any last words?"
