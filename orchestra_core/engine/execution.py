@@ -30,6 +30,19 @@ CANCEL_WAIT_S = 30.0  # how long a cancelled attempt may take to stop before its
 _DONE = (StageStatus.SUCCESS, StageStatus.PARTIAL_SUCCESS, StageStatus.SKIPPED)
 _STATUS_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 TRACEBACK_FILE = "traceback.txt"
+# The notes of an outcome auto_status made up (as other Attractor runners word it); no status.json is written for it.
+AUTO_STATUS_NOTE = "auto_status synthesized success"
+
+
+def auto_status_outcome(detail: str = "", context_updates: Mapping[str, Any] | None = None) -> Outcome:
+    """The SUCCESS that `auto_status=true` stands in for a status nobody reported (`detail`: what happened)."""
+    notes = f"{AUTO_STATUS_NOTE} ({detail})" if detail else AUTO_STATUS_NOTE
+    return Outcome.success(notes, context_updates=dict(context_updates or {}))
+
+
+def is_auto_status(node: Node, outcome: Outcome) -> bool:
+    """Whether the outcome was synthesized by auto_status (then the stage has no status.json, as elsewhere)."""
+    return node.auto_status and outcome.status is StageStatus.SUCCESS and outcome.notes.startswith(AUTO_STATUS_NOTE)
 
 
 class HandlerResolver(Protocol):
@@ -222,7 +235,7 @@ class StageExecutor:
         if returned is not None:
             return returned
         if node.auto_status:
-            return Outcome.success("auto-status: handler completed without writing status")
+            return auto_status_outcome("the handler reported no status and the stage wrote no status.json")
         return Outcome.fail(
             "the handler reported no status and the stage wrote no status.json "
             "(set auto_status=true to count that as success)"
@@ -231,8 +244,9 @@ class StageExecutor:
     def _finish(
         self, node: Node, visit: StageVisit, base: dict[str, Any], outcome: Outcome, attempts: int, started: float
     ) -> NodeRun:
-        status_json = _STATUS_ENCODER.encode(outcome.to_status_json())
-        self._directory.write_stage_file(visit.stage_key, STATUS_FILE, status_json + "\n")
+        if not is_auto_status(node, outcome):
+            status_json = _STATUS_ENCODER.encode(outcome.to_status_json())
+            self._directory.write_stage_file(visit.stage_key, STATUS_FILE, status_json + "\n")
         duration = self._clock.monotonic() - started
         fields = {**base, "outcome": outcome, "attempts": attempts, "duration_s": duration}
         if outcome.status is StageStatus.FAIL:

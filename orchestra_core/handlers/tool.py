@@ -5,7 +5,8 @@ Stages get what they need through the environment: ORCHESTRA_LOGS_ROOT, ORCHESTR
 ORCHESTRA_NODE_ID, ORCHESTRA_PROMPT_FILE, ORCHESTRA_SESSION_ID, ORCHESTRA_ATTEMPT and the ATTRACTOR_*
 twins of the first four. Node attributes: `tool_command`, `tool_workdir` (relative to the working
 directory the handler was given, the project root by default), `timeout`, `prompt` (written to
-`prompt.txt`).
+`prompt.txt`), `auto_status` (a command that ends without writing status.json succeeds whatever its exit code,
+with the note "auto_status synthesized success (exit code N)"; a timeout or cancellation still fails).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from orchestra_core.engine.execution import auto_status_outcome
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.handlers.codergen import expand_goal
 from orchestra_core.model.cancellation import takes_cancel
@@ -100,6 +102,8 @@ class ToolHandler:
         if result.timed_out:
             timeout = format_duration(stage.timeout or result.duration_s)
             return Outcome.fail(f"timed out after {timeout}; the command's processes were killed", context_updates=updates)
+        if node.auto_status:  # the command's status.json, if it wrote one, still decides (the engine reads it)
+            return auto_status_outcome(f"exit code {result.exit_code}", updates)
         if result.exit_code != 0:
             detail = tail((result.stderr or result.stdout).strip(), STDERR_TAIL_CHARS)
             reason = f"exit code {result.exit_code}" + (f": {detail}" if detail else "")

@@ -123,3 +123,85 @@ def test_a_successful_run_writes_nothing_on_stderr_with_quiet(tmp_path: Path) ->
     result, _ = run(tmp_path, PARTIAL_GATE, "-q")
     assert result.returncode == 0
     assert result.stderr == ""
+
+
+# --- auto_status ----------------------------------------------------------------------------------------
+
+AUTO_STATUS = """digraph auto {
+    graph [goal="best effort"]
+    begin [shape=Mdiamond]
+    flaky [shape=parallelogram, auto_status=true, tool_command="echo 'warming up' >&2; exit 5"]
+    after [shape=parallelogram, tool_command="echo after"]
+    end   [shape=Msquare]
+    begin -> flaky -> after -> end
+}
+"""
+
+
+def test_auto_status_turns_a_command_that_wrote_no_status_into_success_without_a_status_file(tmp_path: Path) -> None:
+    result, logs = run(tmp_path, AUTO_STATUS)
+    assert result.returncode == 0, result.stderr
+    flaky = outcome(logs, "flaky")
+    assert flaky["status"] == "success"
+    assert flaky["notes"] == "auto_status synthesized success (exit code 5)"
+    assert not (logs / "flaky" / "status.json").exists()
+    assert "# exit code 5" in (logs / "flaky" / "tool_output.txt").read_text(encoding="utf-8")
+    assert (logs / "after" / "status.json").exists()  # stages without auto_status keep theirs
+
+
+WRITES_FAIL = r"""digraph auto_writes {
+    begin [shape=Mdiamond]
+    flaky [shape=parallelogram, auto_status=true,
+           tool_command="printf '{\"outcome\": \"fail\", \"failure_reason\": \"not ready\"}' > \"$ATTRACTOR_STAGE_DIR/status.json\""]
+    end   [shape=Msquare]
+    begin -> flaky -> end
+}
+"""
+
+
+def test_auto_status_leaves_the_decision_to_a_status_file_the_command_wrote(tmp_path: Path) -> None:
+    result, logs = run(tmp_path, WRITES_FAIL)
+    assert result.returncode == 1
+    assert outcome(logs, "flaky")["status"] == "fail"
+    assert "stage flaky failed: not ready" in stderr_reason(result)
+
+
+def test_auto_status_does_not_excuse_a_timeout(tmp_path: Path) -> None:
+    slow = AUTO_STATUS.replace("exit 5", "sleep 30").replace("auto_status=true,", 'auto_status=true, timeout="1s",')
+    result, logs = run(tmp_path, slow)
+    assert result.returncode == 1
+    assert outcome(logs, "flaky")["status"] == "fail"
+    assert "timed out after 1s" in stderr_reason(result)
+
+
+# --- max_retries ----------------------------------------------------------------------------------------
+
+THIRD_TIME_LUCKY = """digraph retrying {
+    graph [goal="survive a flaky step"]
+    begin [shape=Mdiamond]
+    fetch [shape=parallelogram, max_retries=2, retry_jitter=false,
+           tool_command="n=$(cat \\"$ATTRACTOR_LOGS_ROOT/tries\\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \\"$ATTRACTOR_LOGS_ROOT/tries\\"; test $n -ge 3 || { echo \\"try $n failed\\" >&2; exit 1; }; echo fetched"]
+    end   [shape=Msquare]
+    begin -> fetch -> end
+}
+"""
+
+
+def test_max_retries_runs_a_failing_command_again_with_backoff_until_it_succeeds(tmp_path: Path) -> None:
+    result, logs = run(tmp_path, THIRD_TIME_LUCKY)
+    assert result.returncode == 0, result.stderr
+    assert (logs / "tries").read_text(encoding="utf-8") == "3\n"
+    document = checkpoint(logs)
+    assert outcome(logs, "fetch")["status"] == "success"
+    assert document["node_retries"] == {"fetch": 2}
+    assert document["completed_nodes"] == ["begin", "fetch", "end"]
+    # the spec's standard backoff (3.6): 200 ms, then doubled (jitter off to see it exactly)
+    retried = [line for line in result.stdout.splitlines() if line.startswith("~ fetch retrying")]
+    assert retried == ["~ fetch retrying (attempt 2) in 200ms", "~ fetch retrying (attempt 3) in 400ms"]
+
+
+def test_max_retries_gives_up_after_its_attempts(tmp_path: Path) -> None:
+    result, logs = run(tmp_path, THIRD_TIME_LUCKY.replace("max_retries=2", "max_retries=1"))
+    assert result.returncode == 1
+    assert (logs / "tries").read_text(encoding="utf-8") == "2\n"
+    assert "stage fetch failed: exit code 1: try 2 failed" in stderr_reason(result)
