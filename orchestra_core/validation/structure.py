@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from orchestra_core.model.graph import Graph, Node
 from orchestra_core.validation.diagnostic import Diagnostic, FunctionRule, Severity
+from orchestra_core.validation.flow import main_line_successors
 
 ERROR = Severity.ERROR
 
@@ -56,14 +57,20 @@ def check_terminal_node(graph: Graph) -> Iterator[Diagnostic]:
 
 
 def reachable_from(graph: Graph, start: str) -> set[str]:
-    """Ids of the nodes reachable from `start` along edges (start included)."""
+    """Ids of the nodes a run from `start` may visit (start included).
+
+    It follows every edge, and the engine's jumps too: a parallel node's join (`fan_in`) and failure
+    retry targets, so a fan-in that only its `fan_in` attribute names is reachable.
+    """
     seen = {start}
     queue = deque([start])
     while queue:
-        for edge in graph.outgoing(queue.popleft()):
-            if edge.target not in seen and edge.target in graph.nodes:
-                seen.add(edge.target)
-                queue.append(edge.target)
+        node = graph.nodes[queue.popleft()]
+        targets = [edge.target for edge in graph.outgoing(node.id)] + main_line_successors(graph, node)
+        for target in targets:
+            if target not in seen and target in graph.nodes:
+                seen.add(target)
+                queue.append(target)
     return seen
 
 
@@ -73,6 +80,11 @@ def _structural_ids(graph: Graph) -> set[str]:
 
 def _is_orphan(graph: Graph, node_id: str) -> bool:
     return not graph.outgoing(node_id) and not graph.incoming(node_id)
+
+
+def _reached(graph: Graph) -> set[str] | None:
+    start = graph.start_node()
+    return None if start is None else reachable_from(graph, start.id)
 
 
 def check_reachability(graph: Graph) -> Iterator[Diagnostic]:
@@ -95,10 +107,14 @@ def check_reachability(graph: Graph) -> Iterator[Diagnostic]:
 
 
 def check_orphan_node(graph: Graph) -> Iterator[Diagnostic]:
-    """A stage with no edges at all is unreachable (start and exit nodes are checked by `reachability`)."""
+    """A stage with no edges at all is unreachable (start and exit nodes are checked by `reachability`).
+
+    A node only the engine's jumps lead to (a `fan_in` or `retry_target`) is not an orphan.
+    """
     structural = _structural_ids(graph)
+    reached = _reached(graph) or set()
     for node_id in graph.nodes:
-        if _is_orphan(graph, node_id) and node_id not in structural:
+        if _is_orphan(graph, node_id) and node_id not in structural and node_id not in reached:
             yield Diagnostic(
                 "orphan_node",
                 ERROR,
