@@ -1,0 +1,271 @@
+"""Whole-process speed as a new user meets it (issue 16); prints one JSON object, exits 0 even on a miss.
+
+Every figure is the median of whole `orchestra` processes, bytecode cached (PYTHONDONTWRITEBYTECODE unset,
+one warm-up run first), a fresh `--logs-root` on the disk each run, the SQLite store and the run directory
+both written:
+- `orchestra --help`; `orchestra compile` of a 2,000-node linear pipeline;
+- `orchestra run --backend simulate` of 5, 200 and 2,000-node linear pipelines;
+- the README quick start's run (git workspace, LangGraph agent on the cassette, per-turn commits);
+- `orchestra status SESSION` of a session of `--status-turns` turns;
+- peak memory (RSS) of the 2,000-node run;
+- the cost per node of the first and the last 100 nodes of a `--flat-nodes` run, from the stages'
+  status.json times (the issue's figure is a 10,000-node run: `--flat-nodes 10000`, which takes minutes
+  while the run directory's checkpoint is rewritten whole after every node, so the default is smaller);
+- the same linear pipelines run by py-attractor (PyPI), installed into `bench/.venv-peer`, in alternating
+  runs, reported as Orchestra / py-attractor ratios (skipped with a message when it cannot be installed).
+`missed` lists the targets not met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))
+
+ORCHESTRA = Path(sys.executable).with_name("orchestra")
+PEER_VENV = ROOT / "bench" / ".venv-peer"
+PEER_PACKAGE = "py-attractor"
+SIZES = (5, 200, 2000)
+ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+
+# (figure, limit, what): a figure above its limit is a missed target.
+TARGETS = (
+    ("help_s", 0.1, "orchestra --help"),
+    ("compile_2000_s", 0.6, "compile of 2,000 nodes"),
+    ("run_200_s", 0.25, "run of 200 nodes"),
+    ("run_2000_s", 1.5, "run of 2,000 nodes"),
+    ("quickstart_run_s", 1.0, "the quick start's run"),
+    ("status_big_session_s", 0.3, "status of the big session"),
+    ("run_2000_peak_rss_mb", 40.0, "peak memory of the 2,000-node run"),
+    ("last_vs_first_100_nodes", 1.2, "last 100 nodes cost what the first 100 cost"),
+    ("peer_ratio_5", 2.0, "at most 2x py-attractor at 5 nodes"),
+    ("peer_ratio_200", 1.5, "at most 1.5x py-attractor at 200 nodes"),
+    ("peer_ratio_2000", 1.0, "faster than py-attractor at 2,000 nodes"),
+)
+
+
+def linear_dot(count: int) -> str:
+    """A linear pipeline start -> n0 -> ... -> n{count-1} -> done of codergen nodes."""
+    nodes = "\n".join(f'    n{i} [prompt="Step {i} of $goal"]' for i in range(count))
+    chain = " -> ".join(["start", *(f"n{i}" for i in range(count)), "done"])
+    return (
+        f'digraph bench {{\n    graph [goal="benchmark"]\n    start [shape=Mdiamond]\n    done [shape=Msquare]\n'
+        f"{nodes}\n    {chain}\n}}\n"
+    )
+
+
+def timed(command: Sequence[str], cwd: Path) -> float:
+    """Seconds of one whole process; a failing command stops the bench with its stderr."""
+    started = time.perf_counter()
+    done = subprocess.run(list(command), cwd=cwd, env=ENV, capture_output=True, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
+    return elapsed
+
+
+def median_of(runs: int, one: Callable[[int], float]) -> float:
+    """Median of `runs` calls after one warm-up call (which fills the bytecode cache)."""
+    one(-1)
+    return statistics.median(one(attempt) for attempt in range(runs))
+
+
+def orchestra_run(work: Path, size: int, attempt: int) -> float:
+    logs = work / f"logs-{size}-{attempt}"
+    shutil.rmtree(logs, ignore_errors=True)
+    elapsed = timed(
+        [str(ORCHESTRA), "run", f"p{size}.dot", "--backend", "simulate", "--logs-root", str(logs)], work
+    )
+    if not (logs / "checkpoint.json").is_file() or not (work / ".orchestra" / "orchestra.db").is_file():
+        raise SystemExit("the run wrote no checkpoint.json or no SQLite store")
+    shutil.rmtree(logs)
+    return elapsed
+
+
+def peak_rss_mb(work: Path, size: int) -> float:
+    """Peak resident memory of one whole `orchestra run` process, in MB."""
+    logs = work / f"logs-rss-{size}"
+    process = subprocess.Popen(
+        [str(ORCHESTRA), "run", f"p{size}.dot", "--backend", "simulate", "--logs-root", str(logs)],
+        cwd=work, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    shutil.rmtree(logs, ignore_errors=True)
+    return usage.ru_maxrss / 1024  # kilobytes on Linux
+
+
+def per_node_costs(work: Path, size: int) -> dict[str, float]:
+    """Milliseconds per node of the first and the last 100 nodes, from when each stage's status.json was
+    written (stage k's file is written when node k ends)."""
+    (work / f"p{size}.dot").write_text(linear_dot(size))
+    logs = work / f"logs-flat-{size}"
+    total = timed([str(ORCHESTRA), "run", f"p{size}.dot", "--backend", "simulate", "--logs-root", str(logs)], work)
+
+    def ended(index: int) -> int:
+        return (logs / f"n{index}" / "status.json").stat().st_mtime_ns
+
+    window = min(100, size // 2)
+    first = (ended(window) - ended(0)) / window / 1e6
+    last = (ended(size - 1) - ended(size - 1 - window)) / window / 1e6
+    shutil.rmtree(logs)
+    return {
+        "flat_nodes": size,
+        "flat_run_s": round(total, 2),
+        "first_100_ms_per_node": round(first, 3),
+        "last_100_ms_per_node": round(last, 3),
+        "last_vs_first_100_nodes": round(last / first, 2) if first > 0 else None,
+    }
+
+
+def quickstart_run_s(base: Path, runs: int) -> float:
+    """The README quick start: a fresh copy and git repository per run (not timed), then `orchestra run`."""
+
+    def one(attempt: int) -> float:
+        project = base / f"quickstart-{attempt}"
+        shutil.copytree(ROOT / "examples" / "quickstart", project)
+        for command in (
+            ["git", "init", "-q", "-b", "main"],
+            ["git", "-c", "user.name=Bench", "-c", "user.email=bench@example.com", "add", "-A"],
+            ["git", "-c", "user.name=Bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "Start"],
+        ):
+            subprocess.run(command, cwd=project, check=True, env=ENV)
+        git_env = {key: value for name in ("AUTHOR", "COMMITTER") for key, value in
+                   ((f"GIT_{name}_NAME", "Bench"), (f"GIT_{name}_EMAIL", "bench@example.com"))}
+        started = time.perf_counter()
+        done = subprocess.run(
+            [str(ORCHESTRA), "run", "pipeline.dot"], cwd=project, env={**ENV, **git_env}, capture_output=True
+        )
+        elapsed = time.perf_counter() - started
+        if done.returncode != 0:
+            raise SystemExit(f"quick start run failed: {done.stderr.decode()[-2000:]}")
+        shutil.rmtree(project)
+        return elapsed
+
+    return median_of(runs, one)
+
+
+def status_big_session(base: Path, turns: int, runs: int) -> dict[str, float | int]:
+    """`orchestra status SESSION --json` of one session of about `turns` turns (built through the store API)."""
+    from bench_session_commands import build_big_session
+
+    from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
+
+    project = base / "status"
+    with SqliteSessionStore(project / ".orchestra" / "orchestra.db") as store:
+        session = build_big_session(store, turns)
+        count = store.get_session(session).turn_count
+    command = [str(ORCHESTRA), "status", session, "--json"]
+    return {
+        "status_session_turns": count,
+        "status_big_session_s": round(median_of(runs, lambda _: timed(command, project)), 3),
+    }
+
+
+def peer_python(skip: bool) -> tuple[Path | None, str | None]:
+    """The bench venv's python with py-attractor installed, or None and why not."""
+    if skip:
+        return None, "skipped (--no-peer)"
+    python = PEER_VENV / "bin" / "python"
+    if not (PEER_VENV / "bin" / "py-attractor").is_file():
+        try:
+            subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True, capture_output=True)
+            subprocess.run(
+                [str(python), "-m", "pip", "install", "--quiet", PEER_PACKAGE], check=True, capture_output=True
+            )
+        except (subprocess.CalledProcessError, OSError) as error:
+            detail = getattr(error, "stderr", b"") or b""
+            return None, f"{PEER_PACKAGE} could not be installed: {error} {detail.decode()[-300:]}".strip()
+    return python, None
+
+
+def peer_run(python: Path, work: Path, size: int, attempt: int) -> float:
+    """py-attractor's own CLI: without an LLM backend its codergen nodes simulate (its offline mode)."""
+    logs = work / f"peer-logs-{size}-{attempt}"
+    shutil.rmtree(logs, ignore_errors=True)
+    elapsed = timed([str(python.with_name("py-attractor")), f"p{size}.dot", "--logs-root", str(logs)], work)
+    if not (logs / "checkpoint.json").is_file():
+        raise SystemExit("py-attractor wrote no checkpoint.json")
+    shutil.rmtree(logs)
+    return elapsed
+
+
+def side_by_side(python: Path, work: Path, runs: int) -> dict[str, float]:
+    """Alternating Orchestra and py-attractor runs of each size; medians and their ratio."""
+    figures: dict[str, float] = {}
+    for size in SIZES:
+        ours, theirs = [], []
+        orchestra_run(work, size, -1)
+        peer_run(python, work, size, -1)
+        for attempt in range(runs if size < 2000 else max(3, runs // 2)):
+            ours.append(orchestra_run(work, size, attempt))
+            theirs.append(peer_run(python, work, size, attempt))
+        figures[f"peer_orchestra_{size}_s"] = round(statistics.median(ours), 3)
+        figures[f"peer_py_attractor_{size}_s"] = round(statistics.median(theirs), 3)
+        figures[f"peer_ratio_{size}"] = round(statistics.median(ours) / statistics.median(theirs), 2)
+    return figures
+
+
+def missed(figures: dict[str, object]) -> list[str]:
+    out = []
+    for key, limit, what in TARGETS:
+        value = figures.get(key)
+        if isinstance(value, int | float) and value > limit:
+            out.append(f"{what}: {key} {value} > {limit}")
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per figure (the median is reported)")
+    parser.add_argument("--status-turns", type=int, default=100_000, help="turns of the big session for status")
+    parser.add_argument("--flat-nodes", type=int, default=2_000, help="nodes of the per-node cost run (10000)")
+    parser.add_argument("--no-peer", action="store_true", help="skip the py-attractor comparison")
+    options = parser.parse_args()
+    base = ROOT / ".bench-tmp"
+    base.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="whole-process-", dir=base) as directory:
+        work = Path(directory)
+        subprocess.run(["git", "init", "-q", "-b", "main"], cwd=work, check=True)
+        for size in SIZES:
+            (work / f"p{size}.dot").write_text(linear_dot(size))
+        runs = options.runs
+        figures: dict[str, object] = {
+            "help_s": median_of(runs, lambda _: timed([str(ORCHESTRA), "--help"], work)),
+            "compile_2000_s": median_of(runs, lambda _: timed([str(ORCHESTRA), "compile", "p2000.dot"], work)),
+        }
+        for size in SIZES:
+            figures[f"run_{size}_s"] = median_of(
+                runs if size < 2000 else max(3, runs // 2), lambda attempt: orchestra_run(work, size, attempt)
+            )
+        figures["run_2000_peak_rss_mb"] = peak_rss_mb(work, 2000)
+        figures["quickstart_run_s"] = quickstart_run_s(work, max(3, runs // 2))
+        figures.update(status_big_session(work, options.status_turns, max(3, runs // 2)))
+        figures.update(per_node_costs(work, options.flat_nodes))
+        python, why_not = peer_python(options.no_peer)
+        if python is None:
+            print(f"py-attractor comparison {why_not}", file=sys.stderr)
+            figures["peer"] = why_not
+        else:
+            figures.update(side_by_side(python, work, runs))
+    figures = {key: round(value, 3) if isinstance(value, float) else value for key, value in figures.items()}
+    figures["load_average"] = round(os.getloadavg()[0], 2)
+    figures["missed"] = missed(figures)
+    print(json.dumps(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
