@@ -99,7 +99,10 @@ def peak_rss_mb(work: Path, size: int) -> float:
     logs = work / f"logs-rss-{size}"
     process = subprocess.Popen(
         [str(ORCHESTRA), "run", f"p{size}.dot", "--backend", "simulate", "--logs-root", str(logs)],
-        cwd=work, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=work,
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -112,7 +115,9 @@ def per_node_costs(work: Path, size: int) -> dict[str, float]:
     written (stage k's file is written when node k ends)."""
     (work / f"p{size}.dot").write_text(linear_dot(size))
     logs = work / f"logs-flat-{size}"
-    total = timed([str(ORCHESTRA), "run", f"p{size}.dot", "--backend", "simulate", "--logs-root", str(logs)], work)
+    total = timed(
+        [str(ORCHESTRA), "run", f"p{size}.dot", "--backend", "simulate", "--logs-root", str(logs)], work
+    )
 
     def ended(index: int) -> int:
         return (logs / f"n{index}" / "status.json").stat().st_mtime_ns
@@ -139,11 +144,24 @@ def quickstart_run_s(base: Path, runs: int) -> float:
         for command in (
             ["git", "init", "-q", "-b", "main"],
             ["git", "-c", "user.name=Bench", "-c", "user.email=bench@example.com", "add", "-A"],
-            ["git", "-c", "user.name=Bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "Start"],
+            [
+                "git",
+                "-c",
+                "user.name=Bench",
+                "-c",
+                "user.email=bench@example.com",
+                "commit",
+                "-q",
+                "-m",
+                "Start",
+            ],
         ):
             subprocess.run(command, cwd=project, check=True, env=ENV)
-        git_env = {key: value for name in ("AUTHOR", "COMMITTER") for key, value in
-                   ((f"GIT_{name}_NAME", "Bench"), (f"GIT_{name}_EMAIL", "bench@example.com"))}
+        git_env = {
+            key: value
+            for name in ("AUTHOR", "COMMITTER")
+            for key, value in ((f"GIT_{name}_NAME", "Bench"), (f"GIT_{name}_EMAIL", "bench@example.com"))
+        }
         started = time.perf_counter()
         done = subprocess.run(
             [str(ORCHESTRA), "run", "pipeline.dot"], cwd=project, env={**ENV, **git_env}, capture_output=True
@@ -183,7 +201,9 @@ def peer_python(skip: bool) -> tuple[Path | None, str | None]:
         try:
             subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True, capture_output=True)
             subprocess.run(
-                [str(python), "-m", "pip", "install", "--quiet", PEER_PACKAGE], check=True, capture_output=True
+                [str(python), "-m", "pip", "install", "--quiet", PEER_PACKAGE],
+                check=True,
+                capture_output=True,
             )
         except (subprocess.CalledProcessError, OSError) as error:
             detail = getattr(error, "stderr", b"") or b""
@@ -230,8 +250,12 @@ def missed(figures: dict[str, object]) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="timed runs per figure (the median is reported)")
-    parser.add_argument("--status-turns", type=int, default=100_000, help="turns of the big session for status")
-    parser.add_argument("--flat-nodes", type=int, default=2_000, help="nodes of the per-node cost run (10000)")
+    parser.add_argument(
+        "--status-turns", type=int, default=100_000, help="turns of the big session for status"
+    )
+    parser.add_argument(
+        "--flat-nodes", type=int, default=2_000, help="nodes of the per-node cost run (10000)"
+    )
     parser.add_argument("--no-peer", action="store_true", help="skip the py-attractor comparison")
     options = parser.parse_args()
     base = ROOT / ".bench-tmp"
@@ -244,11 +268,14 @@ def main() -> int:
         runs = options.runs
         figures: dict[str, object] = {
             "help_s": median_of(runs, lambda _: timed([str(ORCHESTRA), "--help"], work)),
-            "compile_2000_s": median_of(runs, lambda _: timed([str(ORCHESTRA), "compile", "p2000.dot"], work)),
+            "compile_2000_s": median_of(
+                runs, lambda _: timed([str(ORCHESTRA), "compile", "p2000.dot"], work)
+            ),
         }
         for size in SIZES:
             figures[f"run_{size}_s"] = median_of(
-                runs if size < 2000 else max(3, runs // 2), lambda attempt: orchestra_run(work, size, attempt)
+                runs if size < 2000 else max(3, runs // 2),
+                lambda attempt, size=size: orchestra_run(work, size, attempt),
             )
         figures["run_2000_peak_rss_mb"] = peak_rss_mb(work, 2000)
         figures["quickstart_run_s"] = quickstart_run_s(work, max(3, runs // 2))
