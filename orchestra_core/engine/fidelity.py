@@ -18,6 +18,7 @@ from orchestra_core.model.outcome import Outcome
 
 DEFAULT_FIDELITY = "compact"
 RESUME_FIDELITY = "summary:high"
+TRUNCATE_VALUE_CHARS = 500
 _HIDDEN_PREFIXES = ("internal.", "graph.")
 _HIDDEN_KEYS = frozenset({"outcome", "preferred_label", "current_node"})
 
@@ -49,6 +50,16 @@ def resolve_thread_key(
         previous_node or "",
     )
     return next((key for key in candidates if key), node.id)
+
+
+def project_context(mode: str, context: Mapping[str, Any]) -> dict[str, Any]:
+    """The context a stage sees under a fidelity mode (its `context.json`): without the engine's `internal.*`
+    keys; under `truncate` every value as its text, cut to 500 characters; under other modes values as they
+    are."""
+    visible = {key: value for key, value in context.items() if not key.startswith("internal.")}
+    if mode == "truncate":
+        return {key: stringify(value)[:TRUNCATE_VALUE_CHARS] for key, value in visible.items()}
+    return visible
 
 
 @frozen

@@ -1,4 +1,5 @@
-"""The codergen handler (Attractor 4.5): prompt, LLM backend (or simulation), prompt.md and response.md.
+"""The codergen handler (Attractor 4.5): prompt, LLM backend (or simulation), prompt.md, response.md and
+context.json (the context the stage saw, after fidelity projection).
 
 The status-file contract (Appendix C) is kept by the engine for every handler: it deletes a stale
 `status.json` before each attempt and, when the stage wrote one, that file decides the outcome.
@@ -6,12 +7,13 @@ The status-file contract (Appendix C) is kept by the engine for every handler: i
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from attrs import evolve
 
-from orchestra_core.engine.fidelity import build_preamble, history_limit, stage_history
+from orchestra_core.engine.fidelity import build_preamble, history_limit, project_context, stage_history
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.model.agent_resume import RESUME_NODE, clear_agent_resume
 from orchestra_core.model.cancellation import takes_cancel
@@ -32,6 +34,11 @@ def expand_goal(text: str, graph: Graph) -> str:
 def truncate(text: str, limit: int) -> str:
     """At most `limit` characters, with an ellipsis when cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _context_document(fidelity: str, context: Context) -> str:
+    projected = project_context(fidelity, context.snapshot())
+    return json.dumps(projected, ensure_ascii=False, default=str, indent=1) + "\n"
 
 
 @runtime_checkable
@@ -89,6 +96,7 @@ class CodergenHandler:
     def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
         prompt = self.prompt_builder.build(node, context, graph, stage)
         stage.write("prompt.md", prompt)
+        stage.write("context.json", _context_document(stage.fidelity, context))
         try:
             if self.backend is None:
                 result: str | Outcome = f"[Simulated] Response for stage: {node.id}"

@@ -104,7 +104,7 @@ def test_run_directory_layout_on_disk(tmp_path: Path) -> None:
     )
     engine(tmp_path).run(pipeline, session_id="s-1", logs_root=str(logs), initial_context={"ticket": "T-1"})
     assert sorted(p.name for p in logs.iterdir()) == ["checkpoint.json", "done", "manifest.json", "plan", "start"]
-    assert sorted(p.name for p in (logs / "plan").iterdir()) == ["prompt.md", "response.md", "status.json"]
+    assert sorted(p.name for p in (logs / "plan").iterdir()) == ["context.json", "prompt.md", "response.md", "status.json"]
     checkpoint = json.loads((logs / "checkpoint.json").read_text(encoding="utf-8"))
     assert checkpoint["current_node"] == "done" and checkpoint["status"] == "success"
     assert checkpoint["completed_nodes"] == ["start", "plan", "done"]

@@ -8,6 +8,7 @@ from orchestra_core.engine.fidelity import (
     build_preamble,
     effective_fidelity,
     history_limit,
+    project_context,
     resolve_fidelity,
     resolve_thread_key,
     stage_history,
@@ -112,3 +113,18 @@ def test_summaries_count_outcomes_and_notes_only_from_medium() -> None:
     assert "notes of stage0" in preamble("summary:medium", count=4)
     assert "4 stages finished so far" in preamble("summary:low", count=4)
     assert "stages finished so far" not in preamble("compact", count=4)
+
+
+VALUES = {"graph.goal": "g", "internal.fidelity": "truncate", "long": "X" * 1200, "count": 7, "flag": True,
+           "items": [1, "two"], "none": None}
+
+
+def test_truncate_projection_drops_internal_keys_and_caps_every_value_as_text() -> None:
+    projected = project_context("truncate", VALUES)
+    assert projected == {"graph.goal": "g", "long": "X" * 500, "count": "7", "flag": "true",
+                         "items": '[1, "two"]', "none": ""}
+
+
+@pytest.mark.parametrize("mode", ["full", "compact", "summary:low", "summary:high"])
+def test_other_modes_project_every_value_as_it_is_without_internal_keys(mode: str) -> None:
+    assert project_context(mode, VALUES) == {k: v for k, v in VALUES.items() if k != "internal.fidelity"}

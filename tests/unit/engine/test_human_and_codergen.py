@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -155,6 +156,30 @@ def test_text_responses_become_success_with_a_truncated_last_response() -> None:
     result = Harness(backend=backend).run(graph('digraph p { start [shape=Mdiamond]; a; start -> a }'))
     assert result.node_outcomes["a"].notes == "Stage completed: a"
     assert len(result.context["last_response"]) == 200
+
+
+def test_each_llm_stage_writes_the_context_it_saw_after_fidelity_projection() -> None:
+    pipeline = graph(
+        """
+        digraph p {
+            start [shape=Mdiamond]; done [shape=Msquare]
+            a; b; c
+            start -> a
+            a -> b [fidelity="truncate"]
+            b -> c [fidelity="full"]
+            c -> done
+        }
+        """
+    )
+    backend = ScriptedCodergenBackend({"a": Outcome(StageStatus.SUCCESS, context_updates={"big": "Z" * 900, "n": 3})})
+    harness = Harness(backend=backend)
+    harness.run(pipeline, initial_context={"ticket": "T-1"})
+    seen = {node: json.loads(harness.directory().read_stage_file(node, "context.json") or "null") for node in "abc"}
+    assert "big" not in seen["a"] and seen["a"]["ticket"] == "T-1"
+    assert (seen["b"]["big"], seen["b"]["n"], seen["b"]["last_stage"]) == ("Z" * 500, "3", "a")
+    assert (seen["c"]["big"], seen["c"]["n"]) == ("Z" * 900, 3)
+    assert not any(key.startswith("internal.") for document in seen.values() for key in document)
+    assert harness.directory().read_stage_file("start", "context.json") is None
 
 
 def test_prompt_falls_back_to_the_label() -> None:
