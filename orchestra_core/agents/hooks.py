@@ -1,61 +1,30 @@
 """Tool call hooks (Attractor 9.7): shell commands run before and after each agent tool call.
 
 A pre-hook that exits non-zero (or times out) vetoes the call and the model is told it was blocked;
-a post-hook sees the result and cannot change it. Both are recorded as HookResults.
+a post-hook sees the result and cannot change it. Both are recorded as HookResults. Running one hook (its
+environment, stdin and record) is shared with tool nodes: `orchestra_core.handlers.hook_commands`.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from attrs import evolve, frozen
+from attrs import evolve
 
 from orchestra_core.agents.tools import AgentTool, ToolFailure, is_tool_error
+from orchestra_core.handlers.hook_commands import (
+    DEFAULT_HOOK_TIMEOUT_S,
+    HookResult,
+    HookTarget,
+    hook_commands,
+    run_hook,
+)
 from orchestra_core.model.graph import Graph, Node
-from orchestra_core.ports.command_runner import CommandResult, CommandRunner
+from orchestra_core.ports.command_runner import CommandRunner
 
-DEFAULT_HOOK_TIMEOUT_S = 60.0
-
-
-@frozen
-class HookResult:
-    """One hook run."""
-
-    phase: str  # "pre" or "post"
-    node_id: str
-    tool: str
-    command: str
-    exit_code: int | None
-    stdout: str
-    stderr: str
-    duration_s: float
-    timed_out: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
-
-    @property
-    def vetoed(self) -> bool:
-        """A pre-hook that did not succeed blocks the tool call."""
-        return self.phase == "pre" and not self.ok
-
-    def summary(self) -> str:
-        """One line for the stage log."""
-        status = "timed out" if self.timed_out else f"exit {self.exit_code}"
-        verdict = " (call blocked)" if self.vetoed else ""
-        return f"tool_hooks.{self.phase} for {self.tool} on node {self.node_id}: {status}{verdict}"
-
-    def reason(self) -> str:
-        """The hook's last line of output (stderr first), to tell the model why."""
-        for text in (self.stderr, self.stdout):
-            lines = [line for line in text.strip().splitlines() if line.strip()]
-            if lines:
-                return lines[-1].strip()
-        return ""
+__all__ = ["DEFAULT_HOOK_TIMEOUT_S", "HookResult", "ToolHooks"]
 
 
 class ToolHooks:
@@ -69,6 +38,8 @@ class ToolHooks:
         post: str = "",
         cwd: str,
         node_id: str = "",
+        stage_dir: str = "",
+        logs_root: str = "",
         timeout: float = DEFAULT_HOOK_TIMEOUT_S,
         on_result: Callable[[HookResult], None] | None = None,
     ) -> None:
@@ -77,6 +48,8 @@ class ToolHooks:
         self.post = post.strip()
         self._cwd = cwd
         self._node_id = node_id
+        self._stage_dir = stage_dir
+        self._logs_root = logs_root
         self._timeout = timeout
         self._on_result = on_result
         self._results: list[HookResult] = []
@@ -90,15 +63,14 @@ class ToolHooks:
         runner: CommandRunner,
         *,
         cwd: str,
+        stage_dir: str = "",
+        logs_root: str = "",
         on_result: Callable[[HookResult], None] | None = None,
     ) -> ToolHooks:
         """The node's hooks: its own `tool_hooks.pre`/`.post` attributes, else the graph's."""
+        pre, post = hook_commands(node, graph)
         return cls(
-            runner,
-            pre=node.attrs.get("tool_hooks.pre") or graph.tool_hooks_pre,
-            post=node.attrs.get("tool_hooks.post") or graph.tool_hooks_post,
-            cwd=cwd,
-            node_id=node.id,
+            runner, pre=pre, post=post, cwd=cwd, node_id=node.id, stage_dir=stage_dir, logs_root=logs_root,
             on_result=on_result,
         )
 
@@ -120,7 +92,7 @@ class ToolHooks:
 
     def _hooked(self, tool: AgentTool) -> Callable[..., str]:
         def call(**arguments: Any) -> str:
-            payload: dict[str, Any] = {"node_id": self._node_id, "tool": tool.name, "arguments": arguments}
+            payload: dict[str, Any] = {"arguments": arguments}
             if self.pre:
                 verdict = self._run("pre", tool, payload)
                 if verdict.vetoed:
@@ -131,41 +103,21 @@ class ToolHooks:
                     )
             result = tool.func(**arguments)
             if self.post:
-                self._run("post", tool, {**payload, "result": str(result), "is_error": is_tool_error(result)})
+                failed = is_tool_error(result)
+                self._run("post", tool, {**payload, "result": str(result), "is_error": failed}, exit_code=int(failed))
             return result
 
         return call
 
-    def _run(self, phase: str, tool: AgentTool, payload: Mapping[str, Any]) -> HookResult:
+    def _run(self, phase: str, tool: AgentTool, payload: Mapping[str, Any], exit_code: int | None = None) -> HookResult:
+        target = HookTarget(self._node_id, tool.name, tool.safe_name, self._stage_dir, self._logs_root)
         command = self.pre if phase == "pre" else self.post
-        env = {
-            "ORCHESTRA_HOOK_PHASE": phase,
-            "ORCHESTRA_NODE_ID": self._node_id,
-            "ORCHESTRA_TOOL_NAME": tool.name,
-            "ORCHESTRA_TOOL_SAFE_NAME": tool.safe_name,
-        }
-        stdin = json.dumps({"phase": phase, **payload}, default=str)
-        try:
-            outcome = self._runner.run(command, cwd=self._cwd, env=env, timeout=self._timeout, stdin=stdin)
-        except OSError as error:  # the hook could not even start: treated like a failing hook
-            outcome = CommandResult(exit_code=None, stdout="", stderr=f"cannot run hook: {error}", duration_s=0.0)
-        result = _result(phase, self._node_id, tool.name, command, outcome)
+        result = run_hook(
+            self._runner, phase, command, target, cwd=self._cwd, payload=payload, exit_code=exit_code,
+            timeout=self._timeout,
+        )
         with self._lock:
             self._results.append(result)
         if self._on_result is not None:
             self._on_result(result)
         return result
-
-
-def _result(phase: str, node_id: str, tool: str, command: str, outcome: CommandResult) -> HookResult:
-    return HookResult(
-        phase=phase,
-        node_id=node_id,
-        tool=tool,
-        command=command,
-        exit_code=outcome.exit_code,
-        stdout=outcome.stdout,
-        stderr=outcome.stderr,
-        duration_s=outcome.duration_s,
-        timed_out=outcome.timed_out,
-    )

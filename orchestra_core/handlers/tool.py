@@ -6,7 +6,9 @@ ORCHESTRA_NODE_ID, ORCHESTRA_PROMPT_FILE, ORCHESTRA_SESSION_ID, ORCHESTRA_ATTEMP
 twins of the first four. Node attributes: `tool_command`, `tool_workdir` (relative to the working
 directory the handler was given, the project root by default), `timeout`, `prompt` (written to
 `prompt.txt`), `auto_status` (a command that ends without writing status.json succeeds whatever its exit code,
-with the note "auto_status synthesized success (exit code N)"; a timeout or cancellation still fails).
+with the note "auto_status synthesized success (exit code N)"; a timeout or cancellation still fails),
+`tool_hooks.pre` / `tool_hooks.post` (the graph's by default; run around the command with TOOL_NAME=shell: a
+failing pre-hook fails the node without running the command, a failing post-hook is recorded only).
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from attrs import evolve
+
 from orchestra_core.engine.execution import auto_status_outcome
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.handlers.codergen import expand_goal
+from orchestra_core.handlers.hook_commands import HookResult, HookTarget, hook_commands, run_hook
 from orchestra_core.model.cancellation import takes_cancel
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Graph, Node
@@ -26,6 +31,7 @@ from orchestra_core.model.values import format_duration
 from orchestra_core.ports.command_runner import CommandResult, CommandRunner
 
 CONTEXT_OUTPUT_CHARS = 64 * 1024
+SHELL_TOOL = "shell"  # TOOL_NAME of a tool node's command in its hooks, as other Attractor runners call it
 STDERR_TAIL_CHARS = 2000
 
 
@@ -86,26 +92,96 @@ class ToolHandler:
         base = self.workdir(stage.branch) if callable(self.workdir) else self.workdir
         cwd = os.path.join(base, node.get("tool_workdir")) if node.get("tool_workdir") else base
         env = tool_environment(node, stage, prompt_file)
+        hooks = _NodeHooks(self.runner, node, graph, stage, context, cwd=cwd, env=env, command=command)
+        vetoed = hooks.before()
+        if vetoed is not None:
+            stage.write("tool_output.txt", f"$ {command}\n# not run: the tool_hooks.pre hook failed\n{vetoed.render()}")
+            return Outcome.fail(f"{_hook_failure(vetoed)}; the command did not run", context_updates={"last_stage": node.id})
         # The stage directory is where a command may write status.json; the run adds its worktrees.
         extra: dict[str, Any] = {"cancel": stage.cancel} if takes_cancel(self.runner.run) else {}
         result = self.runner.run(
             command, cwd=cwd, env=env, timeout=stage.timeout, writable=(stage.stage_dir,), **extra
         )
-        stage.write("tool_output.txt", render_output(command, result))
-        updates = {
-            "tool.output": tail(result.stdout.rstrip("\n"), CONTEXT_OUTPUT_CHARS),
-            "tool.exit_code": result.exit_code,
-            "last_stage": node.id,
-        }
-        if result.cancelled:
-            return Outcome.fail(f"{stage.cancel.reason}; the command's processes were killed", context_updates=updates)
-        if result.timed_out:
-            timeout = format_duration(stage.timeout or result.duration_s)
-            return Outcome.fail(f"timed out after {timeout}; the command's processes were killed", context_updates=updates)
-        if node.auto_status:  # the command's status.json, if it wrote one, still decides (the engine reads it)
-            return auto_status_outcome(f"exit code {result.exit_code}", updates)
-        if result.exit_code != 0:
-            detail = tail((result.stderr or result.stdout).strip(), STDERR_TAIL_CHARS)
-            reason = f"exit code {result.exit_code}" + (f": {detail}" if detail else "")
-            return Outcome.fail(reason, context_updates=updates)
-        return Outcome.success(f"Tool completed: {command}", context_updates=updates)
+        after = hooks.after(result)
+        stage.write("tool_output.txt", render_output(command, result) + "".join(hook.render() for hook in hooks.ran))
+        outcome = _outcome(node, stage, command, result)
+        if after is None or after.ok:
+            return outcome
+        noted = f"{outcome.notes}; " if outcome.notes else ""
+        return evolve(outcome, notes=f"{noted}{_hook_failure(after)} (recorded; the outcome stands)")
+
+
+class _NodeHooks:
+    """A tool node's `tool_hooks.pre` / `.post` (the node's, else the graph's) around its command."""
+
+    def __init__(
+        self,
+        runner: CommandRunner,
+        node: Node,
+        graph: Graph,
+        stage: StageRun,
+        context: Context,
+        *,
+        cwd: str,
+        env: dict[str, str],
+        command: str,
+    ) -> None:
+        self.pre, self.post = hook_commands(node, graph)
+        self.runner = runner
+        self.stage = stage
+        self.context = context
+        self.target = HookTarget(node.id, SHELL_TOOL, SHELL_TOOL, stage.stage_dir, stage.logs_root)
+        self.cwd = cwd
+        self.env = env
+        self.payload: dict[str, Any] = {"arguments": {"command": command}}
+        self.ran: list[HookResult] = []
+
+    def before(self) -> HookResult | None:
+        """Run the pre-hook; the result when it blocks the command."""
+        if not self.pre:
+            return None
+        result = self._run("pre", self.pre, self.payload)
+        return result if result.vetoed else None
+
+    def after(self, command: CommandResult) -> HookResult | None:
+        """Run the post-hook with the command's exit code; its result (None without a post-hook)."""
+        if not self.post:
+            return None
+        payload = {**self.payload, "exit_code": command.exit_code}
+        return self._run("post", self.post, payload, command.exit_code)
+
+    def _run(self, phase: str, hook: str, payload: dict[str, Any], exit_code: int | None = None) -> HookResult:
+        result = run_hook(
+            self.runner, phase, hook, self.target, cwd=self.cwd, payload=payload, exit_code=exit_code, env=self.env,
+            cancel=self.stage.cancel,
+        )
+        self.ran.append(result)
+        self.context.append_log(f"tool hook {result.summary()}")
+        return result
+
+
+def _hook_failure(result: HookResult) -> str:
+    status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
+    reason = result.reason()
+    return f"the tool_hooks.{result.phase} hook failed ({status}{': ' + reason if reason else ''})"
+
+
+def _outcome(node: Node, stage: StageRun, command: str, result: CommandResult) -> Outcome:
+    """What the command's end amounts to (a status.json it wrote overrides this in the engine)."""
+    updates = {
+        "tool.output": tail(result.stdout.rstrip("\n"), CONTEXT_OUTPUT_CHARS),
+        "tool.exit_code": result.exit_code,
+        "last_stage": node.id,
+    }
+    if result.cancelled:
+        return Outcome.fail(f"{stage.cancel.reason}; the command's processes were killed", context_updates=updates)
+    if result.timed_out:
+        timeout = format_duration(stage.timeout or result.duration_s)
+        return Outcome.fail(f"timed out after {timeout}; the command's processes were killed", context_updates=updates)
+    if node.auto_status:  # the command's status.json, if it wrote one, still decides (the engine reads it)
+        return auto_status_outcome(f"exit code {result.exit_code}", updates)
+    if result.exit_code != 0:
+        detail = tail((result.stderr or result.stdout).strip(), STDERR_TAIL_CHARS)
+        reason = f"exit code {result.exit_code}" + (f": {detail}" if detail else "")
+        return Outcome.fail(reason, context_updates=updates)
+    return Outcome.success(f"Tool completed: {command}", context_updates=updates)

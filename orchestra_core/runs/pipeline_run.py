@@ -449,7 +449,10 @@ class _Runtime:
             context.append_log(f"tool hook {result}")
 
         workdir = str(self._run.tool_workdir(_branch(context)))
-        return ToolHooks.for_node(node, self._run.graph, runner, cwd=workdir, on_result=log)
+        stage_dir = str(context.get("internal.stage_dir") or "")
+        return ToolHooks.for_node(
+            node, self._run.graph, runner, cwd=workdir, stage_dir=stage_dir, logs_root=self._run.logs_root, on_result=log
+        )
 
     def repos(self, context: Context | None = None) -> Mapping[str, RepoContext]:
         return self._run.repo_contexts(_branch(context))

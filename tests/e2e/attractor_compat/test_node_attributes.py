@@ -205,3 +205,69 @@ def test_max_retries_gives_up_after_its_attempts(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert (logs / "tries").read_text(encoding="utf-8") == "2\n"
     assert "stage fetch failed: exit code 1: try 2 failed" in stderr_reason(result)
+
+
+# --- tool_hooks -----------------------------------------------------------------------------------------
+
+RECORD = 'echo "$1 $TOOL_NAME $NODE_ID [$EXIT_CODE] $ATTRACTOR_NODE_ID $ORCHESTRA_NODE_ID $(pwd)" >> "$ATTRACTOR_STAGE_DIR/hooks.txt"'
+HOOKED = """digraph hooked {
+    graph [goal="audit every command", tool_hooks.post="sh record.sh post; echo post-ran > \\"$ATTRACTOR_LOGS_ROOT/graph-post\\""]
+    begin [shape=Mdiamond]
+    build [shape=parallelogram, tool_workdir="src", tool_command="echo built > \\"$ATTRACTOR_STAGE_DIR/built\\"; exit 3",
+           tool_hooks.pre="sh ../record.sh pre", tool_hooks.post="sh ../record.sh post; test -d \\"$ATTRACTOR_LOGS_ROOT\\""]
+    end   [shape=Msquare]
+    begin -> build
+    build -> end [condition="outcome=fail"]
+}
+"""
+
+
+def test_tool_hooks_run_around_a_tool_command_with_the_attractor_variables(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "record.sh").write_text(RECORD + "\n", encoding="utf-8")
+    result, logs = run(tmp_path, HOOKED)
+    assert result.returncode == 0, result.stderr
+    lines = (logs / "build" / "hooks.txt").read_text(encoding="utf-8").splitlines()
+    src = (tmp_path / "src").resolve()
+    assert lines == [f"pre shell build [] build build {src}", f"post shell build [3] build build {src}"]
+    assert (logs / "build" / "built").exists()
+    assert not (logs / "graph-post").exists()  # the node's own post-hook replaced the graph's
+    output = (logs / "build" / "tool_output.txt").read_text(encoding="utf-8")
+    assert "--- tool_hooks.pre for shell on node build: exit 0 ---" in output
+    assert "--- tool_hooks.post for shell on node build: exit 0 ---" in output
+
+
+def test_a_failing_pre_hook_skips_the_command_and_fails_the_node(tmp_path: Path) -> None:
+    blocked = HOOKED.replace('tool_hooks.pre="sh ../record.sh pre"', 'tool_hooks.pre="echo frozen >&2; exit 9"')
+    blocked = blocked.replace('build -> end [condition="outcome=fail"]', "build -> end")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "record.sh").write_text(RECORD + "\n", encoding="utf-8")
+    result, logs = run(tmp_path, blocked)
+    assert result.returncode == 1
+    assert not (logs / "build" / "built").exists()
+    assert not (logs / "build" / "hooks.txt").exists()  # no post-hook either: nothing ran
+    assert stderr_reason(result).endswith(
+        "stage build failed: the tool_hooks.pre hook failed (exit code 9: frozen); the command did not run"
+    )
+    assert "frozen" in (logs / "build" / "tool_output.txt").read_text(encoding="utf-8")
+
+
+def test_a_failing_post_hook_is_recorded_and_leaves_the_outcome_alone(tmp_path: Path) -> None:
+    pipeline = """digraph audited {
+        graph [tool_hooks.post="echo 'audit log is down' >&2; exit 4"]
+        begin [shape=Mdiamond]
+        step  [shape=parallelogram, tool_command="echo stepped"]
+        end   [shape=Msquare]
+        begin -> step -> end
+    }
+    """
+    result, logs = run(tmp_path, pipeline)
+    assert result.returncode == 0, result.stderr
+    step = outcome(logs, "step")
+    assert step["status"] == "success"
+    assert step["notes"] == (
+        "Tool completed: echo stepped; the tool_hooks.post hook failed (exit code 4: audit log is down) "
+        "(recorded; the outcome stands)"
+    )
+    output = (logs / "step" / "tool_output.txt").read_text(encoding="utf-8")
+    assert "--- tool_hooks.post for shell on node step: exit 4 ---" in output and "audit log is down" in output

@@ -113,3 +113,21 @@ def test_node_attributes_override_graph_attributes(tmp_path: Path) -> None:
     assert (node_hooks.pre, node_hooks.post) == ("node-pre", "graph-post")
     plain = ToolHooks.for_node(Node("m"), Graph("g"), SubprocessCommandRunner(), cwd=str(tmp_path))
     assert not plain.active
+
+
+def test_agent_hooks_get_the_variables_tool_node_hooks_get(tmp_path: Path, tool: AgentTool) -> None:
+    capture = tmp_path / "capture"
+    script = f'echo "$TOOL_NAME|$NODE_ID|$EXIT_CODE|$ATTRACTOR_STAGE_DIR|$ATTRACTOR_LOGS_ROOT|$ATTRACTOR_NODE_ID" >> {capture}'
+    failing = AgentTool("app:read-file", "", lambda **_: ToolFailure.of("no such file: x"))
+    hooked = ToolHooks(
+        SubprocessCommandRunner(), pre=script, post=script, cwd=str(tmp_path), node_id="implement",
+        stage_dir="/logs/implement", logs_root="/logs",
+    )
+    for wrapped in hooked.wrap([tool, failing]):
+        wrapped.func(path="a.py", content="x")
+    assert capture.read_text(encoding="utf-8").splitlines() == [
+        "app:write-file|implement||/logs/implement|/logs|implement",
+        "app:write-file|implement|0|/logs/implement|/logs|implement",
+        "app:read-file|implement||/logs/implement|/logs|implement",
+        "app:read-file|implement|1|/logs/implement|/logs|implement",
+    ]
