@@ -47,6 +47,8 @@ def find_join_node(graph: Graph, node: Node) -> str | None:
     common = set(reach[0]).intersection(*reach[1:]) - set(starts) - {node.id}
     if not common:
         return None
-    fan_ins = {n for n in common if graph.nodes.get(n) is not None and graph.nodes[n].handler_type == FAN_IN_TYPE}
+    fan_ins = {
+        n for n in common if graph.nodes.get(n) is not None and graph.nodes[n].handler_type == FAN_IN_TYPE
+    }
     pool = fan_ins or common
     return min(pool, key=lambda n: (max(r[n] for r in reach), n))

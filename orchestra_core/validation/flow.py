@@ -4,14 +4,16 @@ The engine's main line follows a node's edges, except that a parallel node conti
 branches join (or along its conditional edges); its unconditional edges start branches, and a branch runs
 until the join, an exit node or a dead end (engine/branches.py). So a node that only ever runs inside a
 parallel fan-out's branches may end its branch without an outgoing edge: only main-line nodes are held to
-"has an outgoing edge" and "can reach an exit". Failure jumps (`retry_target`, `fallback_retry_target`)
-count as ways out, as the engine takes them when no edge matches a failure.
+"has an outgoing edge" and "can reach an exit". A parallel node whose branches never join ends the run
+after the fan-out when it succeeds, so on the main line it is a dead end too. Failure jumps
+(`retry_target`, `fallback_retry_target`) count as ways out, as the engine takes them when no edge matches
+a failure.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from attrs import frozen
 
@@ -20,14 +22,16 @@ from orchestra_core.model.graph import Graph, Node
 from orchestra_core.validation.diagnostic import Diagnostic, FunctionRule, Severity
 
 ERROR = Severity.ERROR
+_PARALLEL = "parallel"
 
 
-def main_line_successors(graph: Graph, node: Node) -> list[str]:
-    """Where the main line may go after `node`: its edges (a parallel node: conditional ones and the join)."""
+def main_line_successors(graph: Graph, node: Node, join: str | None = None) -> list[str]:
+    """Where the main line may go after `node`: its edges (a parallel node: conditional ones and `join`,
+    its join node, found when not given) and its failure retry targets."""
     edges = graph.outgoing(node.id)
-    if node.handler_type == "parallel":
+    if node.handler_type == _PARALLEL:
         targets = [edge.target for edge in edges if edge.condition_ast is not None]
-        join = find_join_node(graph, node)
+        join = join if join is not None else find_join_node(graph, node)
         if join is not None:
             targets.append(join)
     else:
@@ -38,39 +42,70 @@ def main_line_successors(graph: Graph, node: Node) -> list[str]:
 
 @frozen
 class Flow:
-    """The main line from the start node and the nodes from which it can reach an exit node."""
+    """Where the main line from the start node goes.
+
+    Attributes:
+        main_line: Nodes the run visits outside parallel branches.
+        dead_ends: Main-line nodes other than exits where the run stops: no outgoing edge, or a parallel
+            node whose branches never join.
+        stuck: Main-line nodes that can reach neither an exit node nor a dead end, less those that only lead
+            into such nodes (the cycles, and what lies between them, are what needs fixing).
+    """
 
     main_line: frozenset[str]
     dead_ends: frozenset[str]
-    stops: frozenset[str]
+    stuck: frozenset[str]
 
 
 def analyse_flow(graph: Graph, start: str) -> Flow:
-    """Walk the main line forward from `start`, then backward from its ends (linear in nodes + edges).
-
-    `stops` are the nodes from which the main line can reach an exit node or one of its dead ends: a node
-    outside it can only go round in circles (or end a run at a parallel node whose branches never join).
-    """
-    successors = {node_id: main_line_successors(graph, node) for node_id, node in graph.nodes.items()}
+    """Walk the main line forward from `start`, then backward from its ends (linear in nodes + edges)."""
+    joins = {n.id: find_join_node(graph, n) for n in graph.nodes.values() if n.handler_type == _PARALLEL}
+    successors = {
+        node_id: main_line_successors(graph, node, joins.get(node_id))
+        for node_id, node in graph.nodes.items()
+    }
     predecessors: dict[str, list[str]] = {node_id: [] for node_id in graph.nodes}
     for node_id, targets in successors.items():
         for target in targets:
             predecessors[target].append(node_id)
     main_line = _walk([start], successors)
-    dead_ends = [node_id for node_id in main_line if _is_dead_end(graph, graph.nodes[node_id])]
-    ends = [node.id for node in graph.nodes.values() if graph.is_exit(node)] + dead_ends
-    return Flow(frozenset(main_line), frozenset(dead_ends), frozenset(_walk(ends, predecessors)))
+    dead_ends = {n for n in main_line if _stops_here(graph, graph.nodes[n], n in joins and joins[n] is None)}
+    ends = [node.id for node in graph.nodes.values() if graph.is_exit(node)] + sorted(dead_ends)
+    stuck = main_line - _walk(ends, predecessors)
+    return Flow(frozenset(main_line), frozenset(dead_ends), frozenset(_without_lead_ins(stuck, successors)))
 
 
-def _walk(starts: list[str], neighbours: dict[str, list[str]]) -> set[str]:
+def _stops_here(graph: Graph, node: Node, unjoined_fan_out: bool) -> bool:
+    return not graph.is_exit(node) and (not graph.outgoing(node.id) or unjoined_fan_out)
+
+
+def _walk(starts: Iterable[str], neighbours: dict[str, list[str]]) -> set[str]:
     seen = set(starts)
-    queue = deque(starts)
+    queue = deque(seen)
     while queue:
         for other in neighbours[queue.popleft()]:
             if other not in seen:
                 seen.add(other)
                 queue.append(other)
     return seen
+
+
+def _without_lead_ins(stuck: set[str], successors: dict[str, list[str]]) -> set[str]:
+    """`stuck` less the nodes that nothing stuck leads to and that only lead on into it, peeled repeatedly."""
+    indegree = dict.fromkeys(stuck, 0)
+    for node_id in stuck:
+        for target in successors[node_id]:
+            indegree[target] += 1  # every successor of a stuck node is stuck
+    left = set(stuck)
+    queue = deque(n for n in stuck if indegree[n] == 0)
+    while queue:
+        node_id = queue.popleft()
+        left.discard(node_id)
+        for target in successors[node_id]:
+            indegree[target] -= 1
+            if indegree[target] == 0:
+                queue.append(target)
+    return left
 
 
 def _flow(graph: Graph) -> Flow | None:
@@ -84,45 +119,40 @@ def _in_graph_order(graph: Graph, ids: frozenset[str]) -> list[str]:
     return [node_id for node_id in graph.nodes if node_id in ids]
 
 
-def _is_dead_end(graph: Graph, node: Node) -> bool:
-    return not graph.is_exit(node) and not graph.outgoing(node.id)
-
-
 def check_dead_end(graph: Graph) -> Iterator[Diagnostic]:
-    """A main-line node other than an exit has an outgoing edge (the run would stop there, not at the exit)."""
+    """The run stops only at an exit node: no main-line node without an outgoing edge (or without a join)."""
     flow = _flow(graph)
     if flow is None:
         return
     for node_id in _in_graph_order(graph, flow.dead_ends):
-        yield Diagnostic(
-            "dead_end",
-            ERROR,
-            f"node {node_id} is a dead end: it has no outgoing edge and is not an exit node",
-            node_id=node_id,
-            fix=f"add an edge from {node_id} toward the exit node, or remove {node_id}",
-        )
+        if graph.outgoing(node_id):
+            message = (
+                f"node {node_id} is a dead end: its parallel branches never meet at a join node, so the run "
+                "stops after them instead of going on to an exit node"
+            )
+            fix = f"lead the branches to one fan-in node (shape=tripleoctagon, or fan_in=<node> on {node_id}) with an edge toward the exit"
+        else:
+            message = f"node {node_id} is a dead end: it has no outgoing edge and is not an exit node"
+            fix = f"add an edge from {node_id} toward the exit node, or remove {node_id}"
+        yield Diagnostic("dead_end", ERROR, message, node_id=node_id, fix=fix)
 
 
 def check_reaches_exit(graph: Graph) -> Iterator[Diagnostic]:
     """From every main-line node some path leads to an exit node (no cycle without a way out).
 
-    A node whose paths all end in dead ends is left to `dead_end`, which names where they stop.
+    Nodes whose paths all end in dead ends are left to `dead_end`, and nodes that only lead into a cycle
+    without a way out are not reported beside it.
     """
     flow = _flow(graph)
     if flow is None:
         return
-    for node_id in _in_graph_order(graph, flow.main_line - flow.stops):
-        node = graph.nodes[node_id]
-        if node.handler_type == "parallel" and find_join_node(graph, node) is None:
-            fix = "its branches never meet: lead them to one fan-in node (shape=tripleoctagon) with an edge toward the exit"
-        else:
-            fix = f"add an edge from {node_id} (or from the cycle it is in) toward the exit node"
+    for node_id in _in_graph_order(graph, flow.stuck):
         yield Diagnostic(
             "reaches_exit",
             ERROR,
-            f"node {node_id} cannot reach an exit node: every path from it loops or stops before an exit",
+            f"node {node_id} cannot reach an exit node: every path from it goes round a cycle with no way out",
             node_id=node_id,
-            fix=fix,
+            fix=f"add an edge (or a retry_target) from {node_id} or another node of its cycle toward the exit node",
         )
 
 

@@ -151,8 +151,12 @@ def test_several_exit_nodes_is_an_error_saying_how_many_were_found(tmp_path: Pat
     result = compile_dot(tmp_path, TWO_EXITS)
     assert result.returncode == 1
     assert "found 2 exit nodes (shipped, dropped)" in result.stdout
-    three = TWO_EXITS.replace('dropped [shape=Msquare]', 'dropped [shape=Msquare]\n    parked [shape=Msquare]')
-    three = three.replace('decide -> dropped [label="drop"]', 'decide -> dropped [label="drop"]\n    decide -> parked')
+    three = TWO_EXITS.replace(
+        "dropped [shape=Msquare]", "dropped [shape=Msquare]\n    parked [shape=Msquare]"
+    )
+    three = three.replace(
+        'decide -> dropped [label="drop"]', 'decide -> dropped [label="drop"]\n    decide -> parked'
+    )
     assert errors(tmp_path, three) == [("terminal_node", "dropped")]
     assert "found 3 exit nodes" in compile_dot(tmp_path, three).stdout
 
@@ -171,10 +175,10 @@ def test_a_dead_end_after_the_fan_in_runs_on_the_main_line_and_is_an_error(tmp_p
     assert errors(tmp_path, dot) == [("dead_end", "report")]
 
 
-def test_a_fan_out_whose_branches_never_join_cannot_reach_the_exit(tmp_path: Path) -> None:
+def test_a_fan_out_whose_branches_never_join_is_a_dead_end(tmp_path: Path) -> None:
     found = [d for d in diagnostics(tmp_path, NEVER_JOINED) if d["severity"] == "error"]
-    assert [(d["rule"], d["node_id"]) for d in found] == [("reaches_exit", "fan")]
-    assert "fan-in" in found[0]["fix"]
+    assert [(d["rule"], d["node_id"]) for d in found] == [("dead_end", "fan")]
+    assert "never meet at a join node" in found[0]["message"] and "fan-in" in found[0]["fix"]
 
 
 @pytest.mark.parametrize("name", sorted(INVALID))
@@ -207,7 +211,7 @@ SYNOPSIS_CASES = {
     ),
     "CONTROL": (
         'ok [shape=hexagon, label="Go?"]\n start -> ok\n ok -> finish [label="yes"]\n ok -> start2 [label="no"]\n'
-        ' start2 [shape=diamond]\n start2 -> finish',
+        " start2 [shape=diamond]\n start2 -> finish",
         "CONTROL pipeline: 0 LLM stages, 0 tool stages, 1 human gate, 0 parallel fan-outs, 4 nodes, 4 edges",
     ),
 }
@@ -230,7 +234,10 @@ def test_compile_prints_a_synopsis_that_classifies_the_pipeline(tmp_path: Path, 
 def test_the_synopsis_counts_fan_outs_and_is_printed_for_invalid_pipelines_too(tmp_path: Path) -> None:
     result = compile_dot(tmp_path, NEVER_JOINED)
     assert result.returncode == 1
-    assert "synopsis: PLANNING pipeline: 2 LLM stages, 0 tool stages, 0 human gates, 1 parallel fan-out" in result.stdout
+    assert (
+        "synopsis: PLANNING pipeline: 2 LLM stages, 0 tool stages, 0 human gates, 1 parallel fan-out"
+        in result.stdout
+    )
 
 
 TYPOS = """digraph typos {
@@ -293,4 +300,7 @@ def test_the_spec_attributes_and_those_other_runners_honour_are_all_known(tmp_pa
 def test_typed_new_attributes_are_checked(tmp_path: Path) -> None:
     dot = ATTRACTOR_ATTRIBUTES.replace("max_cycles=3", "max_cycles=lots").replace("wait_ms=10", "wait_ms=-5")
     found = [d for d in diagnostics(tmp_path, dot) if d["rule"] == "attribute_type"]
-    assert [(d["node_id"], d["message"].split("=")[0]) for d in found] == [("watch", "max_cycles"), ("watch", "wait_ms")]
+    assert [(d["node_id"], d["message"].split("=")[0]) for d in found] == [
+        ("watch", "max_cycles"),
+        ("watch", "wait_ms"),
+    ]
