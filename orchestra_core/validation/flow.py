@@ -12,6 +12,7 @@ a failure.
 
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from collections.abc import Iterable, Iterator
 
@@ -42,9 +43,10 @@ def main_line_successors(graph: Graph, node: Node, join: str | None = None) -> l
 
 @frozen
 class Flow:
-    """Where the main line from the start node goes.
+    """Where a run from the start node goes.
 
     Attributes:
+        reached: Nodes a run may visit, along edges and the engine's jumps (joins, retry targets).
         main_line: Nodes the run visits outside parallel branches.
         dead_ends: Main-line nodes other than exits where the run stops: no outgoing edge, or a parallel
             node whose branches never join.
@@ -52,17 +54,41 @@ class Flow:
             into such nodes (the cycles, and what lies between them, are what needs fixing).
     """
 
+    reached: frozenset[str]
     main_line: frozenset[str]
     dead_ends: frozenset[str]
     stuck: frozenset[str]
 
 
+_last: tuple[weakref.ref[Graph], str, Flow] | None = None
+
+
 def analyse_flow(graph: Graph, start: str) -> Flow:
-    """Walk the main line forward from `start`, then backward from its ends (linear in nodes + edges)."""
+    """Walk the run forward from `start`, then backward from its ends (linear in nodes + edges).
+
+    The four rules that need it (reachability, orphan_node, dead_end, reaches_exit) share one analysis of
+    the graph they are given.
+    """
+    global _last
+    last = _last
+    if last is not None and last[0]() is graph and last[1] == start:
+        return last[2]
+    flow = _analyse(graph, start)
+    _last = (weakref.ref(graph), start, flow)
+    return flow
+
+
+def _analyse(graph: Graph, start: str) -> Flow:
     joins = {n.id: find_join_node(graph, n) for n in graph.nodes.values() if n.handler_type == _PARALLEL}
     successors = {
         node_id: main_line_successors(graph, node, joins.get(node_id))
         for node_id, node in graph.nodes.items()
+    }
+    every_way = {
+        node_id: [*targets, *(e.target for e in graph.outgoing(node_id) if e.target in graph.nodes)]
+        if node_id in joins
+        else targets
+        for node_id, targets in successors.items()
     }
     predecessors: dict[str, list[str]] = {node_id: [] for node_id in graph.nodes}
     for node_id, targets in successors.items():
@@ -72,7 +98,12 @@ def analyse_flow(graph: Graph, start: str) -> Flow:
     dead_ends = {n for n in main_line if _stops_here(graph, graph.nodes[n], n in joins and joins[n] is None)}
     ends = [node.id for node in graph.nodes.values() if graph.is_exit(node)] + sorted(dead_ends)
     stuck = main_line - _walk(ends, predecessors)
-    return Flow(frozenset(main_line), frozenset(dead_ends), frozenset(_without_lead_ins(stuck, successors)))
+    return Flow(
+        frozenset(_walk([start], every_way)),
+        frozenset(main_line),
+        frozenset(dead_ends),
+        frozenset(_without_lead_ins(stuck, successors)),
+    )
 
 
 def _stops_here(graph: Graph, node: Node, unjoined_fan_out: bool) -> bool:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator
 
 from orchestra_core.model.graph import Graph, Node
 from orchestra_core.validation.diagnostic import Diagnostic, FunctionRule, Severity
-from orchestra_core.validation.flow import main_line_successors
+from orchestra_core.validation.flow import analyse_flow
 
 ERROR = Severity.ERROR
 
@@ -56,22 +55,13 @@ def check_terminal_node(graph: Graph) -> Iterator[Diagnostic]:
         )
 
 
-def reachable_from(graph: Graph, start: str) -> set[str]:
+def reachable_from(graph: Graph, start: str) -> frozenset[str]:
     """Ids of the nodes a run from `start` may visit (start included).
 
     It follows every edge, and the engine's jumps too: a parallel node's join (`fan_in`) and failure
     retry targets, so a fan-in that only its `fan_in` attribute names is reachable.
     """
-    seen = {start}
-    queue = deque([start])
-    while queue:
-        node = graph.nodes[queue.popleft()]
-        targets = [edge.target for edge in graph.outgoing(node.id)] + main_line_successors(graph, node)
-        for target in targets:
-            if target not in seen and target in graph.nodes:
-                seen.add(target)
-                queue.append(target)
-    return seen
+    return analyse_flow(graph, start).reached
 
 
 def _structural_ids(graph: Graph) -> set[str]:
@@ -82,7 +72,7 @@ def _is_orphan(graph: Graph, node_id: str) -> bool:
     return not graph.outgoing(node_id) and not graph.incoming(node_id)
 
 
-def _reached(graph: Graph) -> set[str] | None:
+def _reached(graph: Graph) -> frozenset[str] | None:
     start = graph.start_node()
     return None if start is None else reachable_from(graph, start.id)
 
@@ -112,7 +102,7 @@ def check_orphan_node(graph: Graph) -> Iterator[Diagnostic]:
     A node only the engine's jumps lead to (a `fan_in` or `retry_target`) is not an orphan.
     """
     structural = _structural_ids(graph)
-    reached = _reached(graph) or set()
+    reached = _reached(graph) or frozenset()
     for node_id in graph.nodes:
         if _is_orphan(graph, node_id) and node_id not in structural and node_id not in reached:
             yield Diagnostic(
