@@ -75,7 +75,7 @@ def test_run_prints_the_session_first_and_progress_and_succeeds(tmp_path: Path) 
     assert "> plan (codergen)" in lines and any(line.startswith("ok review success in") for line in lines)
     assert lines[-1].startswith("pipeline succeeded in")
     for node in ("plan", "implement", "review"):
-        assert {p.name for p in (logs / node).iterdir()} == {"prompt.md", "response.md", "status.json"}
+        assert {p.name for p in (logs / node).iterdir()} == {"prompt.md", "response.md", "status.json", "context.json"}
     assert json.loads((logs / "checkpoint.json").read_text(encoding="utf-8"))["current_node"] == "done"
 
 
