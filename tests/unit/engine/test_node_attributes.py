@@ -1,15 +1,20 @@
-"""Node attributes other Attractor runners honour: max_visits (main line, branches, resume) and goal-gate failures."""
+"""Node attributes other Attractor runners honour: max_visits (main line, branches, resume), goal-gate failures,
+auto_status and tool_hooks on tool nodes."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 
 from orchestra_core.engine.routing import max_visits_exceeded
-from orchestra_core.graph import Node
+from orchestra_core.graph import Graph, Node
 from orchestra_core.model.checkpoint import RunStatus
 from orchestra_core.model.errors import OrchestraError
-from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.outcome import Outcome, StageStatus
+from orchestra_core.ports.command_runner import CommandResult
 from orchestra_core.testing.backends import ScriptedCodergenBackend
+from orchestra_core.testing.command_runner import ScriptedCommandRunner
 from orchestra_core.testing.run_directory import InMemoryRunDirectories
 from tests.support.engine import Harness, graph
 
@@ -116,3 +121,72 @@ def test_a_partially_successful_goal_gate_satisfies_it() -> None:
     result = Harness(backend=ScriptedCodergenBackend({"check": "partial_success"})).run(graph(GATED))
     assert result.status is RunStatus.SUCCESS
     assert result.node_outcomes["check"].status.value == "partial_success"
+
+
+# --- tool nodes: auto_status and tool_hooks, with a scripted command runner ---------------------------------
+
+
+def tool_graph(attrs: str) -> Graph:
+    return graph(
+        f"""
+        digraph p {{
+            start [shape=Mdiamond]; done [shape=Msquare]
+            check [shape=parallelogram, tool_command="make test", {attrs}]
+            start -> check -> done
+        }}
+        """
+    )
+
+
+def test_auto_status_makes_a_failing_command_a_success_and_writes_no_status_file() -> None:
+    runner = ScriptedCommandRunner(default=CommandResult(2, "", "boom", 0.1))
+    harness = Harness(command_runner=runner)
+    result = harness.run(tool_graph("auto_status=true"))
+    assert result.status is RunStatus.SUCCESS
+    check = result.node_outcomes["check"]
+    assert (check.status, check.notes) == (StageStatus.SUCCESS, "auto_status synthesized success (exit code 2)")
+    assert result.context["tool.exit_code"] == 2
+    assert "status.json" not in harness.directory().stage_files("check")
+
+
+def test_auto_status_does_not_excuse_a_killed_command() -> None:
+    runner = ScriptedCommandRunner(default=CommandResult(None, "", "", 1.0, timed_out=True))
+    result = Harness(command_runner=runner).run(tool_graph('auto_status=true, timeout="1s"'))
+    assert result.status is RunStatus.FAIL
+    assert result.node_outcomes["check"].failure_reason.startswith("timed out after 1s")
+
+
+def test_tool_hooks_get_the_tool_environment_and_the_hook_variables() -> None:
+    runner = ScriptedCommandRunner(default=CommandResult(0, "ok\n", "", 0.1))
+    harness = Harness(command_runner=runner)
+    result = harness.run(tool_graph('tool_hooks.pre="pre-hook", tool_hooks.post="post-hook"'), session_id="s-1")
+    assert result.status is RunStatus.SUCCESS
+    pre, command, post = runner.calls
+    assert [call.command for call in runner.calls] == ["pre-hook", "make test", "post-hook"]
+    for hook in (pre, post):
+        assert hook.cwd == command.cwd and hook.writable == ("/runs/test/check",)
+        assert {key: hook.env[key] for key in ("TOOL_NAME", "NODE_ID", "ATTRACTOR_STAGE_DIR", "ATTRACTOR_LOGS_ROOT")} == {
+            "TOOL_NAME": "shell", "NODE_ID": "check", "ATTRACTOR_STAGE_DIR": "/runs/test/check",
+            "ATTRACTOR_LOGS_ROOT": "/runs/test",
+        }
+        assert hook.env["ORCHESTRA_SESSION_ID"] == "s-1"  # the tool's own variables come along
+    assert "EXIT_CODE" not in pre.env and (post.env["EXIT_CODE"], post.env["ORCHESTRA_EXIT_CODE"]) == ("0", "0")
+    assert json.loads(post.stdin or "") == {
+        "phase": "post", "node_id": "check", "tool": "shell", "arguments": {"command": "make test"}, "exit_code": 0,
+    }
+
+
+def test_a_failing_pre_hook_keeps_the_command_from_running() -> None:
+    runner = ScriptedCommandRunner({"pre-hook": CommandResult(9, "", "frozen\n", 0.1)})
+    result = Harness(command_runner=runner).run(tool_graph('tool_hooks.pre="pre-hook", tool_hooks.post="post-hook"'))
+    assert [call.command for call in runner.calls] == ["pre-hook"]
+    assert result.node_outcomes["check"].failure_reason == (
+        "the tool_hooks.pre hook failed (exit code 9: frozen); the command did not run"
+    )
+
+
+def test_the_graph_hooks_apply_to_tool_nodes_that_set_none() -> None:
+    runner = ScriptedCommandRunner()
+    pipeline = tool_graph("").evolve(attrs={"tool_hooks.pre": "graph-pre"})
+    Harness(command_runner=runner).run(pipeline)
+    assert [call.command for call in runner.calls] == ["graph-pre", "make test"]
