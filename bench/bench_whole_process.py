@@ -13,7 +13,8 @@ both written:
   while the run directory's checkpoint is rewritten whole after every node, so the default is smaller);
 - the same linear pipelines run by py-attractor (PyPI), installed into `bench/.venv-peer`, in alternating
   runs, reported as Orchestra / py-attractor ratios (skipped with a message when it cannot be installed).
-`missed` lists the targets not met.
+`missed` lists the targets not met. `python_startup_s` (a bare `python -c pass`) and `load_average` tell how
+busy the machine was: on a loaded machine the ratios, taken from alternating runs, are the steadier figures.
 """
 
 from __future__ import annotations
@@ -267,6 +268,7 @@ def main() -> int:
             (work / f"p{size}.dot").write_text(linear_dot(size))
         runs = options.runs
         figures: dict[str, object] = {
+            "python_startup_s": median_of(runs, lambda _: timed([sys.executable, "-c", "pass"], work)),
             "help_s": median_of(runs, lambda _: timed([str(ORCHESTRA), "--help"], work)),
             "compile_2000_s": median_of(
                 runs, lambda _: timed([str(ORCHESTRA), "compile", "p2000.dot"], work)
