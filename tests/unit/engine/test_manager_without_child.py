@@ -1,4 +1,4 @@
-"""The manager loop's settings under other Attractor runners' names, and the loop without a child (4.11)."""
+"""The manager loop: settings under other Attractor runners' names, the stop key, the loop without a child (4.11)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,12 @@ from typing import Any
 
 import pytest
 
-from orchestra_core.graph import Graph
+from orchestra_core.engine.stage import StageRun
+from orchestra_core.graph import Graph, Node
 from orchestra_core.handlers.manager import is_truthy, manager_settings
 from orchestra_core.model.checkpoint import RunStatus
+from orchestra_core.model.context import Context
+from orchestra_core.model.outcome import Outcome
 from tests.support.engine import Harness, graph
 
 
@@ -94,3 +97,39 @@ def test_autostart_false_watches_the_context_even_with_a_child_pipeline_named() 
     result = Harness(pipeline_loader=loader).run(pipeline, initial_context={"go": True})
     assert result.status is RunStatus.SUCCESS, result.failure_reason
     assert loaded == []  # the child is never started
+
+
+class HoldUntilStopped:
+    """A child stage that only ends when its run is being stopped."""
+
+    def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
+        stage.engine.stop.wait(5)
+        return Outcome.success()
+
+
+def test_the_stop_key_also_ends_the_supervision_of_a_child() -> None:
+    child = graph(
+        """
+        digraph child {
+            start [shape=Mdiamond]; done [shape=Msquare]
+            wait_here [type="hold"]; after
+            start -> wait_here -> after -> done
+        }
+        """
+    )
+    parent = graph(
+        """
+        digraph p {
+            graph [stack.child_dotfile="child.dot"]
+            start [shape=Mdiamond]; done [shape=Msquare]
+            boss [shape=house, stop_condition_key="go", wait_ms=5]
+            start -> boss -> done
+        }
+        """,
+        path="/pipelines/parent.dot",
+    )
+    harness = Harness(handlers={"hold": HoldUntilStopped()}, pipeline_loader=lambda path: child)
+    result = harness.run(parent, initial_context={"go": "yes"})
+    assert result.status is RunStatus.SUCCESS, result.failure_reason
+    assert result.node_outcomes["boss"].notes == "Stop key go is set"
+    assert "after" not in harness.directory("/runs/test/boss/child").checkpoints[-1].completed_nodes
