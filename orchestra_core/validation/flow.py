@@ -26,19 +26,31 @@ ERROR = Severity.ERROR
 _PARALLEL = "parallel"
 
 
-def main_line_successors(graph: Graph, node: Node, join: str | None = None) -> list[str]:
-    """Where the main line may go after `node`: its edges (a parallel node: conditional ones and `join`,
-    its join node, found when not given) and its failure retry targets."""
-    edges = graph.outgoing(node.id)
-    if node.handler_type == _PARALLEL:
-        targets = [edge.target for edge in edges if edge.condition_ast is not None]
-        join = join if join is not None else find_join_node(graph, node)
-        if join is not None:
-            targets.append(join)
-    else:
-        targets = [edge.target for edge in edges]
-    targets.extend(t for t in (node.retry_target, node.fallback_retry_target) if t)
-    return [target for target in targets if target in graph.nodes]
+def _ways_on(graph: Graph, node: Node, handler: str) -> tuple[list[str], list[str], bool]:
+    """Where the main line may go after `node`, where a run may go at all, and whether it is a fan-out
+    whose branches never join.
+
+    The main line follows the edges of a node (of a parallel node: its conditional edges and its join) and
+    its failure retry targets; a run also goes down a parallel node's branches.
+    """
+    nodes = graph.nodes
+    plain = [edge.target for edge in graph.outgoing(node.id) if edge.target in nodes]
+    jumps = [
+        t
+        for t in (node.attrs.get("retry_target"), node.attrs.get("fallback_retry_target"))
+        if t and t in nodes
+    ]
+    if handler != _PARALLEL:
+        main = plain + jumps if jumps else plain
+        return main, main, False
+    join = find_join_node(graph, node)
+    main = [
+        edge.target
+        for edge in graph.outgoing(node.id)
+        if edge.condition_ast is not None and edge.target in nodes
+    ]
+    main += [join, *jumps] if join is not None else jumps
+    return main, main + plain, join is None
 
 
 @frozen
@@ -79,35 +91,30 @@ def analyse_flow(graph: Graph, start: str) -> Flow:
 
 
 def _analyse(graph: Graph, start: str) -> Flow:
-    joins = {n.id: find_join_node(graph, n) for n in graph.nodes.values() if n.handler_type == _PARALLEL}
-    successors = {
-        node_id: main_line_successors(graph, node, joins.get(node_id))
-        for node_id, node in graph.nodes.items()
-    }
-    every_way = {
-        node_id: [*targets, *(e.target for e in graph.outgoing(node_id) if e.target in graph.nodes)]
-        if node_id in joins
-        else targets
-        for node_id, targets in successors.items()
-    }
+    successors: dict[str, list[str]] = {}
+    every_way: dict[str, list[str]] = {}
     predecessors: dict[str, list[str]] = {node_id: [] for node_id in graph.nodes}
-    for node_id, targets in successors.items():
-        for target in targets:
+    exits: list[str] = []
+    stops_here: set[str] = set()
+    for node_id, node in graph.nodes.items():
+        handler = node.handler_type
+        main, every, unjoined = _ways_on(graph, node, handler)
+        successors[node_id], every_way[node_id] = main, every
+        for target in main:
             predecessors[target].append(node_id)
+        if node.shape == "Msquare" or handler == "exit":  # Graph.is_exit
+            exits.append(node_id)
+        elif unjoined or not graph.outgoing(node_id):
+            stops_here.add(node_id)
     main_line = _walk([start], successors)
-    dead_ends = {n for n in main_line if _stops_here(graph, graph.nodes[n], n in joins and joins[n] is None)}
-    ends = [node.id for node in graph.nodes.values() if graph.is_exit(node)] + sorted(dead_ends)
-    stuck = main_line - _walk(ends, predecessors)
+    dead_ends = main_line & stops_here
+    stuck = main_line - _walk([*exits, *sorted(dead_ends)], predecessors)
     return Flow(
         frozenset(_walk([start], every_way)),
         frozenset(main_line),
         frozenset(dead_ends),
         frozenset(_without_lead_ins(stuck, successors)),
     )
-
-
-def _stops_here(graph: Graph, node: Node, unjoined_fan_out: bool) -> bool:
-    return not graph.is_exit(node) and (not graph.outgoing(node.id) or unjoined_fan_out)
 
 
 def _walk(starts: Iterable[str], neighbours: dict[str, list[str]]) -> set[str]:
@@ -141,7 +148,7 @@ def _without_lead_ins(stuck: set[str], successors: dict[str, list[str]]) -> set[
 
 def _flow(graph: Graph) -> Flow | None:
     start = graph.start_node()
-    if start is None or not any(graph.is_exit(node) for node in graph.nodes.values()):
+    if start is None or not graph.exit_nodes():
         return None  # start_node / terminal_node report it
     return analyse_flow(graph, start.id)
 
