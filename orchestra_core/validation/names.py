@@ -9,6 +9,7 @@ empty stage; when such an id is declared nowhere but in edges and looks like a d
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Collection, Iterator, Mapping
 
 from orchestra_core.model.graph import Graph
@@ -80,6 +81,7 @@ EDGE_KEYS = ORCHESTRA_EDGE_KEYS | GRAPHVIZ_EDGE_KEYS
 GRAPH_KEYS = ORCHESTRA_GRAPH_KEYS | GRAPHVIZ_GRAPH_KEYS
 # Keys the engine sets itself.
 _INTERNAL_PREFIX = "internal."
+_GRAPH_KEY_RE = re.compile(r"\bgraph\.([A-Za-z_][\w.]*\w|[A-Za-z_])")
 
 
 def unknown_keys(attrs: Mapping[str, str], known: Collection[str]) -> list[str]:
@@ -97,7 +99,8 @@ def did_you_mean(value: str, choices: Collection[str], cutoff: float = 0.75) -> 
 def check_attribute_known(graph: Graph, built_in_types: Collection[str]) -> Iterator[Diagnostic]:
     """Graph, node and edge attributes are ones Orchestra or Graphviz reads (custom handlers' nodes are skipped).
 
-    An unknown graph attribute is still in the run context as `graph.<key>`, so the message says so.
+    An unknown graph attribute is still in the run context as `graph.<key>`, so the message says so, and a
+    pipeline that reads it there (a condition or node attribute naming `graph.<key>`) is not warned.
     """
 
     def diagnostic(
@@ -109,8 +112,11 @@ def check_attribute_known(graph: Graph, built_in_types: Collection[str]) -> Iter
         message = f"unknown attribute {key!r} {ignored}{hint}"
         return Diagnostic("attribute_known", WARNING, message, node_id=node_id, edge=edge, fix=fix)
 
-    for key in unknown_keys(graph.attrs, GRAPH_KEYS):
-        yield diagnostic(key, GRAPH_KEYS, None, None, f"is only read as graph.{key} from the run context")
+    unknown_graph_keys = unknown_keys(graph.attrs, GRAPH_KEYS)
+    used = _graph_keys_used(graph) if unknown_graph_keys else frozenset()
+    for key in unknown_graph_keys:
+        if key not in used:
+            yield diagnostic(key, GRAPH_KEYS, None, None, f"is only read as graph.{key} from the run context")
     for node in graph.nodes.values():
         if node.handler_type not in built_in_types:
             continue  # a custom handler may read attributes of its own
@@ -119,6 +125,13 @@ def check_attribute_known(graph: Graph, built_in_types: Collection[str]) -> Iter
     for edge in graph.edges:
         for key in unknown_keys(edge.attrs, EDGE_KEYS):
             yield diagnostic(key, EDGE_KEYS, None, (edge.source, edge.target))
+
+
+def _graph_keys_used(graph: Graph) -> frozenset[str]:
+    """Graph attribute names the pipeline reads from the context itself (`context.graph.env=prod`, `$graph.env`)."""
+    texts = [edge.condition for edge in graph.edges]
+    texts += [value for node in graph.nodes.values() for value in node.attrs.values()]
+    return frozenset(match.group(1) for match in _GRAPH_KEY_RE.finditer("\n".join(texts)))
 
 
 def check_edge_target_declared(graph: Graph) -> Iterator[Diagnostic]:

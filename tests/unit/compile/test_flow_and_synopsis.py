@@ -154,3 +154,18 @@ def test_stylesheet_set_attributes_are_known() -> None:
         "start [shape=Mdiamond]; a [prompt=p]; exit [shape=Msquare]; start -> a -> exit }"
     )
     assert validate(graph) == []
+
+
+def test_a_graph_attribute_the_pipeline_reads_from_the_context_is_not_warned() -> None:
+    graph = parse_dot(
+        'digraph G { graph [env=prod, region=eu] start [shape=Mdiamond]; a [prompt="Deploy to $graph.region"]; '
+        'exit [shape=Msquare]; start -> a; a -> exit [condition="context.graph.env=prod"]; '
+        'a -> exit [condition="outcome=fail"] }'
+    )
+    assert validate(graph) == []
+    unread = parse_dot(
+        "digraph G { graph [envv=prod] start [shape=Mdiamond]; exit [shape=Msquare]; start -> exit }"
+    )
+    assert [d.message for d in validate(unread)] == [
+        "unknown attribute 'envv' is only read as graph.envv from the run context"
+    ]
