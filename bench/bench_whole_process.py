@@ -184,7 +184,8 @@ def status_big_session(base: Path, turns: int, runs: int) -> dict[str, float | i
 
     project = base / "status"
     with SqliteSessionStore(project / ".orchestra" / "orchestra.db") as store:
-        session = build_big_session(store, turns)
+        # Its node visits make 6 turns each, for every 7 of its `turns` argument: ask for enough of them.
+        session = build_big_session(store, -(-turns * 7 // 6))
         count = store.get_session(session).turn_count
     command = [str(ORCHESTRA), "status", session, "--json"]
     return {
