@@ -36,6 +36,7 @@ _MUST_NOT_EXIST = ""  # update-ref: the ref must not exist yet
 # then rewrite a small file instead of the whole index.
 SPLIT_INDEX_THRESHOLD = 1 << 20
 _DIFF_OPTIONS = ("-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false")
+_NOT_A_REPOSITORY = "fatal: not a git repository (or any of the parent directories): .git"
 
 
 class SubprocessGit:
@@ -57,29 +58,36 @@ class SubprocessGit:
     def repository(self, path: Path) -> RepositoryInfo:
         if not Path(path).is_dir():
             raise GitError(path, ["rev-parse"], "not a directory")
-        lines = self._git.text(
-            Path(path),
-            [
-                "rev-parse",
-                "--is-bare-repository",
-                "--absolute-git-dir",
-                "--git-common-dir",
-                "--show-object-format",
-            ],
-        ).split("\n")
-        bare, git_dir, common, object_format = lines[:4]
-        git_dir_path = Path(git_dir)
+        args = [
+            "rev-parse",
+            "--is-bare-repository",
+            "--absolute-git-dir",
+            "--git-common-dir",
+            "--show-object-format",
+            "--show-toplevel",
+        ]
+        if not _may_be_in_repository(Path(path)):  # no git process for a directory outside every repository
+            raise GitError(path, args, _NOT_A_REPOSITORY, 128)
+        # One process: in a bare repository git prints the first four answers, then fails on the last.
+        process = self._git.run(Path(path), args, ok_codes=(0, 128))
+        lines = decode(process.stdout).split("\n")
+        bare = lines[0] == "true"
+        if process.returncode != 0 and not (bare and len(lines) >= 4):
+            raise GitError(path, args, process.stderr.decode("utf-8", "replace"), process.returncode)
+        _, git_dir, common, object_format = lines[:4]
         common_path = Path(common) if Path(common).is_absolute() else (Path(path) / common)
-        toplevel = (
-            None if bare == "true" else Path(self._git.text(Path(path), ["rev-parse", "--show-toplevel"]))
-        )
-        return RepositoryInfo(
-            toplevel=toplevel,
-            git_dir=git_dir_path,
+        info = RepositoryInfo(
+            toplevel=None if bare else Path(lines[4]),
+            git_dir=Path(git_dir),
             common_dir=common_path.resolve(),
-            is_bare=bare == "true",
+            is_bare=bare,
             object_format=object_format,
         )
+        with self._cache_lock:
+            self._infos[Path(path).resolve()] = info
+            if info.toplevel is not None:
+                self._infos[info.toplevel.resolve()] = info
+        return info
 
     def resolve_commit(self, repo: Path, rev: str) -> str | None:
         if not rev or rev.startswith("-"):
@@ -371,3 +379,15 @@ def _index_size(common_dir: Path) -> int:
 def _parallel_checkout() -> list[str]:
     """Parallel checkout (git >= 2.32) roughly halves the time to populate a large worktree."""
     return ["-c", "checkout.workers=0", "-c", "checkout.thresholdForParallelism=100"]
+
+
+def _may_be_in_repository(path: Path) -> bool:
+    """Whether git's discovery could find a repository from `path`: a `.git` entry, or a directory that looks
+    like a git dir (a bare repository), in it or above (the environment's `GIT_DIR` is never inherited)."""
+    start = path.resolve()  # git walks up from the physical working directory
+    for directory in (start, *start.parents):
+        if (directory / ".git").exists() or (
+            (directory / "HEAD").is_file() and (directory / "objects").is_dir() and (directory / "refs").is_dir()
+        ):
+            return True
+    return False

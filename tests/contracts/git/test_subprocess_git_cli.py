@@ -8,11 +8,15 @@ porcelain staging of the same paths writes.
 from __future__ import annotations
 
 import os
+import subprocess
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from orchestra_adapters.git import SubprocessGit
+from orchestra_adapters.git.command import GitCommand
 from orchestra_core.ports.git import Git, GitError, RefConflictError
 from orchestra_core.testing.contracts.git import AUTHOR, COMMITTER
 from tests.support.git_repos import GitRepo, make_repo
@@ -44,6 +48,30 @@ def test_repository_of_bare_repo_and_non_repo(git: Git, tmp_path: Path, repo: Gi
         git.repository(tmp_path / "plain")
     assert str(tmp_path / "plain") in str(caught.value) and "rev-parse" in str(caught.value)
     assert "not a git repository" in caught.value.stderr
+
+
+def test_repository_answers_from_one_process_and_none_outside_every_repository(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    (tmp_path / "plain").mkdir()
+    missing_git = SubprocessGit(GitCommand(executable=str(tmp_path / "no-such-git")))
+    with pytest.raises(GitError) as caught:
+        missing_git.repository(tmp_path / "plain")  # refused before any git process would be started
+    assert "not a git repository" in caught.value.stderr
+    runs: list[list[str]] = []
+
+    class CountingCommand(GitCommand):
+        def run(self, cwd: Path, args: Sequence[str], **options: Any) -> subprocess.CompletedProcess[bytes]:
+            runs.append(list(args))
+            return super().run(cwd, args, **options)
+
+    git = SubprocessGit(CountingCommand())
+    info = git.repository(repo.path / "src")
+    assert info.toplevel == repo.path.resolve() and not info.is_bare and len(runs) == 1
+    assert git.add_exclude(repo.path, "/x/") and len(runs) == 1  # the answer is reused for the root
+    assert "/x/" in (repo.path / ".git" / "info" / "exclude").read_text()
+    with pytest.raises(GitError):
+        git.repository(repo.path / ".git")  # a git dir has no work tree, as before
 
 
 def test_annotated_tags_are_peeled_to_their_commit(git: Git, repo: GitRepo) -> None:

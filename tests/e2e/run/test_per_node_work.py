@@ -33,9 +33,9 @@ PER_NODE_LIMITS = {
     "store_transactions": 3,
     "store_statements": 16,
 }
-# What a whole simulated run without workspace repos may do besides its nodes, at most (measured on main:
-# two `git rev-parse` pairs that find the project's repository to exclude .orchestra/ from it).
-PER_RUN_LIMITS = {"subprocesses": 4}
+# What a whole simulated run without workspace repos may do besides its nodes, at most (outside every git
+# repository no git process is started; inside one, a single `git rev-parse` finds it to exclude .orchestra/).
+PER_RUN_LIMITS = {"subprocesses": 0}
 # Bytes per node later in a run may exceed those earlier by this share (numbers such as durations vary in
 # width); a checkpoint rewritten whole after every node grows by far more.
 BYTES_SLACK = 0.03
