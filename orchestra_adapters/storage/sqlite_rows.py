@@ -22,6 +22,10 @@ HEAD_SELECT = (
     "SELECT s.head_turn_id, t.depth, t.checkpoint_id, t.status "
     "FROM sessions s LEFT JOIN turns t ON t.id = s.head_turn_id WHERE s.id = ?"
 )
+HEAD_AND_TOP_SELECT = (
+    "SELECT s.head_turn_id, t.depth, t.checkpoint_id, t.status, (SELECT COALESCE(MAX(id), 0) FROM turns) "
+    "FROM sessions s LEFT JOIN turns t ON t.id = s.head_turn_id WHERE s.id = ?"
+)
 TURN_SELECT = (
     "SELECT t.id, t.parent_id, t.depth, t.type_id, t.type_version, t.created_at_ms, t.payload, "
     "b.compression, b.data FROM {source} LEFT JOIN blobs b ON t.payload IS NULL AND b.hash = t.payload_hash"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from orchestra_adapters.storage.payload import (
 from orchestra_adapters.storage.sqlite_errors import DAMAGE_SYMPTOMS, damage_found, store_error
 from orchestra_adapters.storage.sqlite_rows import (
     CHAIN,
+    HEAD_AND_TOP_SELECT,
     HEAD_SELECT,
     IN_HISTORY,
     SESSION_SELECT,
@@ -44,12 +45,13 @@ from orchestra_core.ports.session_store import (
     SessionInfo,
     SessionMetadata,
     StoredTurn,
+    TurnAppend,
     TurnData,
     TurnPage,
 )
 from orchestra_core.session.bundle import parse_bundle_id
 from orchestra_core.session.codec import normalize_turn_data
-from orchestra_core.session.cursor import CHECKPOINT_TYPE_ID, STATUS_CODES, SessionCursor
+from orchestra_core.session.cursor import STATUS_CODES, SessionCursor
 from orchestra_core.session.identifiers import format_id, normalize_blob_hash, parse_id
 
 DEFAULT_BUSY_TIMEOUT_S = 5.0
@@ -125,52 +127,70 @@ class SqliteSessionStore:
         *,
         parent_turn_id: Id | None = None,
     ) -> StoredTurn:
-        number = self._number(session_id)
-        plain = normalize_turn_data(data)
-        payload = encode_payload(plain)
-        digest = content_hash(payload)
-        blob = compress(payload, threshold=_COMPRESS_FROM) if len(payload) > self._inline_limit else None
+        return self.append_batch([TurnAppend(session_id, type_id, type_version, data, parent_turn_id)])[0]
+
+    def append_batch(self, turns: Sequence[TurnAppend]) -> list[StoredTurn]:
+        if not turns:
+            return []
+        prepared = [self._prepare(turn) for turn in turns]
         created_ms = to_ms(self._clock.now())
-        with self._transaction(f"append to session {session_id}") as connection:
-            parent_id, depth, checkpoint_id, status = self._head_row(connection, number)
-            if parent_turn_id is not None:
-                parent_id, depth, checkpoint_id, status = self._turn_row(connection, parent_turn_id)
-            own_id = None  # a checkpoint's cursor points at itself, so it needs its id before the insert
-            if type_id == CHECKPOINT_TYPE_ID:
-                own_id = connection.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM turns").fetchone()[0]
-            parent = cursor_of(checkpoint_id, status) if parent_id else SessionCursor()
-            cursor = parent.after(str(own_id), type_id, plain)
-            if blob is not None:
-                connection.execute(
-                    "INSERT OR IGNORE INTO blobs (hash, size, compression, data) VALUES (?, ?, ?, ?)",
-                    (digest, len(payload), *blob),
-                )
-            turn_depth = depth + 1 if parent_id else 0
-            inserted = connection.execute(
-                "INSERT INTO turns (id, parent_id, depth, session_id, type_id, type_version, created_at_ms, "
-                "payload_hash, payload, checkpoint_id, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    own_id,
-                    parent_id,
-                    turn_depth,
-                    number,
-                    type_id,
-                    type_version,
-                    created_ms,
-                    digest,
-                    None if blob is not None else payload,
-                    parse_id(cursor.checkpoint_turn_id),
-                    STATUS_CODES[cursor.status],
-                ),
-            )
-            turn_id = inserted.lastrowid
-            connection.execute(
+        action = f"append to session {turns[0].session_id}"
+        with self._transaction(action) as connection:
+            # The write lock is held from BEGIN IMMEDIATE on, so ids are handed out here, in order: a
+            # checkpoint's cursor points at itself, so it needs its id before the insert.
+            heads: dict[int, tuple[Any, ...]] = {}
+            next_id: int | None = None
+            rows: list[tuple[Any, ...]] = []
+            stored: list[StoredTurn] = []
+            for turn, (number, plain, payload, digest, blob) in zip(turns, prepared, strict=True):
+                if number not in heads:
+                    *head, top = self._head_and_top(connection, number)
+                    heads[number] = tuple(head)
+                    next_id = top + 1 if next_id is None else next_id
+                assert next_id is not None
+                parent_id, depth, checkpoint_id, status = heads[number]
+                if turn.parent_turn_id is not None:
+                    parent_id, depth, checkpoint_id, status = self._turn_row(connection, turn.parent_turn_id)
+                parent = cursor_of(checkpoint_id, status) if parent_id else SessionCursor()
+                cursor = parent.after(str(next_id), turn.type_id, plain)
+                turn_depth = depth + 1 if parent_id else 0
+                checkpoint = parse_id(cursor.checkpoint_turn_id)
+                rows.append((
+                    next_id, parent_id, turn_depth, number, turn.type_id, turn.type_version, created_ms, digest,
+                    None if blob is not None else payload, checkpoint, STATUS_CODES[cursor.status],
+                ))  # fmt: skip
+                if blob is not None:
+                    connection.execute(
+                        "INSERT OR IGNORE INTO blobs (hash, size, compression, data) VALUES (?, ?, ?, ?)",
+                        (digest, len(payload), *blob),
+                    )
+                stored.append(StoredTurn(
+                    str(next_id), format_id(parent_id), turn_depth, turn.type_id, turn.type_version, plain,
+                    from_ms(created_ms),
+                ))  # fmt: skip
+                heads[number] = (next_id, turn_depth, checkpoint, STATUS_CODES[cursor.status])
+                next_id += 1
+            _insert_turns(connection, rows)
+            connection.executemany(
                 "UPDATE sessions SET head_turn_id = ?, updated_at_ms = ? WHERE id = ?",
-                (turn_id, created_ms, number),
+                [(head[0], created_ms, number) for number, head in heads.items()],
             )
-        return StoredTurn(
-            str(turn_id), format_id(parent_id), turn_depth, type_id, type_version, plain, from_ms(created_ms)
-        )
+        return stored
+
+    def _prepare(self, turn: TurnAppend) -> tuple[int, dict[Any, Any], bytes, bytes, tuple[int, bytes] | None]:
+        """The session number, plain data, payload bytes, hash and (for a large payload) blob of a turn."""
+        number = self._number(turn.session_id)
+        plain = normalize_turn_data(turn.data)
+        payload = encode_payload(plain)
+        blob = compress(payload, threshold=_COMPRESS_FROM) if len(payload) > self._inline_limit else None
+        return number, plain, payload, content_hash(payload), blob
+
+    def _head_and_top(self, connection: sqlite3.Connection, number: int) -> tuple[Any, ...]:
+        """The session's head row (head id, depth, checkpoint id, status) and the largest turn id so far."""
+        row = connection.execute(HEAD_AND_TOP_SELECT, (number,)).fetchone()
+        if row is None:
+            raise self._no_session(number)
+        return tuple(row)
 
     def get_turn(self, session_id: Id, turn_id: Id) -> StoredTurn:
         with self._guard(f"read turn {turn_id}") as connection:
@@ -352,3 +372,20 @@ class SqliteSessionStore:
                 f"session store {self.location}: turn {turn_id} is referenced but missing"
             )
         return stored_turn(row, self.location)
+
+
+_TURN_COLUMNS = (
+    "id, parent_id, depth, session_id, type_id, type_version, created_at_ms, payload_hash, payload, "
+    "checkpoint_id, status"
+)
+_ROWS_PER_INSERT = 256  # 11 values each, far below SQLite's limit on parameters
+
+
+def _insert_turns(connection: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
+    """Insert turn rows with one statement per `_ROWS_PER_INSERT` rows (a node's turns in one)."""
+    for start in range(0, len(rows), _ROWS_PER_INSERT):
+        chunk = rows[start : start + _ROWS_PER_INSERT]
+        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
+        connection.execute(
+            f"INSERT INTO turns ({_TURN_COLUMNS}) VALUES {values}", [value for row in chunk for value in row]
+        )

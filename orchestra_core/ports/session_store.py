@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
@@ -108,6 +108,17 @@ class StoredTurn:
 
 
 @frozen
+class TurnAppend:
+    """One turn of an `append_batch`: appended to `session_id` at its head (or after `parent_turn_id`)."""
+
+    session_id: Id
+    type_id: str
+    type_version: int
+    data: TurnData
+    parent_turn_id: Id | None = None
+
+
+@frozen
 class TurnPage:
     """A page of turns, oldest first, and the cursor for the next (older) page (None when none is left)."""
 
@@ -185,6 +196,17 @@ class SessionStore(Protocol):
             SessionNotFoundError: No such session.
             TurnNotFoundError: The parent turn does not exist.
             TurnDataError: `data` holds something that is not a plain value, or uses a reserved tag.
+        """
+        ...
+
+    def append_batch(self, turns: Sequence[TurnAppend]) -> list[StoredTurn]:
+        """Append several turns in order, each as `append` would, in one durable write where the store has
+        transactions (all or none are stored); a store without them appends one by one and stops at the first
+        failure (the turns before it stay). A turn without `parent_turn_id` follows the one before it in the
+        batch for the same session.
+
+        Raises:
+            The errors of `append`.
         """
         ...
 

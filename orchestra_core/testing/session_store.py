@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from attrs import define, evolve, frozen
@@ -22,6 +23,7 @@ from orchestra_core.ports.session_store import (
     SessionInfo,
     SessionMetadata,
     StoredTurn,
+    TurnAppend,
     TurnData,
     TurnPage,
 )
@@ -121,6 +123,13 @@ class InMemorySessionStore:
             session.head = turn_number
             session.updated_at = now
             return _copy(stored)
+
+    def append_batch(self, turns: Sequence[TurnAppend]) -> list[StoredTurn]:
+        # No transactions here: one by one, stopping at the first failure, as the port allows.
+        return [
+            self.append(t.session_id, t.type_id, t.type_version, t.data, parent_turn_id=t.parent_turn_id)
+            for t in turns
+        ]
 
     def get_turn(self, session_id: Id, turn_id: Id) -> StoredTurn:
         with self._lock:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -36,6 +37,7 @@ from orchestra_core.ports.session_store import (
     SessionInfo,
     SessionMetadata,
     StoredTurn,
+    TurnAppend,
     TurnData,
     TurnPage,
 )
@@ -152,6 +154,13 @@ class CxdbSessionStore:
                 payload,
             )
             return stored_turn(self._reader.remember(facts))
+
+    def append_batch(self, turns: Sequence[TurnAppend]) -> list[StoredTurn]:
+        # No transactions here: one by one, stopping at the first failure, as the port allows.
+        return [
+            self.append(t.session_id, t.type_id, t.type_version, t.data, parent_turn_id=t.parent_turn_id)
+            for t in turns
+        ]
 
     def get_turn(self, session_id: Id, turn_id: Id) -> StoredTurn:
         with self._guard():

@@ -20,10 +20,10 @@ from orchestra_core.model.store_errors import (
     TurnDataError,
     TurnNotFoundError,
 )
-from orchestra_core.ports.session_store import Id, SessionMetadata, SessionStatus, SessionStore
+from orchestra_core.ports.session_store import Id, SessionMetadata, SessionStatus, SessionStore, TurnAppend
 from orchestra_core.session import api
 from orchestra_core.session.bundle import bundle_bytes, bundle_id
-from orchestra_core.session.codec import decode_record
+from orchestra_core.session.codec import decode_record, encode_record
 from orchestra_core.testing.contracts._base import PortContract, cases, raises
 from orchestra_core.testing.contracts.session_samples import RECORDS
 
@@ -106,6 +106,28 @@ class SessionStoreContract(PortContract):
         assert (head.turn_id, head.depth) == (second.turn_id, 1)
         assert self.store.get_session(info.session_id).turn_count == 2
         assert second.created_at is not None and second.created_at.tzinfo is not None
+
+    def test_append_batch_chains_turns_of_several_sessions_in_order(self) -> None:
+        one, two = self.store.create_session(META), self.store.create_session(META)
+        before = self.store.append(one.session_id, EVENT, 1, {1: "before"})
+        checkpoint = encode_record(CheckpointRecord("a", ("a",)))
+        started = encode_record(PipelineLifecycle(LifecycleEvent.STARTED, "p"))
+        stored = self.store.append_batch([
+            TurnAppend(one.session_id, EVENT, 1, {1: "x"}),
+            TurnAppend(two.session_id, started.type_id, started.type_version, started.data),
+            TurnAppend(one.session_id, checkpoint.type_id, checkpoint.type_version, checkpoint.data),
+        ])  # fmt: skip
+        assert stored[0].data == {1: "x"} and stored[0].parent_turn_id == before.turn_id
+        assert (stored[2].parent_turn_id, stored[2].depth) == (stored[0].turn_id, 2)
+        assert (stored[1].parent_turn_id, stored[1].depth) == (None, 0)
+        assert self.store.head(one.session_id).turn_id == stored[2].turn_id
+        assert self.store.get_session(two.session_id).status is SessionStatus.RUNNING
+        found = self.store.latest_checkpoint(one.session_id)
+        assert found is not None and found.turn_id == stored[2].turn_id
+        assert self.store.append_batch([]) == []
+        aside = self.store.append_batch([TurnAppend(one.session_id, EVENT, 1, {1: "y"}, stored[0].turn_id)])
+        assert (aside[0].parent_turn_id, aside[0].depth) == (stored[0].turn_id, 2)
+        assert self.store.latest_checkpoint(one.session_id) is None  # the cursor follows the explicit parent
 
     def test_data_round_trips_exactly(self) -> None:
         info = self.store.create_session(META)
