@@ -6,10 +6,13 @@ artifacts and its own copy of each checkpoint under `restart-{n}/`, while the ro
 run's latest (the one resume reads).
 
 Durability: checkpoint.json and manifest.json are replaced atomically (temporary file and rename), so a
-crash of the process never leaves a torn one. Only the final checkpoint and the manifest are fsynced by
-default (a per-node fsync costs milliseconds on real disks); `durable=True` fsyncs every checkpoint, for
-machines that may lose power mid-run. Stage files are plain writes: the engine deletes a stage's
-status.json before each attempt and writes it after, and resume never reads them.
+crash of the process never leaves a torn one. A running checkpoint is handed to a background writer (see
+checkpoint_writer.py) that writes the newest one pending, so checkpoint.json may lag the run by the writer's
+latency (the session store is the per-node durable record). The run's final checkpoint (or any when
+`durable=True`, for machines that may lose power mid-run) is written on the caller's thread after the
+writer drained, and fsynced; the manifest is fsynced. `load_checkpoint` and `close` drain the writer first.
+Stage files are plain writes: the engine deletes a stage's status.json before each attempt and writes it
+after, and resume never reads them.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from orchestra_adapters.filesystem.checkpoint_codec import (
     decode_manifest,
     encode_manifest,
 )
+from orchestra_adapters.filesystem.checkpoint_writer import CheckpointWriter
 from orchestra_core.model.checkpoint import Checkpoint, RunManifest
 from orchestra_core.model.input_files import (
     MAX_RUN_FILE_BYTES,
@@ -53,6 +57,7 @@ class FileRunDirectory:
         self._round = 0
         self._round_root = root
         self._encoder = CheckpointEncoder()
+        self._writer = CheckpointWriter(self._encode)
         self._made: set[str] = set()
         self._lock = threading.Lock()
 
@@ -95,20 +100,22 @@ class FileRunDirectory:
 
     def save_checkpoint(self, checkpoint: Checkpoint) -> None:
         with self._lock:
-            data = self._encoder.encode(checkpoint).encode("utf-8")
+            paths: tuple[str, ...] = (os.path.join(self._ensure(self.root), CHECKPOINT_FILE),)
             if self._round:  # the round's own copy, for readers; resume reads the root's
-                self._write_checkpoint(os.path.join(self._ensure(self._round_root), CHECKPOINT_FILE), data, False)
-            root_file = os.path.join(self._ensure(self.root), CHECKPOINT_FILE)
-            self._write_checkpoint(root_file, data, self.durable or checkpoint.finished)
+                paths = (os.path.join(self._ensure(self._round_root), CHECKPOINT_FILE), *paths)
+            if self.durable or checkpoint.finished:
+                self._writer.write_now(checkpoint, paths, fsync=True)
+            else:
+                self._writer.submit(checkpoint, paths)
 
-    @staticmethod
-    def _write_checkpoint(path: str, data: bytes, fsync: bool) -> None:
-        try:
-            atomic_write(path, data, fsync=fsync)
-        except OSError as error:
-            raise RunDirectoryError(f"{path}: cannot write the checkpoint: {error.strerror or error}") from None
+    def _encode(self, checkpoint: Checkpoint) -> bytes:
+        return self._encoder.encode(checkpoint).encode("utf-8")
+
+    def close(self) -> None:
+        self._writer.drain()
 
     def load_checkpoint(self) -> Checkpoint | None:
+        self._writer.drain()
         path = os.path.join(self.root, CHECKPOINT_FILE)
         text = _read(path)
         return None if text is None else decode_checkpoint(text, path)

@@ -97,6 +97,9 @@ class MemoryRunDirectory:
         with self._lock:
             return self.checkpoints[-1] if self.checkpoints else None
 
+    def close(self) -> None:
+        """Nothing is pending in memory."""
+
     def write_manifest(self, manifest: RunManifest) -> None:
         self.manifest = manifest
 

@@ -174,7 +174,20 @@ class RunLoop:
             finish = begin if isinstance(begin, Finish) else self._loop(begin)
         except CheckpointSaveError as error:
             finish = Finish(RunStatus.FAIL, str(error))
+        finally:
+            unwritten = self._close_directory()
+        if unwritten is not None:
+            reason = f"{finish.reason}; also {unwritten}" if finish.status is RunStatus.FAIL else unwritten
+            finish = Finish(RunStatus.FAIL, reason)
         return self._result(finish, started)
+
+    def _close_directory(self) -> str | None:
+        """End the run directory's background work, also when the run raised; why it failed, if it did."""
+        try:
+            self.directory.close()
+        except Exception as error:
+            return f"could not save a checkpoint to the run directory {self.directory.root}: {error}"
+        return None
 
     def _context(self, context: Context) -> Context:
         if self.on_context is not None:

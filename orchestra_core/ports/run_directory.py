@@ -53,8 +53,20 @@ class RunDirectory(Protocol):
     def save_checkpoint(self, checkpoint: Checkpoint) -> None:
         """Replace `checkpoint.json` atomically (a crash leaves the old or the new one, never a mix).
 
+        A running checkpoint may be written in the background, shortly after this returns (a newer one
+        may replace it before it is written); a finished one is written, and made durable, before this
+        returns. `load_checkpoint` and `close` see every checkpoint saved before them.
+
         Raises:
-            RunDirectoryError: It cannot be written.
+            RunDirectoryError: It, or an earlier checkpoint written in the background, cannot be written.
+        """
+        ...
+
+    def close(self) -> None:
+        """The run's end: write whatever is pending and stop background work. Saving again later is allowed.
+
+        Raises:
+            RunDirectoryError: A checkpoint saved earlier could not be written (the message names the file).
         """
         ...
 

@@ -51,6 +51,7 @@ class RunDirectoryContract(PortContract):
         return directory
 
     def _loaded(self, directory: RunDirectory) -> Checkpoint:
+        directory.close()
         loaded = self.reopen(directory).load_checkpoint()
         assert loaded is not None
         return loaded
@@ -123,6 +124,24 @@ class RunDirectoryContract(PortContract):
             "boom",
             None,
         )
+
+    def test_the_directory_itself_sees_each_checkpoint_at_once_and_stays_usable_after_close(self) -> None:
+        directory = self.make_directory()
+        for node in ("plan", "gate", "ship"):
+            directory.save_checkpoint(checkpoint(current_node=node))
+            loaded = directory.load_checkpoint()
+            assert loaded is not None and loaded.current_node == node
+        directory.close()
+        directory.close()
+        directory.save_checkpoint(checkpoint(current_node="again"))
+        assert self._loaded(directory).current_node == "again"
+
+    def test_a_finished_checkpoint_is_there_for_a_new_reader_without_close(self) -> None:
+        directory = self.make_directory()
+        directory.save_checkpoint(checkpoint(current_node="plan"))
+        directory.save_checkpoint(checkpoint(current_node="ship", next_node=None, status=RunStatus.SUCCESS))
+        loaded = self.reopen(directory).load_checkpoint()
+        assert loaded is not None and (loaded.current_node, loaded.status) == ("ship", RunStatus.SUCCESS)
 
     def test_manifest_round_trip(self) -> None:
         directory = self.make_directory()
@@ -202,7 +221,9 @@ class RunDirectoryFactoryContract(PortContract):
         factory = self.make_directories()
         one, two = str(self.tmp / "runs" / "one"), str(self.tmp / "runs" / "two")
         factory.open(one).write_stage_file("plan", "prompt.md", "first")
-        factory.open(one).save_checkpoint(checkpoint())
+        saving = factory.open(one)
+        saving.save_checkpoint(checkpoint())
+        saving.close()
         assert factory.open(one).read_stage_file("plan", "prompt.md") == "first"
         assert factory.open(one).load_checkpoint() is not None
         assert factory.open(two).read_stage_file("plan", "prompt.md") is None

@@ -37,6 +37,7 @@ class TestFileRunDirectory(RunDirectoryContract):
         directory.start_round(1)
         directory.write_stage_file("plan", "prompt.md", "round 1")
         directory.save_checkpoint(checkpoint(current_node="", completed_nodes=(), loop_restarts=1))
+        directory.close()
         root = self.tmp / "runs" / "r1"
         assert (root / "plan" / "prompt.md").read_text() == "round 0"
         assert (root / "restart-1" / "plan" / "prompt.md").read_text() == "round 1"
