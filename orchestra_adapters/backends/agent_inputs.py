@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from orchestra_core.agents.hooks import ToolHooks
-from orchestra_core.agents.tools import AgentTool, WriteTracker
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node
+
+if TYPE_CHECKING:  # the hooks import every node handler: a simulated run needs none of them from here
+    from orchestra_core.agents.hooks import ToolHooks
+    from orchestra_core.agents.tools import AgentTool, WriteTracker
 
 
 class AgentModelChoice(Protocol):
@@ -52,7 +54,7 @@ class AgentToolset(Protocol):
 
 # Builds a node's tool call hooks (Attractor 9.7), e.g. `lambda node, context: ToolHooks.for_node(node, graph, ...)`;
 # None when the node's tools run without hooks.
-ToolHooksFor = Callable[[Node, Context], ToolHooks | None]
+ToolHooksFor = Callable[[Node, Context], "ToolHooks | None"]
 
 
 def model_name_of(model: Any, agent: AgentModelChoice) -> str:

@@ -8,67 +8,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from attrs import frozen
-
 from orchestra_adapters.config.orchestra_yaml import global_config_dir
 from orchestra_core.model.prompt_layers import LayerKind, PromptLayer
 from orchestra_core.model.settings import ConfigError, OrchestraSettings
 
 _LAYER_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 EXTENSIONS = (".yaml", ".yml")
-
-
-@frozen
-class _RoleBody:
-    system: str
-    name: str | None = None
-
-
-@frozen
-class _PersonaBody:
-    modifiers: str
-    name: str | None = None
-    extends: str | None = None
-
-
-@frozen
-class _PersonalityBody:
-    modifiers: str
-    name: str | None = None
-
-
-@frozen
-class _TaskBody:
-    template: str
-    name: str | None = None
-
-
-@frozen
-class _RoleFile:
-    role: _RoleBody
-
-
-@frozen
-class _PersonaFile:
-    persona: _PersonaBody
-
-
-@frozen
-class _PersonalityFile:
-    personality: _PersonalityBody
-
-
-@frozen
-class _TaskFile:
-    task: _TaskBody
-
-
-_FILE_SHAPES: dict[LayerKind, type] = {
-    LayerKind.ROLE: _RoleFile,
-    LayerKind.PERSONA: _PersonaFile,
-    LayerKind.PERSONALITY: _PersonalityFile,
-    LayerKind.TASK: _TaskFile,
-}
 
 
 class YamlPromptLibrary:
@@ -120,13 +65,14 @@ def load_layer_file(kind: LayerKind, name: str, path: Path) -> PromptLayer:
     Raises:
         ConfigError: The file is not valid YAML or not shaped like a `kind` layer (file, line, key).
     """
+    from orchestra_adapters.config.prompt_file_shapes import FILE_SHAPES
     from orchestra_adapters.config.structuring import structure_yaml
     from orchestra_adapters.config.yaml_source import read_yaml
 
     source = read_yaml(path)
     if not isinstance(source.data, dict):
         raise ConfigError.at(f"expected a mapping with a {kind.value}: key", file=source.file, line=1)
-    body = getattr(structure_yaml(source, _FILE_SHAPES[kind]), kind.value)
+    body = getattr(structure_yaml(source, FILE_SHAPES[kind]), kind.value)
     if body.name is not None and body.name != name:
         raise ConfigError.at(
             f"name is {body.name!r} but the file is {path.name}; they must match",

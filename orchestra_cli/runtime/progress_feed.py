@@ -4,19 +4,13 @@ workspace events as notes."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestra_core.model.events import AgentTurnCompleted, EngineEvent
-from orchestra_core.model.turn import AgentTurn
-from orchestra_core.model.workspace_events import (
-    SessionBranchCreated,
-    UntrackedWritesCommitted,
-    WorkspaceEvent,
-    WorkspaceRestored,
-    WorktreeCreated,
-    WorktreeMergeConflict,
-    WorktreeMerged,
-)
+
+if TYPE_CHECKING:
+    from orchestra_core.model.turn import AgentTurn
+    from orchestra_core.model.workspace_events import UntrackedWritesCommitted, WorkspaceRestored
 
 
 class ProgressFeed:
@@ -32,7 +26,25 @@ class ProgressFeed:
                 agent_turn = getattr(observer, "agent_turn", None)
                 if agent_turn is not None:  # the heartbeat's "waiting for agent turn N"
                     agent_turn(event.turn.node_id, event.turn.turn_number, event.branch)
-        elif isinstance(event, SessionBranchCreated):
+        elif isinstance(event, EngineEvent):
+            for observer in self._observers:
+                observer.on_event(event)
+        else:
+            self._workspace_note(event)
+
+    def _workspace_note(self, event: Any) -> None:
+        """A workspace event as a note (imported here: a run without workspace repos sends none)."""
+        from orchestra_core.model.workspace_events import (
+            SessionBranchCreated,
+            UntrackedWritesCommitted,
+            WorkspaceEvent,
+            WorkspaceRestored,
+            WorktreeCreated,
+            WorktreeMergeConflict,
+            WorktreeMerged,
+        )
+
+        if isinstance(event, SessionBranchCreated):
             where = "in place" if event.isolation == "in_place" else f"worktree {event.worktree_path}"
             self.note(f"branch {event.branch} in {event.repo} ({where})")
         elif isinstance(event, WorktreeCreated) and event.node_id:
@@ -49,12 +61,8 @@ class ProgressFeed:
             self.note(f"warning: {untracked_text(event)}")
         elif isinstance(event, WorkspaceRestored) and event.abandoned_ref:
             self.note(f"warning: {restored_text(event)}")
-        elif isinstance(event, WorkspaceEvent):
-            if event.level == "warning":
-                self.note(f"warning: {_event_text(event)}")
-        elif isinstance(event, EngineEvent):
-            for observer in self._observers:
-                observer.on_event(event)
+        elif isinstance(event, WorkspaceEvent) and event.level == "warning":
+            self.note(f"warning: {_event_text(event)}")
 
     def note(self, line: str) -> None:
         for observer in self._observers:
@@ -92,6 +100,6 @@ def restored_text(event: WorkspaceRestored) -> str:
     )
 
 
-def _event_text(event: WorkspaceEvent) -> str:
+def _event_text(event: Any) -> str:
     reason = getattr(event, "reason", "")
     return f"{event.kind} in {getattr(event, 'repo', '?')}" + (f": {reason}" if reason else "")

@@ -6,16 +6,14 @@ import uuid
 from collections.abc import Mapping
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrs import evolve
 
-from orchestra_core.agents.hooks import ToolHooks
 from orchestra_core.agents.prompt_builder import AgentPromptBuilder
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.resolver import AgentResolver
 from orchestra_core.agents.tools import AgentTool, WriteTracker
-from orchestra_core.agents.toolset import build_tools
 from orchestra_core.engine.branches import BRANCH_KEY
 from orchestra_core.engine.run_state import manifest_for
 from orchestra_core.engine.runner import PipelineEngine
@@ -32,12 +30,10 @@ from orchestra_core.model.outcome import StageStatus
 from orchestra_core.model.prompt_layers import LayerKind, PromptLayer
 from orchestra_core.model.settings import IMPLICIT_REPO
 from orchestra_core.model.turn import AgentTurn
-from orchestra_core.model.workspace_events import WorkspaceEvent
 from orchestra_core.pipeline import prepare_pipeline
 from orchestra_core.ports.codergen_backend import CodergenBackend, OnTurn
 from orchestra_core.ports.command_runner import CommandRunner
 from orchestra_core.ports.session_locks import CheckoutLocks, SessionLease
-from orchestra_core.runs.branch_workspaces import RunBranchWorkspaces
 from orchestra_core.runs.events import EventFanout
 from orchestra_core.runs.extensions import Extensions
 from orchestra_core.runs.ports import RunOptions, RunPorts
@@ -47,10 +43,15 @@ from orchestra_core.session.api import append_record, publish_types
 from orchestra_core.session.checkpoints import RepoHead
 from orchestra_core.session.recorder import SessionRecorder
 from orchestra_core.validation import ValidationError
-from orchestra_core.workspace.branches import BranchWorktrees
-from orchestra_core.workspace.manager import WorkspaceManager
-from orchestra_core.workspace.session import WorkspaceSession
-from orchestra_core.workspace.worktree_watch import WorktreeWatch
+
+if TYPE_CHECKING:  # a run without workspace repos (and without LLM agents) needs none of these
+    from orchestra_core.agents.hooks import ToolHooks
+    from orchestra_core.model.workspace_events import WorkspaceEvent
+    from orchestra_core.runs.branch_workspaces import RunBranchWorkspaces
+    from orchestra_core.workspace.branches import BranchWorktrees
+    from orchestra_core.workspace.manager import WorkspaceManager
+    from orchestra_core.workspace.session import WorkspaceSession
+    from orchestra_core.workspace.worktree_watch import WorktreeWatch
 
 
 class PipelineRun:
@@ -164,7 +165,9 @@ class PipelineRun:
         settings = self.options.settings
         if git is not None:
             # The store may already have made `.orchestra/`: keep it out of the project repo's `git status`.
-            WorkspaceManager(settings.workspace, git, self.ports.clock, self.layout.root).exclude_state_dir()
+            from orchestra_core.workspace.state_dir import exclude_state_dir
+
+            exclude_state_dir(git, self.layout.root)
         if not settings.workspace.repos:
             return None
         if git is None:
@@ -180,6 +183,8 @@ class PipelineRun:
         else:
             check = self._check_cheap_model if self.ports.commit_messages is not None else None
             self.workspace = manager.setup_session(self.session_id, self.pipeline_name, check_cheap_model=check)
+        from orchestra_core.workspace.branches import BranchWorktrees
+
         self.branches = BranchWorktrees(
             self.workspace, git, self.ports.clock, manager.worktrees_dir(self.session_id), self.pipeline_name,
             self._on_workspace_event,
@@ -198,6 +203,8 @@ class PipelineRun:
                 self._checkout_leases.append(locks.acquire_checkout(str(checkout), self.session_id))
 
     def _workspace_manager(self, bases: Mapping[str, RepoHead]) -> WorkspaceManager:
+        from orchestra_core.workspace.manager import WorkspaceManager
+
         settings = self.options.settings
         workspace = settings.workspace
         if bases:  # a replay starts its new branches where the recorded ones were at the fork
@@ -253,8 +260,15 @@ class PipelineRun:
             checkpoint_sinks=[self.recorder],
             max_node_visits=self.options.max_node_visits,
             workspace_snapshot=self.workspace.snapshot if self.workspace is not None else None,
-            branch_workspaces=RunBranchWorkspaces(self.branches, self.may_write) if self.branches else None,
+            branch_workspaces=self._branch_workspaces(),
         )
+
+    def _branch_workspaces(self) -> RunBranchWorkspaces | None:
+        if self.branches is None:
+            return None
+        from orchestra_core.runs.branch_workspaces import RunBranchWorkspaces
+
+        return RunBranchWorkspaces(self.branches, self.may_write)
 
     # Agents ----------------------------------------------------------------------------------------
     def workspace_for(self, branch: str | None) -> WorkspaceSession | None:
@@ -284,6 +298,8 @@ class PipelineRun:
             return False
         if node.handler_type == "tool":
             return True
+        from orchestra_core.agents.toolset import build_tools
+
         try:
             tools = build_tools(
                 self.resolver.registry, self.resolver.tool_names_for(node), self.repo_contexts(), WriteTracker()
@@ -385,6 +401,8 @@ class PipelineRun:
         kind = records.LifecycleEvent.INTERRUPTED if interrupted else records.LifecycleEvent.FAILED
         status = None if interrupted else StageStatus.FAIL
         record = records.PipelineLifecycle(kind, self.pipeline_name, status=status, error=reason)
+        with suppress(Exception):  # the turns that waited for a checkpoint go first, as far as they can
+            self.recorder.flush()
         append_record(self.ports.store, self.session_id, record)
 
     def repo_heads(self) -> dict[str, RepoHead]:
@@ -398,7 +416,10 @@ class PipelineRun:
         }
 
     def close(self) -> None:
-        """Release the backend, the checkout locks and the session lock (each at most once)."""
+        """Write what the recorder holds, then release the backend, the checkout locks and the session lock
+        (each at most once)."""
+        with suppress(Exception):  # a store failing here was reported by the run already
+            self.recorder.close()
         close = getattr(self.backend, "close", None)
         self.backend = None
         if close is not None:
@@ -448,6 +469,8 @@ class _Runtime:
         def log(result: Any) -> None:
             context.append_log(f"tool hook {result}")
 
+        from orchestra_core.agents.hooks import ToolHooks
+
         workdir = str(self._run.tool_workdir(_branch(context)))
         stage_dir = str(context.get("internal.stage_dir") or "")
         return ToolHooks.for_node(
@@ -461,6 +484,8 @@ class _Runtime:
         git = self._run.ports.git
         if git is None or self._run.workspace is None:
             return None
+        from orchestra_core.workspace.worktree_watch import WorktreeWatch
+
         return WorktreeWatch(git, {name: repo.root for name, repo in self.repos(context).items()})
 
 
@@ -486,6 +511,12 @@ class _NoRecorder:
         return []
 
     def continue_from(self, heads: Mapping[str, RepoHead]) -> None:
+        return None
+
+    def flush(self) -> None:
+        return None
+
+    def close(self) -> None:
         return None
 
     def on_workspace_event(self, event: WorkspaceEvent) -> None:

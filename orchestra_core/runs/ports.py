@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from attrs import field, frozen
 
-from orchestra_core.agents.hooks import ToolHooks
-from orchestra_core.agents.repo_context import RepoContext
-from orchestra_core.agents.resolver import AgentResolver
-from orchestra_core.agents.tools import AgentTool, WriteTracker
 from orchestra_core.engine.memory import MemoryRunDirectories
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node
@@ -26,7 +22,13 @@ from orchestra_core.ports.prompt_library import PromptLibrary
 from orchestra_core.ports.run_directory import RunDirectoryFactory
 from orchestra_core.ports.session_locks import SessionLocks
 from orchestra_core.ports.session_store import SessionStore
-from orchestra_core.workspace.worktree_watch import WorktreeWatch
+
+if TYPE_CHECKING:  # named in AgentRuntime's signatures only; a simulated run imports none of them
+    from orchestra_core.agents.hooks import ToolHooks
+    from orchestra_core.agents.repo_context import RepoContext
+    from orchestra_core.agents.resolver import AgentResolver
+    from orchestra_core.agents.tools import AgentTool, WriteTracker
+    from orchestra_core.workspace.worktree_watch import WorktreeWatch
 
 
 @runtime_checkable

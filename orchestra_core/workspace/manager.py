@@ -18,6 +18,7 @@ from orchestra_core.workspace.naming import ref_component
 from orchestra_core.workspace.projects import link_project
 from orchestra_core.workspace.session import WorkspaceSession
 from orchestra_core.workspace.setup import BranchCreator, RepoChecker, configured_path
+from orchestra_core.workspace.state_dir import exclude_state_dir
 
 
 class WorkspaceManager:
@@ -120,17 +121,7 @@ class WorkspaceManager:
 
         Keeps worktrees, run logs and the store out of `git status`; idempotent.
         """
-        roots = list(repo_roots)
-        try:
-            project_repo = self._git.repository(self._project_root)
-        except GitError:
-            project_repo = None
-        if project_repo is not None and project_repo.toplevel is not None:
-            roots.append(project_repo.toplevel.resolve())
-        state = self.state_dir
-        for root in dict.fromkeys(roots):
-            if state.is_relative_to(root):
-                self._git.add_exclude(root, f"/{state.relative_to(root).as_posix()}/")
+        exclude_state_dir(self._git, self._project_root, repo_roots)
 
     def reopen_session(self, contexts: Sequence[WorkspaceContext]) -> WorkspaceSession:
         """Continue a recorded session (resume): its branches must exist; missing worktrees are recreated.
