@@ -6,8 +6,9 @@ thread encodes and writes the newest one pending (older pending ones are skipped
 temporary file and rename, so readers never see a torn file. When nodes take seconds each, every
 checkpoint reaches the file within milliseconds of its node.
 
-The thread runs only while there is something to write and then ends, so it never outlives the run's
-work; it is a daemon so that an interpreter exiting abnormally does not wait for it. `drain` waits until
+The thread runs while checkpoints keep coming and ends when it has been idle for IDLE_EXIT_S or is
+drained, so it never outlives the run (the run's end drains it); it is a daemon so that an interpreter
+exiting abnormally does not wait for it. `drain` waits until
 everything submitted is on disk; a failed write is raised by the next `submit` or `drain`, naming the file.
 """
 
@@ -21,6 +22,9 @@ from orchestra_core.model.checkpoint import Checkpoint
 from orchestra_core.ports.run_directory import RunDirectoryError
 
 Encode = Callable[[Checkpoint], bytes]
+# How long the thread waits for the next checkpoint before it ends: a fast run's nodes keep one thread busy
+# (starting a thread per node would cost about a millisecond each), an idle directory keeps none.
+IDLE_EXIT_S = 0.5
 
 
 class CheckpointWriter:
@@ -30,9 +34,9 @@ class CheckpointWriter:
         self._encode = encode
         self._condition = threading.Condition()
         self._pending: tuple[Checkpoint, tuple[str, ...]] | None = None
-        self._writing = False
         self._error: RunDirectoryError | None = None
         self._thread: threading.Thread | None = None
+        self._draining = 0
 
     def submit(self, checkpoint: Checkpoint, paths: tuple[str, ...]) -> None:
         """Write `checkpoint` to each of `paths` soon, replacing any checkpoint still pending.
@@ -43,19 +47,25 @@ class CheckpointWriter:
         with self._condition:
             self._raise_error()
             self._pending = (checkpoint, paths)
+            self._condition.notify_all()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="orchestra-checkpoint-writer", daemon=True)
                 self._thread.start()
 
     def drain(self) -> None:
-        """Return once everything submitted is written (the thread has ended).
+        """Return once everything submitted is written and the thread has ended.
 
         Raises:
             RunDirectoryError: A write failed (raised once).
         """
         with self._condition:
-            while self._thread is not None:
-                self._condition.wait()
+            self._draining += 1
+            try:
+                self._condition.notify_all()
+                while self._thread is not None:
+                    self._condition.wait()
+            finally:
+                self._draining -= 1
             self._raise_error()
 
     def write_now(self, checkpoint: Checkpoint, paths: tuple[str, ...], *, fsync: bool) -> None:
@@ -75,6 +85,8 @@ class CheckpointWriter:
     def _run(self) -> None:
         while True:
             with self._condition:
+                if self._pending is None and self._error is None and not self._draining:
+                    self._condition.wait(IDLE_EXIT_S)
                 if self._pending is None or self._error is not None:
                     self._pending = None
                     self._thread = None
