@@ -5,11 +5,17 @@ checkpoint sink (CheckpointRecord turns; a failure there stops the run, since a 
 end of every codergen stage's `on_turn` chain (AgentTurn turns, after the workspace committed them). The
 workspace's events land here too. Parallel branches and child runs get their own sessions, forked from
 their parent line where they start, so the store shows them as forks.
+
+One store write per node (issue 16): a node's event turns wait in memory and go to the store with its
+checkpoint, in one `append_batch` (one transaction in SQLite), before the engine moves on. So a kill loses
+at most the node in flight. Lifecycle and agent turns are written at once (with what waits), and a
+background flusher writes turns that have waited `flush_after_s`, so a slow node shows as started.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 
 from orchestra_core.model import events as ev
@@ -18,14 +24,18 @@ from orchestra_core.model.checkpoint import Checkpoint
 from orchestra_core.model.outcome import StageStatus
 from orchestra_core.model.turn import AgentTurn, TokenUsage
 from orchestra_core.model.workspace_events import WorkspaceEvent, WorkspaceSnapshotRecorded
-from orchestra_core.ports.session_store import SessionStore, StoredTurn
-from orchestra_core.session.api import append_record, fork_session
+from orchestra_core.ports.session_store import SessionStore, StoredTurn, TurnAppend
+from orchestra_core.session.api import fork_session
 from orchestra_core.session.catalog import has_turn_type
 from orchestra_core.session.checkpoints import FULL_EVERY, CheckpointDeltas, PipelineSource, RepoHead
+from orchestra_core.session.codec import encode_record
 from orchestra_core.session.interrupted import interruption_of, open_nodes
 from orchestra_core.session.trace import BRANCH_TITLE_PREFIX, PARALLEL_SPAWN
 
 RepoHeads = Callable[[], Mapping[str, RepoHead]]
+# How often the flusher looks for turns that have waited for their checkpoint at least as long: a follower
+# such as `attach` sees a slow node start within twice this.
+FLUSH_AFTER_S = 0.25
 
 
 class SessionRecorder:
@@ -41,6 +51,7 @@ class SessionRecorder:
         repo_heads: RepoHeads | None = None,
         full_every: int = FULL_EVERY,
         on_snapshot: Callable[[WorkspaceSnapshotRecorded], None] | None = None,
+        flush_after_s: float = FLUSH_AFTER_S,
     ) -> None:
         self._store = store
         self._pipeline_name = pipeline_name
@@ -53,6 +64,12 @@ class SessionRecorder:
         self._on_snapshot = on_snapshot
         self._lost: Exception | None = None
         self._lock = threading.RLock()
+        self._pending: list[TurnAppend] = []
+        self._pending_since = 0.0
+        self._flush_after_s = flush_after_s
+        self._wake = threading.Condition(self._lock)
+        self._flusher: threading.Thread | None = None
+        self._closed = False
 
     def __repr__(self) -> str:  # engine messages name a failing sink or observer by its repr
         return f"session {self.session_id} in {self._store.location}"
@@ -85,9 +102,27 @@ class SessionRecorder:
                 session_id=self.session_id, node_id=checkpoint.current_node or None,
                 snapshot=record.workspace_snapshot, checkpoint_turn_id=turn.turn_id,
             )
-            self._append(None, event)
+            self._defer(None, event)
             if self._on_snapshot is not None:
                 self._on_snapshot(event)
+
+    def flush(self) -> None:
+        """Write the turns that wait for the next checkpoint (before recording a failure, and at the end).
+
+        Raises:
+            StoreError: The store refused them.
+        """
+        with self._lock:
+            batch, self._pending = self._pending, []
+            if batch:
+                self._store.append_batch(batch)
+
+    def close(self) -> None:
+        """Flush, and stop the background flusher."""
+        with self._lock:
+            self._closed = True
+            self._wake.notify_all()
+        self.flush()
 
     def continue_from(self, heads: Mapping[str, RepoHead]) -> None:
         """A resume: the workspace was restored to these heads (the snapshot it resumes from), so the next
@@ -119,7 +154,7 @@ class SessionRecorder:
     def on_workspace_event(self, event: WorkspaceEvent) -> None:
         """Record a workspace event that has a turn type (branch, worktree, commit, merge) on the main line;
         the others (warnings, restores) are only reported."""
-        if has_turn_type(event):
+        if has_turn_type(event):  # rare, and about git state: written at once
             self._append(None, event)
 
     # Engine events ------------------------------------------------------------------------------------
@@ -130,7 +165,11 @@ class SessionRecorder:
             record = self._record_for(event)
             if record is not None:
                 branch_turn = isinstance(event, ev.ParallelBranchStarted | ev.ParallelBranchCompleted)
-                self._append(self._branch_path(event) if branch_turn else event.branch, record)  # type: ignore[arg-type]
+                line = self._branch_path(event) if branch_turn else event.branch  # type: ignore[arg-type]
+                if isinstance(record, r.PipelineLifecycle):
+                    self._append(line, record)
+                else:
+                    self._defer(line, record)
         except Exception as error:
             # Observers are best effort for the engine, but a hole in the record is not: the next
             # checkpoint fails with this error, which stops the run.
@@ -245,6 +284,7 @@ class SessionRecorder:
                 return known
             assert branch is not None
             parent = self._line(branch.rsplit("/", 1)[0] if "/" in branch else None)
+            self.flush()  # the fork starts at the parent's head, so what waits belongs before it
             head = self._store.head(parent).turn_id
             if head is None:
                 self._lines[branch] = parent
@@ -255,9 +295,43 @@ class SessionRecorder:
             return fork.session_id
 
     def _append(self, branch: str | None, record: object) -> StoredTurn:
-        line = self._line(branch)
+        """Append a record to its line's session now, after the turns that wait (in one store write)."""
+        turn = self._turn(branch, record)
         with self._lock:
-            return append_record(self._store, line, record)
+            batch, self._pending = [*self._pending, turn], []
+            return self._store.append_batch(batch)[-1]
+
+    def _defer(self, branch: str | None, record: object) -> None:
+        """Let a record wait for the next write (a checkpoint, a lifecycle or agent turn, or the flusher)."""
+        turn = self._turn(branch, record)
+        with self._lock:
+            if not self._pending:
+                self._pending_since = time.monotonic()
+                if self._flusher is None:
+                    self._start_flusher()
+            self._pending.append(turn)
+
+    def _turn(self, branch: str | None, record: object) -> TurnAppend:
+        encoded = encode_record(record)
+        return TurnAppend(self._line(branch), encoded.type_id, encoded.type_version, encoded.data)
+
+    def _start_flusher(self) -> None:
+        if not self._closed:
+            self._flusher = threading.Thread(target=self._flush_late, name="session-flusher", daemon=True)
+            self._flusher.start()
+
+    def _flush_late(self) -> None:
+        """The background flusher: every `flush_after_s`, writes the turns that have waited that long for their
+        checkpoint. It polls rather than being woken, so a fast node costs it nothing."""
+        with self._lock:
+            while not self._closed:
+                self._wake.wait(self._flush_after_s)
+                if not self._pending or time.monotonic() - self._pending_since < self._flush_after_s:
+                    continue
+                try:
+                    self.flush()
+                except Exception as error:  # the next checkpoint reports it, which stops the run
+                    self._lost = self._lost or error
 
 
 _EVENT_RECORDS: dict[type, Callable[[SessionRecorder, ev.EngineEvent], object | None]] = {

@@ -8,7 +8,8 @@
 - `store_transactions` / `store_statements`: SQLite transactions begun and SQL statements run, on every
   connection the process opens with sqlite3.connect (a trace callback on each);
 - `bytes_written`: bytes given to os.write (the run directory's files) plus the length of every SQL statement
-  with its parameters expanded (what the store is sent; blobs count as their hex text).
+  with its parameters expanded (what the store is sent; blobs count as their hex text);
+- `store_bytes`: the SQL statements' part of `bytes_written` alone.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def _opened_for_writing(mode: Any, flags: Any) -> bool:
 def _on_statement(statement: str) -> None:
     counts["store_statements"] += 1
     counts["bytes_written"] += len(statement)
+    counts["store_bytes"] += len(statement)
     if statement.lstrip().upper().startswith("BEGIN"):
         counts["store_transactions"] += 1
 

@@ -1,0 +1,70 @@
+"""One store write per node: a node's turns wait for its checkpoint and land with it in one append_batch; turns
+that wait too long are written by the background flusher, and what waits is written before a failure or fork."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from orchestra_core.model import events as ev
+from orchestra_core.ports.session_store import SessionMetadata, StoredTurn, TurnAppend
+from orchestra_core.session.recorder import SessionRecorder
+from orchestra_core.testing.session_store import InMemorySessionStore
+from tests.support.engine import linear
+from tests.support.sessions import RecordedRun, story
+
+
+class _BatchLog(InMemorySessionStore):
+    """Remembers the type ids of every batch appended."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[list[str]] = []
+        self.landed = threading.Event()
+
+    def append_batch(self, turns: Sequence[TurnAppend]) -> list[StoredTurn]:
+        self.batches.append([turn.type_id.removeprefix("dev.orchestra.") for turn in turns])
+        stored = super().append_batch(turns)
+        self.landed.set()
+        return stored
+
+
+def test_each_node_is_written_once_with_its_checkpoint() -> None:
+    store = _BatchLog()
+    run = RecordedRun(store)
+    assert run.run(linear("a", "b", "c")).succeeded
+    node_batches = [batch for batch in store.batches if "NodeExecution" in batch]
+    assert node_batches and all(batch == ["NodeExecution", "NodeExecution", "Checkpoint"] for batch in node_batches)
+    assert len(node_batches) == 5  # start, a, b, c, done
+    assert story(store, run.session_id)[-1].startswith("lifecycle completed")
+
+
+def _started(session_id: str) -> ev.StageStarted:
+    return ev.StageStarted(
+        session_id=session_id, timestamp=datetime.now(UTC), branch=None, node_id="slow", handler_type="codergen",
+        index=1,
+    )
+
+
+def test_a_slow_node_shows_as_started_before_its_checkpoint() -> None:
+    store = _BatchLog()
+    session = store.create_session(SessionMetadata(pipeline="p")).session_id
+    recorder = SessionRecorder(store, session, pipeline_name="p", flush_after_s=0.01)
+    recorder.on_event(_started(session))
+    assert store.landed.wait(30), "the flusher never wrote the waiting turn"
+    assert story(store, session) == ["node slow started"]
+    recorder.close()
+
+
+def test_waiting_turns_are_written_on_flush_and_before_anything_written_at_once() -> None:
+    store = _BatchLog()
+    session = store.create_session(SessionMetadata(pipeline="p")).session_id
+    recorder = SessionRecorder(store, session, pipeline_name="p", flush_after_s=3600)
+    recorder.on_event(_started(session))
+    assert store.batches == []  # it waits for the checkpoint
+    recorder.flush()
+    assert store.batches == [["NodeExecution"]]
+    recorder.on_event(_started(session))
+    recorder.close()
+    assert story(store, session) == ["node slow started", "node slow started"]
