@@ -24,6 +24,7 @@ from orchestra_core.session.schema import (
 
 _INT_MIN = -(2**63)
 _INT_MAX = 2**64 - 1
+_NOT_UNSIGNED = frozenset({STRING, BOOL, F64, MAP})
 
 
 class PlainTurnData(dict):  # type: ignore[type-arg]
@@ -146,6 +147,12 @@ def _map_key(key: Any, where: str) -> str:
 
 
 def _encode_scalar(kind: str, value: Any, where: str) -> Any:
+    # The common cases first, exactly (a record's strings, flags and counts): nothing to convert or copy.
+    value_type = type(value)
+    if (value_type is str and kind == STRING) or (value_type is bool and kind == BOOL):
+        return value
+    if value_type is int and kind not in _NOT_UNSIGNED and 0 <= value <= _INT_MAX:
+        return value
     if kind == F64 and isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
     if not _fits(kind, value):
