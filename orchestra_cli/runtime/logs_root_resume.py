@@ -1,4 +1,6 @@
-"""`orchestra resume --logs-root DIR [PIPELINE.dot]`: continue from a run directory's checkpoint.json."""
+"""`orchestra resume --logs-root DIR [PIPELINE.dot]`: continue from a run directory's checkpoint.json, or from
+the store's checkpoint of the same session when that one is further on (checkpoint.json is written in the
+background and may lag the store by the last node when the runner was killed)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import TYPE_CHECKING
 from orchestra_cli.runtime.options import RunOptions
 
 if TYPE_CHECKING:
+    from orchestra_core.model.checkpoint import Checkpoint
     from orchestra_core.ports.session_store import SessionStore
     from orchestra_core.runs.start import SessionStart
 
@@ -44,6 +47,29 @@ def resume_from_logs_root(options: RunOptions) -> int:
         from orchestra_core.runs.start import start_from_run_directory
 
         assert source is not None and checkpoint is not None and manifest is not None
-        return start_from_run_directory(store, manifest.session_id, checkpoint, graph, source, text)
+        latest = newest_checkpoint(store, manifest.session_id, checkpoint)
+        return start_from_run_directory(store, manifest.session_id, latest, graph, source, text)
 
     return execute(options, container, start, graph)
+
+
+def newest_checkpoint(store: SessionStore, session_id: str, on_disk: Checkpoint) -> Checkpoint:
+    """The store's latest checkpoint of the session when it is further on than `on_disk` (more node visits or
+    loop restarts, or finished where the file is not), else `on_disk`; a store without the session leaves
+    the run directory's checkpoint as it is."""
+    from orchestra_core.model.store_errors import SessionNotFoundError
+    from orchestra_core.session.api import latest_checkpoint
+    from orchestra_core.session.checkpoints import from_record
+
+    try:
+        found = latest_checkpoint(store, session_id) if session_id else None
+    except SessionNotFoundError:
+        return on_disk
+    if found is None:
+        return on_disk
+    stored = from_record(found.checkpoint, found.turn.created_at)
+    return stored if _progress(stored) > _progress(on_disk) else on_disk
+
+
+def _progress(checkpoint: Checkpoint) -> tuple[int, int, bool]:
+    return (checkpoint.node_visits, checkpoint.loop_restarts, checkpoint.finished)
