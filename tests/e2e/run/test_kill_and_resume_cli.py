@@ -48,7 +48,7 @@ def kill_when_started(runner: subprocess.Popen[bytes], root: Path, logs: Path, s
     until no process of its node is left."""
     try:
         assert wait_until(lambda: lines(root / "ran.log") == started or runner.poll() is not None, 60)
-        assert runner.poll() is None, f"the runner ended early: {runner.stderr.read() if runner.stderr else ''}"
+        assert runner.poll() is None, f"the runner ended early: {runner.stderr.read().decode() if runner.stderr else ''}"
         os.kill(runner.pid, signal.SIGKILL)
         assert runner.wait(10) == -signal.SIGKILL
         assert wait_until(lambda: not live_processes_with("ORCHESTRA_LOGS_ROOT", str(logs)), 10)
