@@ -38,15 +38,18 @@ def to_record(
     *,
     repos: Mapping[str, RepoHead] | None = None,
     source: PipelineSource | None = None,
+    plain_outcome: Callable[[str, Outcome], Outcome] | None = None,
 ) -> CheckpointRecord:
-    """The stored form of an engine checkpoint, with every workspace repo's head and the pipeline source."""
+    """The stored form of an engine checkpoint, with every workspace repo's head and the pipeline source
+    (`plain_outcome` may hand back outcomes it made storable before)."""
     source = source or PipelineSource()
+    plain = plain_outcome or (lambda _node, outcome: _plain_outcome(outcome))
     return CheckpointRecord(
         current_node=checkpoint.current_node,
         completed_nodes=checkpoint.completed_nodes,
         context_snapshot=plain_values(checkpoint.context),
         retry_counters=dict(checkpoint.node_retries),
-        node_outcomes={node: _plain_outcome(outcome) for node, outcome in checkpoint.node_outcomes.items()},
+        node_outcomes={node: plain(node, outcome) for node, outcome in checkpoint.node_outcomes.items()},
         logs=checkpoint.logs,
         next_node=checkpoint.next_node,
         run_status=checkpoint.status.value,
@@ -144,6 +147,7 @@ class CheckpointDeltas:
         self._previous_turn: str | None = None
         self._chain = 0
         self._snapshot: frozenset[tuple[str, str, str]] | None = None
+        self._plain: dict[str, tuple[Outcome, Outcome]] = {}
 
     def continue_from(self, repos: Mapping[str, RepoHead]) -> None:
         """A resumed run: its workspace was restored to these heads, the last snapshot recorded."""
@@ -159,19 +163,27 @@ class CheckpointDeltas:
         """The record to append for this checkpoint (a delta when possible)."""
         previous = self._previous
         if previous is None or self._previous_turn is None or self._chain + 1 >= self._full_every:
-            return to_record(checkpoint, repos=repos, source=source)
+            return to_record(checkpoint, repos=repos, source=source, plain_outcome=self._plain_outcome)
         if not _extends(checkpoint.completed_nodes, previous.completed_nodes) or not _extends(
             checkpoint.logs, previous.logs
         ):
-            return to_record(checkpoint, repos=repos, source=source)
+            return to_record(checkpoint, repos=repos, source=source, plain_outcome=self._plain_outcome)
         added, removed = _context_changes(checkpoint.context, previous.context)
         unchanged = repos is not None and bool(repos) and _snapshot_key(_snapshot(checkpoint, repos)) == self._snapshot
         full = to_record(
-            _delta_view(checkpoint, previous, added), repos=None if unchanged else repos, source=source
+            _delta_view(checkpoint, previous, added), repos=None if unchanged else repos, source=source,
+            plain_outcome=self._plain_outcome,
         )
         return evolve(
             full, base_turn_id=self._previous_turn, context_removed=removed, chain_length=self._chain + 1
         )
+
+    def _plain_outcome(self, node: str, outcome: Outcome) -> Outcome:
+        """The storable outcome, made once per outcome: a full record restates every node's (issue 16)."""
+        known = self._plain.get(node)
+        if known is None or known[0] is not outcome:
+            known = self._plain[node] = (outcome, _plain_outcome(outcome))
+        return known[1]
 
     def remember(self, checkpoint: Checkpoint, record: CheckpointRecord, turn_id: str) -> bool:
         """Note the checkpoint just stored, as the base of the next delta; True when it recorded a snapshot
