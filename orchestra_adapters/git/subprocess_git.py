@@ -6,10 +6,9 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orchestra_adapters.git.command import GitCommand, decode, encode, identity_environment
-from orchestra_adapters.git.locks import repo_lock
-from orchestra_adapters.git.merges import merge_tree
 from orchestra_adapters.git.parsing import (
     LOG_FORMAT,
     parse_log,
@@ -17,7 +16,6 @@ from orchestra_adapters.git.parsing import (
     parse_trailers,
     parse_worktree_list,
 )
-from orchestra_adapters.git.trees import FileModes, TreeBuilder
 from orchestra_core.ports.git import (
     FileChange,
     GitError,
@@ -30,6 +28,9 @@ from orchestra_core.ports.git import (
     TreeChange,
     WorktreeInfo,
 )
+
+if TYPE_CHECKING:  # locks (filelock), merges and trees are imported when first used: most runs need none
+    from orchestra_adapters.git.trees import FileModes
 
 _MUST_NOT_EXIST = ""  # update-ref: the ref must not exist yet
 # A user index this large (about 12,000 paths) gets managed worktrees a split index: per-turn index updates
@@ -66,6 +67,10 @@ class SubprocessGit:
             "--show-object-format",
             "--show-toplevel",
         ]
+        with self._cache_lock:  # a repository's shape does not change while a command runs
+            cached = self._infos.get(Path(path).resolve())
+        if cached is not None:
+            return cached
         if not _may_be_in_repository(Path(path)):  # no git process for a directory outside every repository
             raise GitError(path, args, _NOT_A_REPOSITORY, 128)
         # One process: in a bare repository git prints the first four answers, then fails on the last.
@@ -174,14 +179,16 @@ class SubprocessGit:
             self._git.run(worktree, ["read-tree", "-m", "-u", old, new], work_tree=True)
 
     def merge_tree(self, repo: Path, ours: str, theirs: str) -> MergeResult:
+        from orchestra_adapters.git.merges import merge_tree
+
         return merge_tree(self._git, repo, ours, theirs)
 
     def add_exclude(self, repo: Path, pattern: str) -> bool:
         exclude = self._info(repo).common_dir / "info" / "exclude"
+        if _has_line(exclude, pattern):  # the usual case after the first run: no lock, nothing written
+            return False
         with self.lock(repo):
-            existing = (
-                exclude.read_text(encoding="utf-8", errors="surrogateescape") if exclude.exists() else ""
-            )
+            existing = _read_exclude(exclude)
             if pattern in (line.strip() for line in existing.splitlines()):
                 return False
             exclude.parent.mkdir(parents=True, exist_ok=True)
@@ -245,6 +252,8 @@ class SubprocessGit:
         return self._git.text(repo, args, stdin=encode(message), env=identity_environment(author, committer))
 
     def tree_with_files(self, worktree: Path, base: str, paths: Sequence[str]) -> TreeChange:
+        from orchestra_adapters.git.trees import TreeBuilder
+
         info = self._info(worktree)
         builder = TreeBuilder(self._git, worktree, info.object_format, self._file_modes(worktree))
         return builder.build(base, list(dict.fromkeys(paths)))
@@ -317,18 +326,13 @@ class SubprocessGit:
 
     @contextmanager
     def lock(self, repo: Path) -> Iterator[None]:
+        from orchestra_adapters.git.locks import repo_lock
+
         with repo_lock(self._info(repo).common_dir):
             yield
 
     def _info(self, path: Path) -> RepositoryInfo:
-        key = Path(path).resolve()
-        with self._cache_lock:
-            cached = self._infos.get(key)
-        if cached is None:
-            cached = self.repository(key)
-            with self._cache_lock:
-                self._infos[key] = cached
-        return cached
+        return self.repository(Path(path).resolve())
 
     def _file_modes(self, worktree: Path) -> FileModes:
         key = Path(worktree).resolve()
@@ -341,6 +345,8 @@ class SubprocessGit:
             symlinks = self._git.text(
                 worktree, ["config", "--type=bool", "--default=true", "--get", "core.symlinks"]
             )
+            from orchestra_adapters.git.trees import FileModes
+
             cached = FileModes(trust_executable_bit=output == "true", symlinks=symlinks == "true")
             with self._cache_lock:
                 self._modes[key] = cached
@@ -391,3 +397,15 @@ def _may_be_in_repository(path: Path) -> bool:
         ):
             return True
     return False
+
+
+def _read_exclude(exclude: Path) -> str:
+    return exclude.read_text(encoding="utf-8", errors="surrogateescape") if exclude.exists() else ""
+
+
+def _has_line(exclude: Path, pattern: str) -> bool:
+    """Whether `info/exclude` already lists `pattern` (lines are only ever appended, so a yes stays true)."""
+    try:
+        return pattern in (line.strip() for line in _read_exclude(exclude).splitlines())
+    except OSError:
+        return False
