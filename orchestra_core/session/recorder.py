@@ -6,10 +6,12 @@ end of every codergen stage's `on_turn` chain (AgentTurn turns, after the worksp
 workspace's events land here too. Parallel branches and child runs get their own sessions, forked from
 their parent line where they start, so the store shows them as forks.
 
-One store write per node (issue 16): a node's event turns wait in memory and go to the store with its
-checkpoint, in one `append_batch` (one transaction in SQLite), before the engine moves on. So a kill loses
-at most the node in flight. Lifecycle and agent turns are written at once (with what waits), and a
-background flusher writes turns that have waited `flush_after_s`, so a slow node shows as started.
+Two store writes per node (issue 16): its start, at once (so a follower sees it running, and a resume after
+a kill finds it and records it interrupted), then the rest of its turns with its checkpoint, in one
+`append_batch` (one transaction in SQLite), before the engine moves on. Turns that wait for the checkpoint
+(node ends, parallel and human turns) are written with it; lifecycle, agent and workspace turns and
+snapshots are written at once, with whatever waits; a background flusher writes turns that have waited
+`flush_after_s`.
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ class SessionRecorder:
                 session_id=self.session_id, node_id=checkpoint.current_node or None,
                 snapshot=record.workspace_snapshot, checkpoint_turn_id=turn.turn_id,
             )
-            self._defer(None, event)
+            self._append(None, event)
             if self._on_snapshot is not None:
                 self._on_snapshot(event)
 
@@ -166,7 +168,7 @@ class SessionRecorder:
             if record is not None:
                 branch_turn = isinstance(event, ev.ParallelBranchStarted | ev.ParallelBranchCompleted)
                 line = self._branch_path(event) if branch_turn else event.branch  # type: ignore[arg-type]
-                if isinstance(record, r.PipelineLifecycle):
+                if isinstance(record, r.PipelineLifecycle) or isinstance(event, ev.StageStarted | ev.StageRetrying):
                     self._append(line, record)
                 else:
                     self._defer(line, record)
