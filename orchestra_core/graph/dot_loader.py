@@ -1,4 +1,5 @@
-"""Load a pipeline from DOT text through Graphviz (pygraphviz) into the frozen Graph model.
+"""Load a pipeline from DOT text through Graphviz (libcgraph, as the pygraphviz wheel ships it) into the frozen
+Graph model.
 
 Graphviz applies node and edge defaults in the order and scope they appear and expands chained edges;
 this module reads its result, drops empty (unset) values, derives subgraph classes (2.10), restores the
@@ -9,9 +10,9 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import importlib.util
 import os
 import re
-import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -81,9 +82,7 @@ def parse_dot(text: str, path: str | None = None) -> Graph:
 
 
 def _gv() -> Any:
-    from pygraphviz import graphviz
-
-    return graphviz
+    return _CGraph(_cgraph())
 
 
 def _read_with_graphviz(text: str, path: str | None) -> Any:
@@ -107,15 +106,67 @@ def _read_with_graphviz(text: str, path: str | None) -> Any:
 
 @functools.cache
 def _cgraph() -> ctypes.CDLL:
-    """libcgraph's error functions, reached through the pygraphviz extension that links it."""
-    from pygraphviz import _graphviz
-
-    library = ctypes.CDLL(_graphviz.__file__)
-    library.agseterrf.restype = ctypes.c_void_p
-    library.agseterrf.argtypes = [ctypes.c_void_p]
-    library.agseterr.restype = ctypes.c_int
-    library.agseterr.argtypes = [ctypes.c_int]
+    """libcgraph, the Graphviz library that reads DOT, loaded alone (Graphviz's layout and rendering libraries,
+    which pygraphviz's extension links, would cost ~10 MB of memory and its import ~10 ms); the same library
+    pygraphviz uses when it is imported, so Graphviz's error settings are shared with it."""
+    library = ctypes.CDLL(_cgraph_path())
+    pointer, handle = ctypes.c_void_p, [ctypes.c_void_p]
+    signatures: dict[str, tuple[Any, list[Any]]] = {
+        "agseterrf": (pointer, [pointer]),
+        "agseterr": (ctypes.c_int, [ctypes.c_int]),
+        "agmemread": (pointer, [ctypes.c_char_p]),
+        "agclose": (ctypes.c_int, handle),
+        "agnxtattr": (pointer, [pointer, ctypes.c_int, pointer]),
+        "agxget": (ctypes.c_char_p, [pointer, pointer]),
+        "agnameof": (ctypes.c_char_p, handle),
+        "agfstnode": (pointer, handle),
+        "agnxtnode": (pointer, [pointer, pointer]),
+        "agfstout": (pointer, [pointer, pointer]),
+        "agnxtout": (pointer, [pointer, pointer]),
+        "agtail": (pointer, handle),
+        "aghead": (pointer, handle),
+        "agfstsubg": (pointer, handle),
+        "agnxtsubg": (pointer, handle),
+    }
+    for name, (restype, argtypes) in signatures.items():
+        function = getattr(library, name)
+        function.restype, function.argtypes = restype, argtypes
     return library
+
+
+def _cgraph_path() -> str:
+    """libcgraph as the pygraphviz wheel bundles it, else pygraphviz's extension (which links it)."""
+    spec = importlib.util.find_spec("pygraphviz")  # finds the package without importing it
+    if spec is None or spec.origin is None:
+        raise PipelineLoadError("pygraphviz is not installed; Orchestra reads DOT through its Graphviz library")
+    package = os.path.dirname(spec.origin)
+    bundled = os.path.join(os.path.dirname(package), "pygraphviz.libs")
+    if os.path.isdir(bundled):
+        for name in sorted(os.listdir(bundled)):
+            if name.startswith("libcgraph"):
+                return os.path.join(bundled, name)
+    extension = next((name for name in os.listdir(package) if name.startswith("_graphviz")), None)
+    if extension is None:
+        raise PipelineLoadError(f"pygraphviz at {package} has no Graphviz extension")
+    return os.path.join(package, extension)
+
+
+class _CGraph:
+    """The libcgraph calls the loader makes; iteration functions return None at the end."""
+
+    def __init__(self, library: ctypes.CDLL) -> None:
+        self._library = library
+        for name in ("agclose", "agnameof", "agfstnode", "agnxtnode", "agfstout", "agnxtout", "agtail", "aghead",
+                     "agfstsubg", "agnxtsubg", "agnxtattr", "agxget"):  # fmt: skip
+            setattr(self, name, getattr(library, name))
+
+    def agread(self, data: bytes) -> Any:
+        return self._library.agmemread(data)
+
+    @staticmethod
+    def agattrname(symbol: int) -> bytes:
+        """An attribute symbol's name: `Agsym_t.name`, after its `Dtlink_t` (two pointers) in cgraph.h."""
+        return ctypes.cast(symbol + 2 * ctypes.sizeof(ctypes.c_void_p), ctypes.POINTER(ctypes.c_char_p))[0] or b""
 
 
 @contextmanager
@@ -142,10 +193,7 @@ def _graphviz_messages() -> Iterator[list[str]]:
 
 
 def _agread(gv: Any, data: bytes) -> Any:
-    with tempfile.TemporaryFile() as source:
-        source.write(data)
-        source.seek(0)
-        return gv.agread(source, None)
+    return gv.agread(data)
 
 
 def _graphviz_error(messages: str, path: str | None) -> PipelineLoadError:
