@@ -2,9 +2,10 @@
 
 Replacing checkpoint.json costs milliseconds on ext4 (a file renamed over an existing one is flushed), far
 more than a fast node. So `submit` only hands the newest checkpoint to a writer thread and returns; the
-thread encodes and writes the newest one pending (older pending ones are skipped: coalescing), always by
-temporary file and rename, so readers never see a torn file. When nodes take seconds each, every
-checkpoint reaches the file within milliseconds of its node.
+thread encodes and writes the newest one pending (older pending ones are skipped: coalescing), at most
+one write every MIN_INTERVAL_S, always by temporary file and rename, so readers never see a torn file.
+When nodes take longer than that, as real ones do, every checkpoint reaches the file within milliseconds
+of its node.
 
 The thread runs while checkpoints keep coming and ends when it has been idle for IDLE_EXIT_S or is
 drained, so it never outlives the run (the run's end drains it); it is a daemon so that an interpreter
@@ -15,6 +16,7 @@ everything submitted is on disk; a failed write is raised by the next `submit` o
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 
 from orchestra_adapters.filesystem.atomic import atomic_write
@@ -22,6 +24,10 @@ from orchestra_core.model.checkpoint import Checkpoint
 from orchestra_core.ports.run_directory import RunDirectoryError
 
 Encode = Callable[[Checkpoint], bytes]
+# The least time between two writes: a fast run's checkpoints coalesce to at most 1 / MIN_INTERVAL_S writes a
+# second (each costs milliseconds of disk time the store's commits wait behind); a node that takes longer
+# than this has its checkpoint written at once.
+MIN_INTERVAL_S = 0.05
 # How long the thread waits for the next checkpoint before it ends: a fast run's nodes keep one thread busy
 # (starting a thread per node would cost about a millisecond each), an idle directory keeps none.
 IDLE_EXIT_S = 0.5
@@ -82,11 +88,22 @@ class CheckpointWriter:
         if error is not None:
             raise error
 
+    def _wait_for_interval(self, last_write: float) -> None:
+        """Hold a pending checkpoint until MIN_INTERVAL_S after the last write (newer ones replace it meanwhile);
+        a drain or an error ends the wait."""
+        while self._pending is not None and self._error is None and not self._draining:
+            rest = last_write + MIN_INTERVAL_S - time.monotonic()
+            if rest <= 0:
+                return
+            self._condition.wait(rest)
+
     def _run(self) -> None:
+        last_write = -MIN_INTERVAL_S
         while True:
             with self._condition:
                 if self._pending is None and self._error is None and not self._draining:
                     self._condition.wait(IDLE_EXIT_S)
+                self._wait_for_interval(last_write)
                 if self._pending is None or self._error is not None:
                     self._pending = None
                     self._thread = None
@@ -96,6 +113,7 @@ class CheckpointWriter:
                 self._pending = None
             try:
                 _write(self._encode(checkpoint), paths, fsync=False)
+                last_write = time.monotonic()
             except RunDirectoryError as error:
                 with self._condition:
                     self._error = error
