@@ -63,6 +63,8 @@ class ResolvedAgent:
     layers: tuple[str, ...] = field(default=(), converter=str_tuple)
 
 
+_NO_AGENT = AgentSettings()  # frozen: one instance serves every node without an `agent`
+
 class AgentResolver:
     """Resolves nodes against orchestra.yaml, the prompt library and the tool registry."""
 
@@ -139,7 +141,7 @@ class AgentResolver:
         """
         name = node.agent
         if not name:
-            return "", AgentSettings()
+            return "", _NO_AGENT
         agent = self.settings.agents.get(name)
         if agent is None:
             known = list(self.settings.agents)
