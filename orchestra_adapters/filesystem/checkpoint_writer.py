@@ -52,8 +52,9 @@ class CheckpointWriter:
         """
         with self._condition:
             self._raise_error()
-            self._pending = (checkpoint, paths)
-            self._condition.notify_all()
+            waiting, self._pending = self._pending is not None, (checkpoint, paths)
+            if not waiting:  # else the thread is writing or holding the older one: it takes this one next
+                self._condition.notify_all()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="orchestra-checkpoint-writer", daemon=True)
                 self._thread.start()
