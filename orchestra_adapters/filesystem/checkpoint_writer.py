@@ -9,8 +9,8 @@ of its node.
 
 The thread runs while checkpoints keep coming and ends when it has been idle for IDLE_EXIT_S or is
 drained, so it never outlives the run (the run's end drains it); it is a daemon so that an interpreter
-exiting abnormally does not wait for it. `drain` waits until
-everything submitted is on disk; a failed write is raised by the next `submit` or `drain`, naming the file.
+exiting abnormally does not wait for it. `drain` waits until everything submitted is on disk; a failed
+write is raised by the next `submit` or `drain`, naming the file.
 """
 
 from __future__ import annotations
