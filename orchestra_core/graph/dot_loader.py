@@ -13,6 +13,7 @@ import functools
 import importlib.util
 import os
 import re
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -81,8 +82,51 @@ def parse_dot(text: str, path: str | None = None) -> Graph:
     return graph
 
 
+@functools.cache
 def _gv() -> Any:
-    return _CGraph(_cgraph())
+    """The Graphviz calls the loader makes: libcgraph through ctypes, or pygraphviz's own bindings when this
+    libcgraph does not lay out attribute symbols as cgraph.h has them (checked once, on a probe graph)."""
+    direct = _CGraph(_cgraph())
+    return direct if _reads_attribute_names(direct) else _PygraphvizCalls()
+
+
+_PROBE_ATTRIBUTE = b"orchestra_probe"
+
+
+def _reads_attribute_names(gv: Any) -> bool:
+    """Whether `_CGraph.agattrname` reads the names Graphviz stores (the one place that relies on a struct layout)."""
+    with _read_lock:  # Graphviz's parser is not reentrant
+        handle = gv.agread(b"digraph { a [" + _PROBE_ATTRIBUTE + b'="1"] }')
+    if not handle:
+        return False
+    try:
+        names: list[bytes] = []
+        symbol = gv.agnxtattr(handle, _AGNODE, None)
+        while symbol and len(names) < 100:
+            names.append(gv.agattrname(symbol))
+            symbol = gv.agnxtattr(handle, _AGNODE, symbol)
+        return _PROBE_ATTRIBUTE in names
+    finally:
+        gv.agclose(handle)
+
+
+class _PygraphvizCalls:
+    """pygraphviz's SWIG bindings of the same calls (slower to import and heavier: its extension links Graphviz's
+    layout and rendering libraries)."""
+
+    def __getattr__(self, name: str) -> Any:
+        from pygraphviz import graphviz
+
+        return getattr(graphviz, name)
+
+    @staticmethod
+    def agread(data: bytes) -> Any:
+        from pygraphviz import graphviz
+
+        with tempfile.TemporaryFile() as source:
+            source.write(data)
+            source.seek(0)
+            return graphviz.agread(source, None)
 
 
 def _read_with_graphviz(text: str, path: str | None) -> Any:
