@@ -82,7 +82,7 @@ def status(session: str | None, *, json_output: bool, config: Path | None, limit
             if json_output:
                 print_json(summary.to_json())
             else:
-                print_session_summary(summary)
+                print_session_summary(summary, all_turns=all_sessions)
             return EXIT_OK
         finally:
             reader.close()

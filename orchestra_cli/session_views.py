@@ -21,6 +21,7 @@ STATUS_STYLES = {
     "running": "cyan", "retrying": "cyan", "skipped": "dim", "new": "dim",
 }
 SHOWN_CHECKPOINTS = 10
+SHOWN_AGENT_TURNS = 50
 
 
 def local_time(moment: datetime | None, *, with_date: bool = True) -> str:
@@ -81,8 +82,9 @@ def _origin(row: SessionRow) -> str:
 
 
 # One session -----------------------------------------------------------------------------------------
-def print_session_summary(summary: SessionSummary) -> None:
-    """`orchestra status SESSION`: header, node timeline, agent turns, repos, checkpoints."""
+def print_session_summary(summary: SessionSummary, *, all_turns: bool = False) -> None:
+    """`orchestra status SESSION`: header, node timeline, agent turns (the last 50 unless `all_turns`), repos,
+    checkpoints."""
     _print_header(summary)
     branches = any(run.branch for run in summary.nodes)
     if summary.nodes:
@@ -90,7 +92,7 @@ def print_session_summary(summary: SessionSummary) -> None:
         _print_nodes(summary.nodes, branches)
     if summary.agent_turns:
         print()
-        _print_agent_turns(summary.agent_turns, branches)
+        _print_agent_turns(summary.agent_turns, branches, summary.info.session_id, all_turns)
     if summary.repos:
         print()
         print_table(
@@ -159,9 +161,11 @@ def _run_time(run: NodeRun) -> str:
     return f"{format_duration((datetime.now(UTC) - run.started_at).total_seconds(), 'readable')} so far"
 
 
-def _print_agent_turns(turns: Sequence[TurnView], branches: bool) -> None:
+def _print_agent_turns(turns: Sequence[TurnView], branches: bool, session_id: str, all_turns: bool) -> None:
     from orchestra_core.model.turn import AgentTurn
 
+    hidden = 0 if all_turns else max(0, len(turns) - SHOWN_AGENT_TURNS)
+    turns = turns[hidden:]
     headers = ["turn", "node", "#", "model", "tools", "files written", "commit", "tokens", "time"]
     rows = []
     for turn in turns:
@@ -178,7 +182,11 @@ def _print_agent_turns(turns: Sequence[TurnView], branches: bool) -> None:
         ]
         rows.append([*row, turn.branch or ""] if branches else row)
     title = "agent turns (orchestra resume SESSION --turn TURN, or replay SESSION --turn TURN)"
+    if hidden:
+        title += f", the last {len(turns)} of {hidden + len(turns)}"
     print_table([*headers, "branch"] if branches else headers, rows, title=title)
+    if hidden:
+        print(f"({count_noun(hidden, 'earlier agent turn')} not shown; orchestra status {session_id} --all shows every one)")
 
 
 def _print_checkpoints(summary: SessionSummary) -> None:

@@ -13,7 +13,11 @@ def show_status(
     session: Annotated[str | None, typer.Argument(help="A session id (see the list without it).")] = None,
     limit: Annotated[int, typer.Option("--limit", help="Most sessions to list.")] = 20,
     all_sessions: Annotated[
-        bool, typer.Option("--all", help="Also list the sessions of parallel branches and child runs.")
+        bool, typer.Option(
+            "--all",
+            help="Also list the sessions of parallel branches and child runs; with SESSION, show every agent turn "
+            "(not only the last 50).",
+        )
     ] = False,
     json_output: JsonOption = False,
     config: ConfigOption = None,
@@ -22,8 +26,8 @@ def show_status(
 
     Without SESSION: a table of sessions, most recently active first (id, pipeline, status, start, duration,
     nodes run, and what a replay was forked from). With SESSION: its node timeline (outcome, attempts,
-    duration, agent turns and tokens per node execution, parallel branches included), its agent turns with
-    their commits, each workspace repo's branch and head, its checkpoints (for `replay --checkpoint`) and
+    duration, agent turns and tokens per node execution, parallel branches included), its last 50 agent turns
+    with their commits (every one with --all), each workspace repo's branch and head, its checkpoints (for `replay --checkpoint`) and
     how it ended. Exit status 0, or 2 for an unknown session or a bad config.
     """
     from orchestra_cli.session_commands import status

@@ -201,3 +201,40 @@ def test_unknown_sessions_and_bad_arguments_are_one_line_errors(tmp_path: Path) 
             assert result.stdout == ""
     assert orchestra("status", "--limit", "0", cwd=tmp_path).returncode == 2
     assert orchestra("status", "--config", "nope.yaml", cwd=tmp_path).returncode == 2
+
+
+def _long_session(project: Path, agent_turns: int) -> str:
+    """A session of one node whose agent took `agent_turns` turns, recorded through the store API."""
+    from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
+    from orchestra_core.model import records as r
+    from orchestra_core.model.turn import AgentTurn, TokenUsage
+    from orchestra_core.ports.session_store import SessionMetadata
+    from orchestra_core.session import api
+
+    with SqliteSessionStore(project / ".orchestra" / "orchestra.db") as store:
+        session = store.create_session(SessionMetadata(pipeline="long")).session_id
+        api.append_record(store, session, r.NodeExecution("work", r.NodeEvent.STARTED, "codergen"))
+        for number in range(agent_turns):
+            api.append_record(
+                store, session, AgentTurn("work", number, f"model-{number}", "p", token_usage=TokenUsage(10, 1))
+            )
+    return session
+
+
+def test_one_session_shows_its_last_50_agent_turns_and_all_of_them_with_all(tmp_path: Path) -> None:
+    session = _long_session(tmp_path, 53)
+    text = orchestra("status", session, cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    shown = [line.split()[3] for line in text.stdout.splitlines() if " model-" in line]
+    assert shown == [f"model-{n}" for n in range(3, 53)]
+    assert ", the last 50 of 53" in text.stdout
+    assert f"(3 earlier agent turns not shown; orchestra status {session} --all shows every one)" in text.stdout
+    assert "53 agent turns" in text.stdout  # the header still counts every one
+
+    every = orchestra("status", session, "--all", cwd=tmp_path)
+    assert every.returncode == 0, every.stderr
+    assert [line.split()[3] for line in every.stdout.splitlines() if " model-" in line] == [
+        f"model-{n}" for n in range(53)
+    ]
+    assert "not shown" not in every.stdout and "the last 50" not in every.stdout
+    assert len(run_json("status", session, "--json", cwd=tmp_path)["turns"]) == 54  # --json lists every turn
