@@ -58,7 +58,9 @@ def test_completion_completes_commands_and_options(tmp_path: Path) -> None:
 
 
 def test_install_completion_writes_the_bash_script(tmp_path: Path) -> None:
-    env = {**os.environ, "HOME": str(tmp_path), "SHELL": "/bin/bash"}
+    # Typer detects the user's shell from the process tree (shellingham), which a test runner's tree may not show;
+    # with detection off, `--install-completion` takes the shell as its value, the same install path.
+    env = {**os.environ, "HOME": str(tmp_path), "SHELL": "/bin/bash", "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
     result = orchestra("--install-completion", "bash", cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr
     script = (tmp_path / ".bash_completions" / "orchestra.sh").read_text()
