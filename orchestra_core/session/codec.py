@@ -18,6 +18,9 @@ from orchestra_core.session.schema import (
     REF,
     RESERVED_TAGS,
     STRING,
+    U8,
+    U32,
+    U64,
     FieldSpec,
     TypeSpec,
 )
@@ -25,6 +28,7 @@ from orchestra_core.session.schema import (
 _INT_MIN = -(2**63)
 _INT_MAX = 2**64 - 1
 _NOT_UNSIGNED = frozenset({STRING, BOOL, F64, MAP})
+_UNSIGNED = frozenset({U8, U32, U64})
 
 
 class PlainTurnData(dict):  # type: ignore[type-arg]
@@ -173,43 +177,59 @@ def _fits(kind: str, value: Any) -> bool:
 
 
 def _decode(spec: TypeSpec, data: Mapping[Any, Any], where: str) -> object:
-    if not isinstance(data, Mapping):
+    if type(data) is not dict and not isinstance(data, Mapping):
         raise TurnDataError(f"{where}: expected a map of field tags, got {type(data).__name__}")
     kwargs = {}
     for field_spec in spec.fields:
         if field_spec.tag in data:
-            kwargs[field_spec.name] = _decode_value(
-                field_spec, data[field_spec.tag], f"{where}.{field_spec.name}"
-            )
+            # `where` names the field only once something is wrong: building it for every field of every
+            # turn cost more than the decoding itself on long histories.
+            kwargs[field_spec.name] = _decode_value(field_spec, data[field_spec.tag], where)
     try:
         return spec.make(kwargs)
     except (TypeError, ValueError) as error:
         raise TurnDataError(f"{where}: {error}") from None
 
 
-def _decode_value(spec: FieldSpec, value: Any, where: str) -> Any:
+def _decode_value(spec: FieldSpec, value: Any, record_where: str) -> Any:
+    """A field's value; `record_where` names the record holding it (errors add the field's name)."""
+    kind = spec.kind
+    if spec.enum is None:
+        # The common cases first, exactly (a record's strings, flags, counts and times): nothing to convert.
+        value_type = type(value)
+        if (
+            (value_type is str and kind == STRING)
+            or (value_type is bool and kind == BOOL)
+            or (value_type is float and kind == F64)
+            or (value_type is int and kind in _UNSIGNED and value >= 0)
+        ):
+            return value
+    where = f"{record_where}.{spec.name}"
     if spec.enum is not None:
         try:
             return spec.enum.member(value)
         except KeyError:
             raise TurnDataError(f"{where}: {value!r} is not a number of {spec.enum.enum_id}") from None
-    if spec.kind == REF:
+    if kind == REF:
         assert spec.ref is not None
         return _decode(spec.ref, value, where)
-    if spec.kind == ARRAY:
+    if kind == ARRAY:
         if not isinstance(value, list | tuple):
             raise TurnDataError(f"{where}: expected an array, got {type(value).__name__}")
         if spec.ref is not None:
             return tuple(_decode(spec.ref, item, f"{where}[]") for item in value)
         return tuple(_decode_scalar(spec.items or "", item, f"{where}[]") for item in value)
-    if spec.kind == MAP and spec.ref is not None:
-        if not isinstance(value, Mapping):
+    if kind == MAP and spec.ref is not None:
+        if type(value) is not dict and not isinstance(value, Mapping):
             raise TurnDataError(f"{where}: expected a map, got {type(value).__name__}")
         return {key: _decode(spec.ref, item, f"{where}.{key}") for key, item in value.items()}
-    return _decode_scalar(spec.kind, value, where)
+    return _decode_scalar(kind, value, where)
 
 
 def _decode_scalar(kind: str, value: Any, where: str) -> Any:
+    value_type = type(value)
+    if value_type is str and kind == STRING:
+        return value
     if kind == F64 and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if not _fits(kind, value):

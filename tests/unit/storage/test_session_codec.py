@@ -67,6 +67,9 @@ def test_types_orchestra_does_not_define_decode_to_none() -> None:
         ({1: 5, 2: 0}, "node_id"),
         ({1: "a", 2: 99}, "event"),
         ({1: "a", 2: 0, 4: -1}, "attempt"),
+        ({1: "a", 2: 0, 4: True}, "attempt"),
+        ({1: "a", 2: 0, 4: 1.5}, "attempt"),
+        ({1: "a", 2: 0, 6: "slow"}, "duration_s"),
         ({1: "a", 2: 0, 5: "not a map"}, "outcome"),
         ({2: 0}, "node_id"),
     ],
@@ -74,6 +77,11 @@ def test_types_orchestra_does_not_define_decode_to_none() -> None:
 def test_data_that_does_not_fit_the_type_names_the_field(data: dict, field: str) -> None:
     with pytest.raises(TurnDataError, match=field):
         decode_record(_stored("dev.orchestra.NodeExecution", 1, data))
+
+
+def test_a_bad_value_is_named_by_its_turn_type_and_field() -> None:
+    with pytest.raises(TurnDataError, match=r"^turn 7 \(dev\.orchestra\.NodeExecution v1\)\.attempt: stored str"):
+        decode_record(_stored("dev.orchestra.NodeExecution", 1, {1: "a", 2: 0, 4: "two"}))
 
 
 def test_encoding_a_bad_value_names_the_field() -> None:
