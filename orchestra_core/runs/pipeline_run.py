@@ -415,6 +415,16 @@ class PipelineRun:
             for name, context in self.workspace.contexts.items()
         }
 
+    def _recorded_heads(self) -> dict[str, RepoHead]:
+        """Each workspace repo's session branch and base, for the recorder: the heads themselves come with each
+        checkpoint (the engine read them from git just before), so git is not asked again here."""
+        if self.workspace is None:
+            return {}
+        return {
+            name: RepoHead(context.branch_name, context.head_sha, context.base_sha)
+            for name, context in self.workspace.contexts.items()
+        }
+
     def close(self) -> None:
         """Write what the recorder holds, then release the backend, the checkout locks and the session lock
         (each at most once)."""
@@ -439,7 +449,7 @@ class PipelineRun:
             self.session_id,
             pipeline_name=self.pipeline_name,
             source=self.start.source,
-            repo_heads=self.repo_heads,
+            repo_heads=self._recorded_heads,
             on_snapshot=self.events.deliver,
         )
 

@@ -5,6 +5,7 @@
 - `renames`: os.rename / os.replace calls (audit event `os.rename`);
 - `fsyncs`: os.fsync calls;
 - `subprocesses`: processes started (audit events `subprocess.Popen`, `os.posix_spawn`, `os.fork`, `os.exec`);
+- `git_processes`: the `subprocess.Popen`s among them that start git;
 - `store_transactions` / `store_statements`: SQLite transactions begun and SQL statements run, on every
   connection the process opens with sqlite3.connect (a trace callback on each);
 - `bytes_written`: bytes given to os.write (the run directory's files) plus the length of every SQL statement
@@ -61,6 +62,14 @@ def _audit(event: str, arguments: tuple[Any, ...]) -> None:
         counts[_key("renames")] += 1
     elif event in ("subprocess.Popen", "os.posix_spawn", "os.fork", "os.exec"):
         counts["subprocesses"] += 1
+        if event == "subprocess.Popen" and _is_git(arguments[1]):
+            counts["git_processes"] += 1
+
+
+def _is_git(args: Any) -> bool:
+    """Whether a Popen's arguments start a git command."""
+    first = args if isinstance(args, str | bytes) else next(iter(args), "")
+    return os.path.basename(os.fsdecode(first)) == "git"
 
 
 def _counting(name: str, function: Any) -> Any:

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 COUNTER = Path(__file__).resolve().parents[2] / "support" / "work_counter.py"
+QUICKSTART = Path(__file__).resolve().parents[3] / "examples" / "quickstart"
 
 # What one codergen node of a simulated linear run may do, at most, on the engine's thread (measured on main,
 # before issue 16's per-node work: 6 opens, of them 5 for writing: prompt.md, response.md, status.json,
@@ -42,6 +44,10 @@ PER_RUN_LIMITS = {"subprocesses": 0}
 # the final one is written on the engine's thread), fewer when a newer one replaced a pending one: how many
 # depends on the disk's speed, so only this bound is deterministic.
 WRITER_RENAMES_PER_NODE = 1
+# The README quick start's run (examples/quickstart: the LangGraph agent on its cassette, a git workspace, two
+# per-turn commits) may start at most this many git processes. Issue 16: 54 before; the recorder no longer
+# reads the branch heads the engine's checkpoint has just read (47).
+QUICKSTART_GIT_PROCESSES = 47
 # Bytes per node later in a run may exceed those earlier by this share (numbers such as durations vary in
 # width); a checkpoint rewritten whole after every node grows by far more.
 BYTES_SLACK = 0.03
@@ -107,4 +113,28 @@ def test_bytes_written_per_node_do_not_grow_with_its_position(tmp_path: Path) ->
     assert early > 0
     assert late <= early * (1 + BYTES_SLACK), (
         f"bytes per node: {early:.0f} at nodes 20-49, {late:.0f} at 50-79"
+    )
+
+
+def test_the_quick_start_run_starts_no_more_git_processes_than_its_limit(tmp_path: Path) -> None:
+    project = tmp_path / "quickstart"
+    shutil.copytree(QUICKSTART, project)
+    identity = ["-c", "user.name=Guard", "-c", "user.email=guard@example.com"]
+    for command in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "Start"]):
+        subprocess.run(["git", *identity, *command], cwd=project, check=True, capture_output=True)
+    out = tmp_path / "counts.json"
+    git_identity = {f"GIT_{role}_{key}": value for role in ("AUTHOR", "COMMITTER")
+                    for key, value in (("NAME", "Guard"), ("EMAIL", "guard@example.com"))}  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, str(COUNTER), str(out), "run", "pipeline.dot"],
+        capture_output=True, text=True, cwd=project, timeout=120, env={**os.environ, "NO_COLOR": "1", **git_identity},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    log = subprocess.run(["git", "log", "--format=%s", "orchestra/quickstart/1"], cwd=project, capture_output=True,
+                         text=True, check=True).stdout.splitlines()  # fmt: skip
+    assert len(log) == 3, log  # the start and the agent's two per-turn commits
+    started = json.loads(out.read_text()).get("git_processes", 0)
+    assert 0 < started <= QUICKSTART_GIT_PROCESSES, (
+        f"the quick start's run started {started} git processes (limit QUICKSTART_GIT_PROCESSES = "
+        f"{QUICKSTART_GIT_PROCESSES})"
     )
