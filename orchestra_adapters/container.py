@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestra_adapters.collector import collector_paused
 from orchestra_adapters.dependency_injection import containers, providers
 from orchestra_core.model.layout import ProjectLayout
 
@@ -111,9 +112,10 @@ def _commit_messages(chat_models: ChatModelFactory, settings: OrchestraSettings)
     and then each commit gets the deterministic message."""
     if not settings.providers.entries and not settings.providers.default:
         return None
-    from orchestra_adapters.llm.commit_messages import ChatModelCommitMessages
+    with collector_paused():
+        from orchestra_adapters.llm.commit_messages import ChatModelCommitMessages
 
-    return ChatModelCommitMessages(chat_models.create("", "", purpose="commit_message"))
+        return ChatModelCommitMessages(chat_models.create("", "", purpose="commit_message"))
 
 
 def _prompt_library(settings: OrchestraSettings, pipeline_path: str | None) -> PromptLibrary:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from orchestra_adapters.backends.agent_inputs import AgentResolver, AgentToolset, ToolHooksFor
+from orchestra_adapters.collector import collector_paused
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.ports.chat_models import ChatModelFactory
 from orchestra_core.ports.codergen_backend import CodergenBackend
@@ -66,11 +67,13 @@ def create_backend(
         agent_settings = settings.cli_agents.get(chosen) if settings is not None else None
         return create_cli_backend(chosen, agent_settings, runtime)
     if chosen == "direct":
-        from orchestra_adapters.backends.direct_backend import DirectLLMBackend
+        with collector_paused():
+            from orchestra_adapters.backends.direct_backend import DirectLLMBackend
 
         return DirectLLMBackend(chat_models, resolver)
     if chosen == "langgraph":
-        from orchestra_adapters.backends.langgraph_backend import LangGraphBackend
+        with collector_paused():
+            from orchestra_adapters.backends.langgraph_backend import LangGraphBackend
 
         return LangGraphBackend(chat_models, resolver, toolset, state_path, tool_hooks=tool_hooks)
     raise UnknownBackendError(f"unknown backend {name!r}; choose one of: {', '.join(BACKEND_NAMES)}")

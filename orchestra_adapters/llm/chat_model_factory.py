@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from orchestra_adapters.collector import collector_paused
 from orchestra_adapters.llm.cassette import load_cassette
 from orchestra_adapters.llm.providers import (
     ResolvedProvider,
@@ -46,12 +47,14 @@ class LangChainChatModelFactory:
         resolved = resolve_provider(self._settings.providers, provider)
         model_name = resolve_model_name(resolved, model, purpose)
         if resolved.kind.name == "scripted":
-            from orchestra_adapters.llm.scripted import ScriptedChatModel
+            with collector_paused():
+                from orchestra_adapters.llm.scripted import ScriptedChatModel
 
             return ScriptedChatModel(
                 player=self._player(resolved), node_id=node_id, purpose=purpose, model_name=model_name
             )
-        model_class = import_chat_model_class(resolved)
+        with collector_paused():
+            model_class = import_chat_model_class(resolved)
         return model_class(**self._constructor_args(resolved, model_name))
 
     def _constructor_args(self, provider: ResolvedProvider, model_name: str) -> dict[str, Any]:
