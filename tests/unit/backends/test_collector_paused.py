@@ -1,4 +1,5 @@
-"""collector_paused: the cycle collector is off inside the block and as it was after it."""
+"""collector_paused: the cycle collector is off inside the block and as it was after it; what a block that
+imported something leaves alive is frozen."""
 
 from __future__ import annotations
 
@@ -56,8 +57,19 @@ gc.callbacks.append(lambda phase, info: phase == "start" and importing() and col
 from pathlib import Path
 create_backend("langgraph", chat_models=None, resolver=None, toolset=None, state_path=Path("agents.db"))
 assert "langgraph.graph" in sys.modules, "the probe imported nothing"
-print(len(collections))
+print(len(collections), gc.get_freeze_count() > 0)
 """
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "0", f"{done.stdout.strip()} collections while LangGraph was imported"
+    collected, frozen = done.stdout.split()
+    assert collected == "0", f"{collected} collections while LangGraph was imported"
+    assert frozen == "True", "the objects the import made were not frozen"
+
+
+def test_a_block_that_imports_nothing_freezes_nothing() -> None:
+    frozen = gc.get_freeze_count()
+    with collector_paused():
+        import json  # already imported: nothing new
+
+        json.dumps({})
+    assert gc.get_freeze_count() == frozen
