@@ -50,6 +50,12 @@ class HookResult:
         verdict = " (call blocked)" if self.vetoed else ""
         return f"tool_hooks.{self.phase} for {self.tool} on node {self.node_id}: {status}{verdict}"
 
+    def failure(self) -> str:
+        """Why a failed hook failed, for an outcome's reason or notes."""
+        status = "timed out" if self.timed_out else f"exit code {self.exit_code}"
+        reason = self.reason()
+        return f"the tool_hooks.{self.phase} hook failed ({status}{': ' + reason if reason else ''})"
+
     def reason(self) -> str:
         """The hook's last line of output (stderr first), to say why."""
         for text in (self.stderr, self.stdout):

@@ -96,7 +96,7 @@ class ToolHandler:
         vetoed = hooks.before()
         if vetoed is not None:
             stage.write("tool_output.txt", f"$ {command}\n# not run: the tool_hooks.pre hook failed\n{vetoed.render()}")
-            return Outcome.fail(f"{_hook_failure(vetoed)}; the command did not run", context_updates={"last_stage": node.id})
+            return Outcome.fail(f"{vetoed.failure()}; the command did not run", context_updates={"last_stage": node.id})
         # The stage directory is where a command may write status.json; the run adds its worktrees.
         extra: dict[str, Any] = {"cancel": stage.cancel} if takes_cancel(self.runner.run) else {}
         result = self.runner.run(
@@ -108,7 +108,7 @@ class ToolHandler:
         if after is None or after.ok:
             return outcome
         noted = f"{outcome.notes}; " if outcome.notes else ""
-        return evolve(outcome, notes=f"{noted}{_hook_failure(after)} (recorded; the outcome stands)")
+        return evolve(outcome, notes=f"{noted}{after.failure()} (recorded; the outcome stands)")
 
 
 class _NodeHooks:
@@ -158,12 +158,6 @@ class _NodeHooks:
         self.ran.append(result)
         self.context.append_log(f"tool hook {result.summary()}")
         return result
-
-
-def _hook_failure(result: HookResult) -> str:
-    status = "timed out" if result.timed_out else f"exit code {result.exit_code}"
-    reason = result.reason()
-    return f"the tool_hooks.{result.phase} hook failed ({status}{': ' + reason if reason else ''})"
 
 
 def _outcome(node: Node, stage: StageRun, command: str, result: CommandResult) -> Outcome:
