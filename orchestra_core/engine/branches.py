@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -111,7 +112,7 @@ class _Walk:
                 return self._final_status(None if node is not None or current == stop_at else current)
             if visits >= self.walker._max_visits:
                 return self._fail(f"branch stopped after {visits} node visits (max_node_visits)")
-            over_limit = visit_limit_failure(node, [*self.walker._visited(), *self.completed])
+            over_limit = visit_limit_failure(node, itertools.chain(self.walker._visited(), self.completed))
             if over_limit is not None:
                 return self._fail(over_limit.reason)
             visits += 1

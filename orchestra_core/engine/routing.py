@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 from attrs import frozen
 
@@ -81,7 +81,7 @@ def goal_gate_message(gate: Node, outcome: Outcome, target: str | None) -> str:
     return f"goal gate {gate.id} is unsatisfied ({outcome_summary(outcome)}) and {where}"
 
 
-def max_visits_exceeded(node: Node, visited: Sequence[str]) -> str | None:
+def max_visits_exceeded(node: Node, visited: Iterable[str]) -> str | None:
     """Why the node may not run again, when its `max_visits` limit is reached (`visited`: the nodes run so far,
     one entry per visit); None when it may run. A limit of 0 or less means none.
 
@@ -97,7 +97,7 @@ def max_visits_exceeded(node: Node, visited: Sequence[str]) -> str | None:
     return f"node {node.id} exceeded max_visits={limit}: it already ran {visits} times and a loop led back to it"
 
 
-def visit_limit_failure(node: Node, visited: Sequence[str]) -> Finish | None:
+def visit_limit_failure(node: Node, visited: Iterable[str]) -> Finish | None:
     """The end of the run when `node` may not run again (`max_visits_exceeded`, or a malformed limit)."""
     try:
         reason = max_visits_exceeded(node, visited)
