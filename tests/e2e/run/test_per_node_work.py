@@ -18,6 +18,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.support.git_repos import IDENTITY, git
+
 COUNTER = Path(__file__).resolve().parents[2] / "support" / "work_counter.py"
 QUICKSTART = Path(__file__).resolve().parents[3] / "examples" / "quickstart"
 
@@ -61,19 +65,28 @@ def linear_dot(count: int) -> str:
     )
 
 
+def counted(out: Path, *arguments: str, cwd: Path, env: dict[str, str] | None = None) -> dict[str, int]:
+    """The counts of `orchestra ARGUMENTS...` run under the work counter in `cwd` (extra `env`), which must
+    succeed; written to and read from `out`."""
+    result = subprocess.run(
+        [sys.executable, str(COUNTER), str(out), *arguments],
+        capture_output=True, text=True, cwd=cwd, timeout=120, env={**os.environ, "NO_COLOR": "1", **(env or {})},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    counts: dict[str, int] = json.loads(out.read_text())
+    return counts
+
+
 def counted_run(project: Path, nodes: int) -> dict[str, int]:
     """The counts of one whole `orchestra run --backend simulate` of a `nodes`-node linear pipeline."""
     pipeline = project / f"linear{nodes}.dot"
     pipeline.write_text(linear_dot(nodes))
-    out = project / f"counts{nodes}.json"
-    result = subprocess.run(
-        [sys.executable, str(COUNTER), str(out), "run", str(pipeline), "--backend", "simulate",
-         "--logs-root", str(project / f"logs{nodes}")],
-        capture_output=True, text=True, cwd=project, timeout=120, env={**os.environ, "NO_COLOR": "1"},
+    logs = project / f"logs{nodes}"
+    counts = counted(
+        project / f"counts{nodes}.json", "run", str(pipeline), "--backend", "simulate", "--logs-root", str(logs),
+        cwd=project,
     )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    assert (project / f"logs{nodes}" / f"n{nodes - 1}" / "status.json").is_file()
-    counts: dict[str, int] = json.loads(out.read_text())
+    assert (logs / f"n{nodes - 1}" / "status.json").is_file()
     return counts
 
 
@@ -92,48 +105,47 @@ def test_one_node_does_no_more_work_than_its_limits(tmp_path: Path) -> None:
     assert 0 < written <= 1 + 40 * WRITER_RENAMES_PER_NODE, f"the background writer renamed {written} checkpoints"
 
 
-def test_store_bytes_per_node_do_not_grow_with_its_position(tmp_path: Path) -> None:
-    counted_run(tmp_path, 5)  # creates the store and publishes the type bundle, once
-    counts = {nodes: counted_run(tmp_path, nodes)["store_bytes"] for nodes in (20, 50, 80)}
-    early = (counts[50] - counts[20]) / 30
-    late = (counts[80] - counts[50]) / 30
-    assert early > 0
-    assert late <= early * (1 + BYTES_SLACK), f"store bytes per node: {early:.0f} at nodes 20-49, {late:.0f} at 50-79"
+@pytest.fixture(scope="module")
+def runs_of_20_50_80(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, int]]:
+    """The counts of simulated linear runs of 20, 50 and 80 nodes in one project (node ids n20..n79 all have
+    two digits, so the windows 20-49 and 50-79 write names of the same width)."""
+    project = tmp_path_factory.mktemp("positions")
+    counted_run(project, 5)  # creates the store and publishes the type bundle, once
+    return {nodes: counted_run(project, nodes) for nodes in (20, 50, 80)}
 
 
-def test_bytes_written_per_node_do_not_grow_with_its_position(tmp_path: Path) -> None:
-    """The engine's thread and the store: stage files and the node's turns. checkpoint.json, restating every
-    completed node, is left out (`checkpoint_writer_bytes_written`): the background writer rewrites it as
-    often as the disk allows, so its bytes per node depend on timing, not on the node's position alone."""
-    # Node ids n20..n79 all have two digits, so the two windows write names of the same width.
-    counted_run(tmp_path, 5)  # creates the store and publishes the type bundle, once
-    counts = {nodes: counted_run(tmp_path, nodes)["bytes_written"] for nodes in (20, 50, 80)}
+@pytest.mark.parametrize(
+    "key",
+    [
+        "store_bytes",
+        # The engine's thread and the store: stage files and the node's turns. checkpoint.json, restating every
+        # completed node, is left out (`checkpoint_writer_bytes_written`): the background writer rewrites it as
+        # often as the disk allows, so its bytes per node depend on timing, not on the node's position alone.
+        "bytes_written",
+    ],
+)
+def test_bytes_per_node_do_not_grow_with_its_position(
+    runs_of_20_50_80: dict[int, dict[str, int]], key: str
+) -> None:
+    counts = {nodes: run[key] for nodes, run in runs_of_20_50_80.items()}
     early = (counts[50] - counts[20]) / 30
     late = (counts[80] - counts[50]) / 30
     assert early > 0
     assert late <= early * (1 + BYTES_SLACK), (
-        f"bytes per node: {early:.0f} at nodes 20-49, {late:.0f} at 50-79"
+        f"{key} per node: {early:.0f} at nodes 20-49, {late:.0f} at 50-79"
     )
 
 
 def test_the_quick_start_run_starts_no_more_git_processes_than_its_limit(tmp_path: Path) -> None:
     project = tmp_path / "quickstart"
     shutil.copytree(QUICKSTART, project)
-    identity = ["-c", "user.name=Guard", "-c", "user.email=guard@example.com"]
-    for command in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "Start"]):
-        subprocess.run(["git", *identity, *command], cwd=project, check=True, capture_output=True)
-    out = tmp_path / "counts.json"
-    git_identity = {f"GIT_{role}_{key}": value for role in ("AUTHOR", "COMMITTER")
-                    for key, value in (("NAME", "Guard"), ("EMAIL", "guard@example.com"))}  # fmt: skip
-    result = subprocess.run(
-        [sys.executable, str(COUNTER), str(out), "run", "pipeline.dot"],
-        capture_output=True, text=True, cwd=project, timeout=120, env={**os.environ, "NO_COLOR": "1", **git_identity},
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    log = subprocess.run(["git", "log", "--format=%s", "orchestra/quickstart/1"], cwd=project, capture_output=True,
-                         text=True, check=True).stdout.splitlines()  # fmt: skip
+    git(project, "init", "-q", "-b", "main")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "Start")
+    counts = counted(tmp_path / "counts.json", "run", "pipeline.dot", cwd=project, env=IDENTITY)
+    log = git(project, "log", "--format=%s", "orchestra/quickstart/1").splitlines()
     assert len(log) == 3, log  # the start and the agent's two per-turn commits
-    started = json.loads(out.read_text()).get("git_processes", 0)
+    started = counts.get("git_processes", 0)
     assert 0 < started <= QUICKSTART_GIT_PROCESSES, (
         f"the quick start's run started {started} git processes (limit QUICKSTART_GIT_PROCESSES = "
         f"{QUICKSTART_GIT_PROCESSES})"
