@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from orchestra_core.engine.execution import StageExecutor, StageVisit, apply_outcome
-from orchestra_core.engine.fan_out import branch_edges
 from orchestra_core.engine.routing import Advance, Finish, next_transition, visit_limit_failure
 from orchestra_core.engine.stage import BranchResult
+from orchestra_core.graph.fan_out import branch_edges
 from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.graph import Edge, Graph, Node

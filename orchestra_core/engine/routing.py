@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from attrs import frozen
 
 from orchestra_core.engine.edges import select_edge
-from orchestra_core.engine.fan_out import find_join_node
+from orchestra_core.graph.fan_out import find_join_node
 from orchestra_core.model.checkpoint import RunStatus
 from orchestra_core.model.conditions import ContextLookup
 from orchestra_core.model.errors import OrchestraError

@@ -13,8 +13,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 from orchestra_core.engine.branch_workspaces import BranchPlan
-from orchestra_core.engine.fan_out import branch_edges, branch_nodes, branch_stage_keys, find_join_node
+from orchestra_core.engine.fan_out import branch_nodes, branch_stage_keys
 from orchestra_core.engine.stage import BranchResult, StageRun
+from orchestra_core.graph.fan_out import branch_edges, find_join_node
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import (
     ParallelBranchCompleted,
