@@ -20,13 +20,24 @@ def collector_paused() -> Iterator[None]:
     second run) freezes nothing. Reference counting still frees what is dropped inside the block; the
     collector runs again after it (unless it was paused already).
     """
-    was_enabled = gc.isenabled()
     modules = len(sys.modules)
+    with collector_off():
+        try:
+            yield
+        finally:
+            if len(sys.modules) > modules:
+                gc.freeze()
+
+
+@contextmanager
+def collector_off() -> Iterator[None]:
+    """Pause Python's cycle collector for the block, freezing nothing: for a block that makes many objects
+    without cycles. Reference counting still frees what is dropped; the collector runs again after the block
+    (unless it was paused already)."""
+    was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        if len(sys.modules) > modules:
-            gc.freeze()
         if was_enabled:
             gc.enable()

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -56,12 +55,15 @@ class StoreReader:
 
 def status(session: str | None, *, json_output: bool, config: Path | None, limit: int, all_sessions: bool) -> int:
     """`orchestra status [SESSION]`; returns the exit code."""
+    from orchestra_adapters.collector import collector_off
     from orchestra_cli.output import print_json
     from orchestra_cli.session_views import print_session_rows, print_session_summary
 
     if limit < 1:
         raise fail("--limit must be at least 1")
-    with user_errors(), _no_cycle_collection():
+    # A long session's summary is 100,000s of small objects without cycles: collecting over them again and
+    # again as they are made cost nearly half of `status`'s time.
+    with user_errors(), collector_off():
         reader = StoreReader(config)
         try:
             if session is None:
@@ -87,20 +89,6 @@ def status(session: str | None, *, json_output: bool, config: Path | None, limit
             return EXIT_OK
         finally:
             reader.close()
-
-
-@contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """Pause Python's cycle collector: a long session's summary is 100,000s of small objects that hold no
-    cycles, and collecting over them again and again as they are made cost nearly half of `status`'s time.
-    Reference counting still frees everything; the collector runs again once the command is done."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def attach(session: str, *, json_output: bool, config: Path | None, interval: float) -> int:
