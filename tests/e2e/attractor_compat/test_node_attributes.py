@@ -6,29 +6,10 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
 
+from tests.e2e.attractor_compat.simulated_runs import checkpoint, node_outcome
+from tests.e2e.attractor_compat.simulated_runs import run_pipeline as run
 from tests.support.orchestra_project import orchestra
-
-
-def run(tmp_path: Path, dot: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """`orchestra run` of the pipeline text, simulated; the result and the logs root."""
-    pipeline = tmp_path / "pipeline.dot"
-    pipeline.write_text(dot, encoding="utf-8")
-    logs = tmp_path / "logs"
-    result = orchestra("run", pipeline, "--backend", "simulate", "--logs-root", logs, *extra, cwd=tmp_path)
-    return result, logs
-
-
-def checkpoint(logs: Path) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads((logs / "checkpoint.json").read_text(encoding="utf-8"))
-    return document
-
-
-def outcome(logs: Path, node: str) -> dict[str, Any]:
-    """A node's outcome in checkpoint.json as an object (the older plain-string form becomes {"status"})."""
-    value = checkpoint(logs)["node_outcomes"][node]
-    return value if isinstance(value, dict) else {"status": value}
 
 
 def stderr_reason(result: subprocess.CompletedProcess[str]) -> str:
@@ -85,7 +66,7 @@ FAILING_GATE = """digraph failing_gate {
 def test_a_goal_gate_with_partial_success_is_satisfied(tmp_path: Path) -> None:
     result, logs = run(tmp_path, PARTIAL_GATE)
     assert result.returncode == 0, result.stderr
-    assert outcome(logs, "gate")["status"] == "partial_success"
+    assert node_outcome(checkpoint(logs), "gate")["status"] == "partial_success"
     assert json.loads((logs / "gate" / "status.json").read_text(encoding="utf-8"))["outcome"] == "partial_success"
 
 
@@ -141,7 +122,7 @@ AUTO_STATUS = """digraph auto {
 def test_auto_status_turns_a_command_that_wrote_no_status_into_success_without_a_status_file(tmp_path: Path) -> None:
     result, logs = run(tmp_path, AUTO_STATUS)
     assert result.returncode == 0, result.stderr
-    flaky = outcome(logs, "flaky")
+    flaky = node_outcome(checkpoint(logs), "flaky")
     assert flaky["status"] == "success"
     assert flaky["notes"] == "auto_status synthesized success (exit code 5)"
     assert not (logs / "flaky" / "status.json").exists()
@@ -162,7 +143,7 @@ WRITES_FAIL = r"""digraph auto_writes {
 def test_auto_status_leaves_the_decision_to_a_status_file_the_command_wrote(tmp_path: Path) -> None:
     result, logs = run(tmp_path, WRITES_FAIL)
     assert result.returncode == 1
-    assert outcome(logs, "flaky")["status"] == "fail"
+    assert node_outcome(checkpoint(logs), "flaky")["status"] == "fail"
     assert "stage flaky failed: not ready" in stderr_reason(result)
 
 
@@ -170,7 +151,7 @@ def test_auto_status_does_not_excuse_a_timeout(tmp_path: Path) -> None:
     slow = AUTO_STATUS.replace("exit 5", "sleep 30").replace("auto_status=true,", 'auto_status=true, timeout="1s",')
     result, logs = run(tmp_path, slow)
     assert result.returncode == 1
-    assert outcome(logs, "flaky")["status"] == "fail"
+    assert node_outcome(checkpoint(logs), "flaky")["status"] == "fail"
     assert "timed out after 1s" in stderr_reason(result)
 
 
@@ -192,7 +173,7 @@ def test_max_retries_runs_a_failing_command_again_with_backoff_until_it_succeeds
     assert result.returncode == 0, result.stderr
     assert (logs / "tries").read_text(encoding="utf-8") == "3\n"
     document = checkpoint(logs)
-    assert outcome(logs, "fetch")["status"] == "success"
+    assert node_outcome(document, "fetch")["status"] == "success"
     assert document["node_retries"] == {"fetch": 2}
     assert document["completed_nodes"] == ["begin", "fetch", "end"]
     # the spec's standard backoff (3.6): 200 ms, then doubled (jitter off to see it exactly)
@@ -263,7 +244,7 @@ def test_a_failing_post_hook_is_recorded_and_leaves_the_outcome_alone(tmp_path: 
     """
     result, logs = run(tmp_path, pipeline)
     assert result.returncode == 0, result.stderr
-    step = outcome(logs, "step")
+    step = node_outcome(checkpoint(logs), "step")
     assert step["status"] == "success"
     assert step["notes"] == (
         "Tool completed: echo stepped; the tool_hooks.post hook failed (exit code 4: audit log is down) "

@@ -6,31 +6,14 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
 
+from tests.e2e.attractor_compat.simulated_runs import checkpoint, node_outcome, run_pipeline
 from tests.support.orchestra_project import orchestra
 
 
 def run(tmp_path: Path, dot: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], Path]:
     """`orchestra run` of the pipeline text, simulated and auto-approved; the result and the logs root."""
-    pipeline = tmp_path / "pipeline.dot"
-    pipeline.write_text(dot, encoding="utf-8")
-    logs = tmp_path / "logs"
-    result = orchestra(
-        "run", pipeline, "--backend", "simulate", "--auto-approve", "--logs-root", logs, *extra, cwd=tmp_path
-    )
-    return result, logs
-
-
-def checkpoint(logs: Path) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads((logs / "checkpoint.json").read_text(encoding="utf-8"))
-    return document
-
-
-def outcome_status(document: dict[str, Any], node: str) -> str:
-    """A node's status in checkpoint.json, in the object form or the older plain-string form."""
-    value = document["node_outcomes"][node]
-    return str(value["status"] if isinstance(value, dict) else value)
+    return run_pipeline(tmp_path, dot, "--auto-approve", *extra)
 
 
 # --- Parallel (point 4) -------------------------------------------------------------------------------
@@ -67,7 +50,7 @@ def test_each_branch_status_and_the_fail_count_are_in_the_checkpoint_context(tmp
     assert context["parallel.branch.docs.status"] == "success"
     assert context["parallel.fail_count"] == 1
     assert context["parallel.success_count"] == 2
-    assert outcome_status(document, "fan") == "partial_success"  # wait_all with a failed branch
+    assert node_outcome(document, "fan")["status"] == "partial_success"  # wait_all with a failed branch
     assert {"gather", "report", "finish"} <= set(document["completed_nodes"])
 
 
@@ -99,9 +82,9 @@ def test_a_branch_that_passes_its_timeout_is_marked_fail_and_the_fan_in_still_co
     assert context["parallel.branch.quick.status"] == "success"
     assert context["parallel.branch.sleepy.status"] == "fail"
     assert context["parallel.fail_count"] == 1
-    assert outcome_status(document, "sleepy") == "fail"
-    assert outcome_status(document, "fan") == "partial_success"
-    assert outcome_status(document, "gather") == "success"
+    assert node_outcome(document, "sleepy")["status"] == "fail"
+    assert node_outcome(document, "fan")["status"] == "partial_success"
+    assert node_outcome(document, "gather")["status"] == "success"
     assert context["parallel.fan_in.best_id"] == "quick"
     output = (logs / "sleepy" / "tool_output.txt").read_text(encoding="utf-8")
     assert "timed out" in output and "sleepy" not in output.split("--- stdout ---")[1]  # stopped, not awaited
@@ -125,7 +108,7 @@ def test_a_manager_without_a_child_fails_after_max_cycles_naming_it(tmp_path: Pa
     assert result.returncode == 1
     assert "manager loop exceeded max_cycles=2" in result.stderr
     document = checkpoint(logs)
-    assert outcome_status(document, "watch") == "fail"
+    assert node_outcome(document, "watch")["status"] == "fail"
     assert "finish" not in document["completed_nodes"]
 
 
@@ -147,7 +130,7 @@ def test_a_stop_key_set_in_the_checkpoint_context_lets_the_resumed_run_succeed(t
     )
     assert resumed.returncode == 0, resumed.stderr + resumed.stdout
     after = checkpoint(logs)
-    assert outcome_status(after, "watch") == "success"
+    assert node_outcome(after, "watch")["status"] == "success"
     assert after["completed_nodes"][-1] == "finish"
     assert (
         "release.approved"
@@ -168,7 +151,7 @@ def test_stack_child_autostart_false_is_accepted_and_watches_the_context(tmp_pat
     """
     result, logs = run(tmp_path, dot)
     assert result.returncode == 0, result.stderr + result.stdout
-    assert outcome_status(checkpoint(logs), "watch") == "success"
+    assert node_outcome(checkpoint(logs), "watch")["status"] == "success"
     assert not (logs / "watch" / "child").exists()  # no child was started
 
 

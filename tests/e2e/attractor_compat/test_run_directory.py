@@ -8,27 +8,14 @@ import json
 import subprocess
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
+from tests.e2e.attractor_compat.simulated_runs import read_json as read
+from tests.e2e.attractor_compat.simulated_runs import run_pipeline as run
 from tests.support.orchestra_project import orchestra
-
-
-def run(tmp_path: Path, dot: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """`orchestra run` of the pipeline text, simulated; the result and the logs root."""
-    pipeline = tmp_path / "pipeline.dot"
-    pipeline.write_text(dot, encoding="utf-8")
-    logs = tmp_path / "logs"
-    result = orchestra("run", pipeline, "--backend", "simulate", "--logs-root", logs, *extra, cwd=tmp_path)
-    return result, logs
 
 
 def resume(tmp_path: Path, logs: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return orchestra("resume", "--logs-root", logs, "--backend", "simulate", *extra, cwd=tmp_path)
-
-
-def read(path: Path) -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return document
 
 
 REVIEWED = """digraph reviewed_change {
