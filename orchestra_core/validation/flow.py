@@ -26,7 +26,7 @@ ERROR = Severity.ERROR
 _PARALLEL = "parallel"
 
 
-def _ways_on(graph: Graph, node: Node, handler: str) -> tuple[list[str], list[str], bool]:
+def _ways_on(graph: Graph, node: Node) -> tuple[list[str], list[str], bool]:
     """Where the main line may go after `node`, where a run may go at all, and whether it is a fan-out
     whose branches never join.
 
@@ -40,8 +40,8 @@ def _ways_on(graph: Graph, node: Node, handler: str) -> tuple[list[str], list[st
         for t in (node.attrs.get("retry_target"), node.attrs.get("fallback_retry_target"))
         if t and t in nodes
     ]
-    if handler != _PARALLEL:
-        main = plain + jumps if jumps else plain
+    if node.handler_type != _PARALLEL:
+        main = plain + jumps
         return main, main, False
     join = find_join_node(graph, node)
     main = [
@@ -97,12 +97,11 @@ def _analyse(graph: Graph, start: str) -> Flow:
     exits: list[str] = []
     stops_here: set[str] = set()
     for node_id, node in graph.nodes.items():
-        handler = node.handler_type
-        main, every, unjoined = _ways_on(graph, node, handler)
+        main, every, unjoined = _ways_on(graph, node)
         successors[node_id], every_way[node_id] = main, every
         for target in main:
             predecessors[target].append(node_id)
-        if node.shape == "Msquare" or handler == "exit":  # Graph.is_exit
+        if graph.is_exit(node):
             exits.append(node_id)
         elif unjoined or not graph.outgoing(node_id):
             stops_here.add(node_id)
