@@ -72,9 +72,9 @@ def _is_orphan(graph: Graph, node_id: str) -> bool:
     return not graph.outgoing(node_id) and not graph.incoming(node_id)
 
 
-def _reached(graph: Graph) -> frozenset[str] | None:
+def _reached(graph: Graph) -> frozenset[str]:
     start = graph.start_node()
-    return None if start is None else reachable_from(graph, start.id)
+    return frozenset() if start is None else reachable_from(graph, start.id)
 
 
 def check_reachability(graph: Graph) -> Iterator[Diagnostic]:
@@ -102,7 +102,7 @@ def check_orphan_node(graph: Graph) -> Iterator[Diagnostic]:
     A node only the engine's jumps lead to (a `fan_in` or `retry_target`) is not an orphan.
     """
     structural = _structural_ids(graph)
-    reached = _reached(graph) or frozenset()
+    reached = _reached(graph)
     for node_id in graph.nodes:
         if _is_orphan(graph, node_id) and node_id not in structural and node_id not in reached:
             yield Diagnostic(
