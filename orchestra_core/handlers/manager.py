@@ -238,7 +238,6 @@ class _Supervision:
         self.monitor = ChildMonitor()
         self.stop = threading.Event()
         self.child_context: Context | None = None
-        self.actions = settings.actions
         self.last_steer: float | None = None
         self.crash: StageCrashed | None = None
 
@@ -251,14 +250,14 @@ class _Supervision:
                 if self.stage.cancel.is_set():
                     return Outcome.fail("the manager was cancelled (its node timed out)", context_updates=observed)
                 version = self.monitor.version
-                if "steer" in self.actions:
+                if "steer" in self.settings.actions:
                     self._steer()
                 snapshot = self.monitor.observation(cycle)
-                observed = snapshot if "observe" in self.actions else {}
+                observed = snapshot if "observe" in self.settings.actions else {}
                 decided = self._decide(snapshot, observed)
                 if decided is not None:
                     return decided
-                if "wait" in self.actions:
+                if "wait" in self.settings.actions:
                     self.monitor.wait_for_change(version, self.settings.poll_interval)
             reason = self.settings.exhausted(f"child still running after {self.settings.max_cycles} cycles")
             return Outcome.fail(reason, context_updates=observed)
@@ -273,7 +272,7 @@ class _Supervision:
             self.stage.engine.run_child(
                 self.child,
                 logs_root=os.path.join(self.stage.stage_dir, "child"),
-                initial_context=self._steering_values() if "steer" in self.actions else {},
+                initial_context=self._steering_values() if "steer" in self.settings.actions else {},
                 observers=(self.monitor,),
                 stop=self.stop,
                 context_ready=self._context_ready,
