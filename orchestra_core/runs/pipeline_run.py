@@ -409,11 +409,8 @@ class PipelineRun:
         """Each workspace repo's session branch, base and current head."""
         if self.workspace is None:
             return {}
-        heads = self.workspace.snapshot()
-        return {
-            name: RepoHead(context.branch_name, heads.get(name, context.head_sha), context.base_sha)
-            for name, context in self.workspace.contexts.items()
-        }
+        shas = self.workspace.snapshot()
+        return {name: evolve(head, sha=shas.get(name, head.sha)) for name, head in self._recorded_heads().items()}
 
     def _recorded_heads(self) -> dict[str, RepoHead]:
         """Each workspace repo's session branch and base, for the recorder: the heads themselves come with each
