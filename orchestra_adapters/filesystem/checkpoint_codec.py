@@ -53,7 +53,7 @@ class _Fragments:
     def put(self, key: str, fragment: str) -> None:
         if key not in self._items:
             self._items[key] = fragment
-            if fragment and not self._stale:
+            if not self._stale:
                 self._text = f"{self._text},{fragment}" if self._text else fragment
         elif self._items[key] != fragment:
             self._items[key] = fragment
@@ -62,7 +62,7 @@ class _Fragments:
     @property
     def text(self) -> str:
         if self._stale:
-            self._text = ",".join(filter(None, self._items.values()))
+            self._text = ",".join(self._items.values())
             self._stale = False
         return self._text
 
