@@ -138,34 +138,17 @@ def per_node_costs(work: Path, size: int) -> dict[str, float]:
 
 def quickstart_run_s(base: Path, runs: int) -> float:
     """The README quick start: a fresh copy and git repository per run (not timed), then `orchestra run`."""
+    from tests.support.git_repos import IDENTITY, git
 
     def one(attempt: int) -> float:
         project = base / f"quickstart-{attempt}"
         shutil.copytree(ROOT / "examples" / "quickstart", project)
-        for command in (
-            ["git", "init", "-q", "-b", "main"],
-            ["git", "-c", "user.name=Bench", "-c", "user.email=bench@example.com", "add", "-A"],
-            [
-                "git",
-                "-c",
-                "user.name=Bench",
-                "-c",
-                "user.email=bench@example.com",
-                "commit",
-                "-q",
-                "-m",
-                "Start",
-            ],
-        ):
-            subprocess.run(command, cwd=project, check=True, env=ENV)
-        git_env = {
-            key: value
-            for name in ("AUTHOR", "COMMITTER")
-            for key, value in ((f"GIT_{name}_NAME", "Bench"), (f"GIT_{name}_EMAIL", "bench@example.com"))
-        }
+        git(project, "init", "-q", "-b", "main")
+        git(project, "add", "-A")
+        git(project, "commit", "-q", "-m", "Start")
         started = time.perf_counter()
         done = subprocess.run(
-            [str(ORCHESTRA), "run", "pipeline.dot"], cwd=project, env={**ENV, **git_env}, capture_output=True
+            [str(ORCHESTRA), "run", "pipeline.dot"], cwd=project, env={**ENV, **IDENTITY}, capture_output=True
         )
         elapsed = time.perf_counter() - started
         if done.returncode != 0:
