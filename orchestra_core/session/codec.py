@@ -27,7 +27,6 @@ from orchestra_core.session.schema import (
 
 _INT_MIN = -(2**63)
 _INT_MAX = 2**64 - 1
-_NOT_UNSIGNED = frozenset({STRING, BOOL, F64, MAP})
 _UNSIGNED = frozenset({U8, U32, U64})
 
 
@@ -155,7 +154,7 @@ def _encode_scalar(kind: str, value: Any, where: str) -> Any:
     value_type = type(value)
     if (value_type is str and kind == STRING) or (value_type is bool and kind == BOOL):
         return value
-    if value_type is int and kind not in _NOT_UNSIGNED and 0 <= value <= _INT_MAX:
+    if value_type is int and kind in _UNSIGNED and 0 <= value <= _INT_MAX:
         return value
     if kind == F64 and isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
