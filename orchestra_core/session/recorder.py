@@ -93,8 +93,9 @@ class SessionRecorder:
             StoreError: The store refused this checkpoint, or an event turn since the last one (a run must
                 not go on while its record has a hole: the engine stops, and the session stays resumable).
         """
-        if self._lost is not None:
+        with self._lock:  # the flusher thread may be setting it
             lost, self._lost = self._lost, None
+        if lost is not None:
             raise lost
         heads = self._repo_heads() if self._repo_heads else None
         record = self._deltas.record(checkpoint, repos=heads, source=self._source)
