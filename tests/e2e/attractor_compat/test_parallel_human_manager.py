@@ -193,20 +193,7 @@ def test_an_answers_file_gives_the_freeform_text_and_the_choice(tmp_path: Path) 
     (tmp_path / "answers.yaml").write_text(
         'notes: "faster startup, fewer files"\nroute: B\n', encoding="utf-8"
     )
-    pipeline = tmp_path / "pipeline.dot"
-    pipeline.write_text(GATES, encoding="utf-8")
-    logs = tmp_path / "logs"
-    result = orchestra(
-        "run",
-        pipeline,
-        "--backend",
-        "simulate",
-        "--answers",
-        "answers.yaml",
-        "--logs-root",
-        logs,
-        cwd=tmp_path,
-    )
+    result, logs = run_pipeline(tmp_path, GATES, "--answers", "answers.yaml")  # not auto-approved
     assert result.returncode == 0, result.stderr + result.stdout
     assert (logs / "notes" / "response.md").read_text(encoding="utf-8") == "faster startup, fewer files"
     context = checkpoint(logs)["context"]
