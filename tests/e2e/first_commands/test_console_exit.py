@@ -17,11 +17,19 @@ class TornDown:
     def __del__(self):
         print("interpreter torn down", file=sys.stderr)
 kept = TornDown()  # a module global: released when the interpreter tears its modules down
+import orchestra_cli.main as cli
 if "--thread" in sys.argv:
     sys.argv.remove("--thread")
-    threading.Thread(target=lambda: (time.sleep(0.3), print(" and the thread's line", end=""))).start()
-from orchestra_cli.main import console
-console()
+    # The thread outlives the command: it waits for main() to end, not for a time since the start.
+    command, ended = cli.main, threading.Event()
+    def main():
+        try:
+            command()
+        finally:
+            ended.set()
+    cli.main = main
+    threading.Thread(target=lambda: (ended.wait(), time.sleep(0.3), print(" and the thread's line", end=""))).start()
+cli.console()
 print("never printed")
 """
 
