@@ -11,6 +11,7 @@ from attrs import field, frozen
 
 from orchestra_core.model.immutable import str_tuple
 from orchestra_core.model.records import WorkspaceSnapshot
+from orchestra_core.model.remote_urls import redact_url
 
 
 @frozen(kw_only=True)
@@ -182,10 +183,65 @@ class ProjectLinkFailed(WorkspaceEvent):
     level: str = "warning"
 
 
+@frozen(kw_only=True)
+class RepoCloned(WorkspaceEvent):
+    """A repo with a `remote` and no checkout at its `path` was cloned there at session start.
+
+    `url` is always redacted (the constructor strips a password); `depth` is the shallow clone's depth,
+    None for a full clone.
+    """
+
+    repo: str
+    url: str = field(converter=redact_url)
+    path: str
+    depth: int | None = None
+
+
+@frozen(kw_only=True)
+class RepoFetched(WorkspaceEvent):
+    """A repo's remote was fetched (at session start, or the session branch on a resume); `url` redacted."""
+
+    repo: str
+    url: str = field(converter=redact_url)
+
+
+@frozen(kw_only=True)
+class RemotePushed(WorkspaceEvent):
+    """The remote's `branch` now holds `sha` (a session branch was pushed); `remote_url` redacted.
+
+    The latest RemotePushed of a session for a repo is what "pushed" means for it (status, cleanup).
+    """
+
+    repo: str
+    branch: str
+    sha: str
+    remote_url: str = field(default="", converter=redact_url)
+
+
+@frozen(kw_only=True)
+class PushFailed(WorkspaceEvent):
+    """Pushing a session branch failed; the run goes on and the next push retries.
+
+    `category` is one of `auth`, `network`, `rejected`, `not_found`, `other` (`protected` when the branch is
+    protected and was never tried); `reason` is git's message, redacted.
+    """
+
+    repo: str
+    branch: str
+    sha: str
+    reason: str = field(converter=redact_url)
+    category: str = "other"
+    level: str = "warning"
+
+
 __all__ = [
     "AgentCommitCreated",
     "CommitMessageFallback",
     "ProjectLinkFailed",
+    "PushFailed",
+    "RemotePushed",
+    "RepoCloned",
+    "RepoFetched",
     "SessionBranchCreated",
     "UntrackedWritesCommitted",
     "WorkspaceEvent",

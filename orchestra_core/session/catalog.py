@@ -324,6 +324,31 @@ WORKSPACE_SNAPSHOT_RECORDED = TypeSpec(
         f(3, "checkpoint_turn_id", STRING, since=2),
     ],
 )
+REPO_CLONED = TypeSpec(
+    "dev.orchestra.RepoCloned",
+    1,
+    w.RepoCloned,
+    [f(1, "repo", STRING), f(2, "url", STRING), f(3, "path", STRING), f(4, "depth", U32)],
+)
+REPO_FETCHED = TypeSpec("dev.orchestra.RepoFetched", 1, w.RepoFetched, [f(1, "repo", STRING), f(2, "url", STRING)])
+REMOTE_PUSHED = TypeSpec(
+    "dev.orchestra.RemotePushed",
+    1,
+    w.RemotePushed,
+    [f(1, "repo", STRING), f(2, "branch", STRING), f(3, "sha", STRING), f(4, "remote_url", STRING)],
+)
+PUSH_FAILED = TypeSpec(
+    "dev.orchestra.PushFailed",
+    1,
+    w.PushFailed,
+    [
+        f(1, "repo", STRING),
+        f(2, "branch", STRING),
+        f(3, "sha", STRING),
+        f(4, "reason", STRING),
+        f(5, "category", STRING),
+    ],
+)
 NESTED_TYPES = (TOOL_CALL, TOKEN_USAGE, TURN_COMMIT, OUTCOME, REPO_SNAPSHOT)
 TURN_TYPES = (
     PIPELINE_LIFECYCLE,
@@ -340,6 +365,10 @@ TURN_TYPES = (
     WORKTREE_MERGE_CONFLICT,
     UNTRACKED_WRITES_COMMITTED,
     WORKSPACE_SNAPSHOT_RECORDED,
+    REPO_CLONED,
+    REPO_FETCHED,
+    REMOTE_PUSHED,
+    PUSH_FAILED,
 )
 # Types that were defined once and are gone; their ids are never used again. (WorkspaceSnapshotRecorded,
 # retired in #11 before anything produced it, is back since #13 with its v1 tags unchanged.)

@@ -144,6 +144,12 @@ RECORDS: tuple[object, ...] = (
         sha="a1b2c3d4",
         branch="orchestra/pr-review/7",
     ),
+    w.RepoCloned(repo="backend", url="https://bob:s3cret@git.example/b.git", path="/w/backend", depth=1),
+    w.RepoFetched(repo="backend", url="file:///srv/git/backend.git"),
+    w.RemotePushed(repo="backend", branch="orchestra/pr-review/7", sha="a1b2c3d4", remote_url="ssh://git@h/b.git"),
+    w.PushFailed(
+        repo="backend", branch="orchestra/pr-review/7", sha="a1b2c3d4", reason="rejected by hook", category="rejected"
+    ),
     AgentTurn(
         node_id="implement",
         turn_number=4,

@@ -231,6 +231,34 @@ PINNED_TYPES = {
             2: ("snapshot", "ref", 1, "dev.orchestra.WorkspaceSnapshot"),
             3: ("checkpoint_turn_id", "string", 2, None),
         },
+    ),    "dev.orchestra.RepoCloned": (
+        1,
+        {
+            1: ("repo", "string", 1, None),
+            2: ("url", "string", 1, None),
+            3: ("path", "string", 1, None),
+            4: ("depth", "u32", 1, None),
+        },
+    ),
+    "dev.orchestra.RepoFetched": (1, {1: ("repo", "string", 1, None), 2: ("url", "string", 1, None)}),
+    "dev.orchestra.RemotePushed": (
+        1,
+        {
+            1: ("repo", "string", 1, None),
+            2: ("branch", "string", 1, None),
+            3: ("sha", "string", 1, None),
+            4: ("remote_url", "string", 1, None),
+        },
+    ),
+    "dev.orchestra.PushFailed": (
+        1,
+        {
+            1: ("repo", "string", 1, None),
+            2: ("branch", "string", 1, None),
+            3: ("sha", "string", 1, None),
+            4: ("reason", "string", 1, None),
+            5: ("category", "string", 1, None),
+        },
     ),
 }
 
