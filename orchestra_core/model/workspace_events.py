@@ -234,6 +234,37 @@ class PushFailed(WorkspaceEvent):
     level: str = "warning"
 
 
+@frozen(kw_only=True)
+class SessionRolledBack(WorkspaceEvent):
+    """A failed run was rolled back in a repo (`--rollback-on-failure`): its session branch and worktrees are
+    gone and an in_place checkout is back where it was.
+
+    `head_sha` is where the session branch was; `abandoned_ref` (`refs/orchestra/abandoned/<session>/<n>`)
+    keeps it reachable ("" when the branch had no commits beyond `base_sha`).
+    """
+
+    repo: str
+    branch: str
+    head_sha: str
+    base_sha: str
+    abandoned_ref: str = ""
+    level: str = "warning"
+
+
+@frozen(kw_only=True)
+class SessionCleanedUp(WorkspaceEvent):
+    """`orchestra cleanup` removed a session branch (and its worktree, `worktree_path`, "" for none) whose head
+    was `head_sha`; `reason` is why it could go (`merged`, `pushed`, `forced`), `abandoned_ref` keeps unmerged
+    commits reachable when it was forced."""
+
+    repo: str
+    branch: str
+    head_sha: str
+    worktree_path: str = ""
+    reason: str = ""
+    abandoned_ref: str = ""
+
+
 __all__ = [
     "AgentCommitCreated",
     "CommitMessageFallback",
@@ -243,6 +274,8 @@ __all__ = [
     "RepoCloned",
     "RepoFetched",
     "SessionBranchCreated",
+    "SessionCleanedUp",
+    "SessionRolledBack",
     "UntrackedWritesCommitted",
     "WorkspaceEvent",
     "WorkspaceRestored",

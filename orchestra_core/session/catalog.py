@@ -349,6 +349,31 @@ PUSH_FAILED = TypeSpec(
         f(5, "category", STRING),
     ],
 )
+SESSION_ROLLED_BACK = TypeSpec(
+    "dev.orchestra.SessionRolledBack",
+    1,
+    w.SessionRolledBack,
+    [
+        f(1, "repo", STRING),
+        f(2, "branch", STRING),
+        f(3, "head_sha", STRING),
+        f(4, "base_sha", STRING),
+        f(5, "abandoned_ref", STRING),
+    ],
+)
+SESSION_CLEANED_UP = TypeSpec(
+    "dev.orchestra.SessionCleanedUp",
+    1,
+    w.SessionCleanedUp,
+    [
+        f(1, "repo", STRING),
+        f(2, "branch", STRING),
+        f(3, "head_sha", STRING),
+        f(4, "worktree_path", STRING),
+        f(5, "reason", STRING),
+        f(6, "abandoned_ref", STRING),
+    ],
+)
 NESTED_TYPES = (TOOL_CALL, TOKEN_USAGE, TURN_COMMIT, OUTCOME, REPO_SNAPSHOT)
 TURN_TYPES = (
     PIPELINE_LIFECYCLE,
@@ -369,6 +394,8 @@ TURN_TYPES = (
     REPO_FETCHED,
     REMOTE_PUSHED,
     PUSH_FAILED,
+    SESSION_ROLLED_BACK,
+    SESSION_CLEANED_UP,
 )
 # Types that were defined once and are gone; their ids are never used again. (WorkspaceSnapshotRecorded,
 # retired in #11 before anything produced it, is back since #13 with its v1 tags unchanged.)

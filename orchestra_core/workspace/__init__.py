@@ -12,6 +12,7 @@ _EXPORTS = {
     "CommitMessageFallback": "orchestra_core.model.workspace_events",
     "ProtectedBranchError": "orchestra_core.workspace.errors",
     "SessionBranchCreated": "orchestra_core.model.workspace_events",
+    "SessionRolledBack": "orchestra_core.model.workspace_events",
     "UntrackedWritesCommitted": "orchestra_core.model.workspace_events",
     "WorkspaceCommitError": "orchestra_core.workspace.errors",
     "WorkspaceConfigError": "orchestra_core.workspace.errors",

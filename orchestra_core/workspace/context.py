@@ -29,6 +29,8 @@ class WorkspaceContext:
         pipeline_name: The pipeline that runs in the session.
         isolation: `worktree` or `in_place`.
         created_at: When the branch was set up (UTC).
+        original_checkout: In place: the branch (or commit, when detached) the checkout was on before the
+            session branch was checked out; "" when not known (a session reopened by a resume).
     """
 
     repo_name: str
@@ -42,6 +44,7 @@ class WorkspaceContext:
     pipeline_name: str
     isolation: str
     created_at: datetime
+    original_checkout: str = ""
 
     @property
     def run_id(self) -> str:

@@ -186,6 +186,7 @@ class BranchCreator:
         root = plan.repo_root
         branch = self._create_branch(plan)
         undo.append(lambda: self._git.delete_branch(root, branch))
+        previous = ""
         if plan.settings.isolation == IN_PLACE:
             previous = self._git.current_branch(root) or self._git.resolve_commit(root, "HEAD") or branch
             self._git.checkout(root, branch)
@@ -208,6 +209,7 @@ class BranchCreator:
             pipeline_name=pipeline_name,
             isolation=plan.settings.isolation,
             created_at=self._clock.now(),
+            original_checkout=previous,
         )
 
     def _create_branch(self, plan: RepoPlan) -> str:

@@ -150,6 +150,14 @@ RECORDS: tuple[object, ...] = (
     w.PushFailed(
         repo="backend", branch="orchestra/pr-review/7", sha="a1b2c3d4", reason="rejected by hook", category="rejected"
     ),
+    w.SessionRolledBack(
+        repo="backend", branch="orchestra/pr-review/7", head_sha="a1b2c3d4", base_sha="0f0f0f0f",
+        abandoned_ref="refs/orchestra/abandoned/7/1",
+    ),
+    w.SessionCleanedUp(
+        repo="backend", branch="orchestra/pr-review/7", head_sha="a1b2c3d4", worktree_path="/w/.orchestra/worktrees/7/backend",
+        reason="forced", abandoned_ref="refs/orchestra/abandoned/7/2",
+    ),
     AgentTurn(
         node_id="implement",
         turn_number=4,

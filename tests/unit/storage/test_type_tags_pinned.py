@@ -260,6 +260,27 @@ PINNED_TYPES = {
             5: ("category", "string", 1, None),
         },
     ),
+    "dev.orchestra.SessionRolledBack": (
+        1,
+        {
+            1: ("repo", "string", 1, None),
+            2: ("branch", "string", 1, None),
+            3: ("head_sha", "string", 1, None),
+            4: ("base_sha", "string", 1, None),
+            5: ("abandoned_ref", "string", 1, None),
+        },
+    ),
+    "dev.orchestra.SessionCleanedUp": (
+        1,
+        {
+            1: ("repo", "string", 1, None),
+            2: ("branch", "string", 1, None),
+            3: ("head_sha", "string", 1, None),
+            4: ("worktree_path", "string", 1, None),
+            5: ("reason", "string", 1, None),
+            6: ("abandoned_ref", "string", 1, None),
+        },
+    ),
 }
 
 PINNED_ENUMS = {
