@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from orchestra_cli.commands import attach as attach_command
+from orchestra_cli.commands import cleanup as cleanup_command
 from orchestra_cli.commands import compile as compile_command
 from orchestra_cli.commands import doctor as doctor_command
 from orchestra_cli.commands import init as init_command
@@ -60,5 +61,6 @@ app.command("replay")(replay_command.replay_session)
 app.command("show")(show_command.show_commit)
 app.command("status")(status_command.show_status)
 app.command("attach")(attach_command.attach_session)
+app.command("cleanup")(cleanup_command.cleanup)
 app.command("doctor")(doctor_command.run_doctor)
 app.add_typer(mcp_command.app, name="mcp")

@@ -38,6 +38,11 @@ class StoreReader:
         return str(path), path.is_file()
 
     @property
+    def container(self) -> Any:
+        """The composition root the store was opened from."""
+        return self._container
+
+    @property
     def locks(self) -> Any:
         """The runners' session locks: a session recorded as running whose lock is free has no runner."""
         return self._container.session_locks()
@@ -83,7 +88,7 @@ def status(session: str | None, *, json_output: bool, config: Path | None, limit
 
             summary = session_summary(reader.require(session), session, reader.locks)
             if json_output:
-                print_json(summary.to_json())
+                print_json(summary.to_json(), compact=True)
             else:
                 print_session_summary(summary, all_turns=all_sessions)
             return EXIT_OK
