@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from orchestra_core.ports.command_runner import CommandRunner
     from orchestra_core.ports.commit_messages import CommitMessageGenerator
     from orchestra_core.ports.git import Git
+    from orchestra_core.ports.git_remotes import GitRemotes
     from orchestra_core.ports.interviewer import Interviewer
     from orchestra_core.ports.prompt_library import PromptLibrary
     from orchestra_core.ports.run_directory import RunDirectoryFactory
@@ -93,6 +94,12 @@ def _git() -> Git:
     from orchestra_adapters.git.subprocess_git import SubprocessGit
 
     return SubprocessGit()
+
+
+def _git_remotes() -> GitRemotes:
+    from orchestra_adapters.git.remotes import SubprocessGitRemotes
+
+    return SubprocessGitRemotes()
 
 
 def _session_locks(project_root: Path) -> SessionLocks:
@@ -218,6 +225,7 @@ class Container(containers.DeclarativeContainer):
     session_store = providers.Resource(_session_store, settings, project_root, clock)
     session_locks = providers.Singleton(_session_locks, project_root)
     git = providers.Singleton(_git)
+    git_remotes = providers.Singleton(_git_remotes)
     chat_models = providers.Singleton(_chat_models, settings)
     commit_messages = providers.Singleton(_commit_messages, chat_models, settings)
     prompt_library = providers.Singleton(_prompt_library, settings, config.pipeline_path)
@@ -306,6 +314,7 @@ def run_arguments(
         "interviewer": interviewer,
         "command_runner": container.command_runner(),
         "git": container.git(),
+        "git_remotes": container.git_remotes(),
         "commit_messages": container.commit_messages() if llm else None,
         "prompt_library": container.prompt_library(),
         "session_locks": container.session_locks(),

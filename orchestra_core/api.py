@@ -24,6 +24,7 @@ from orchestra_core.ports.codergen_backend import CodergenBackend
 from orchestra_core.ports.command_runner import CommandRunner
 from orchestra_core.ports.commit_messages import CommitMessageGenerator
 from orchestra_core.ports.git import Git
+from orchestra_core.ports.git_remotes import GitRemotes
 from orchestra_core.ports.interviewer import Interviewer
 from orchestra_core.ports.prompt_library import PromptLibrary
 from orchestra_core.ports.run_directory import RunDirectoryFactory
@@ -55,6 +56,7 @@ class AdapterArguments(TypedDict, total=False):
     interviewer: Interviewer | None
     command_runner: CommandRunner | None
     git: Git | None
+    git_remotes: GitRemotes | None
     commit_messages: CommitMessageGenerator | None
     prompt_library: PromptLibrary | None
     session_locks: SessionLocks | None

@@ -17,6 +17,7 @@ from orchestra_core.ports.codergen_backend import CodergenBackend
 from orchestra_core.ports.command_runner import CommandRunner
 from orchestra_core.ports.commit_messages import CommitMessageGenerator
 from orchestra_core.ports.git import Git
+from orchestra_core.ports.git_remotes import GitRemotes
 from orchestra_core.ports.interviewer import Interviewer
 from orchestra_core.ports.prompt_library import PromptLibrary
 from orchestra_core.ports.run_directory import RunDirectoryFactory
@@ -85,6 +86,7 @@ class RunPorts:
         interviewer: Answers human gates; None: a gate fails saying no interviewer is configured.
         command_runner: Runs tool nodes' commands and project tools; None: tool nodes fail.
         git: The git port, needed when `settings.workspace.repos` names repos.
+        git_remotes: Clone, fetch and push; None: no remotes (a repo with `remote` is then an error).
         commit_messages: Writes per-turn commit messages; None: the deterministic message.
         prompt_library: Where agents' prompt layers come from; None: no layer files.
         session_locks: Keeps two runners out of one session; None: no locking.
@@ -97,6 +99,7 @@ class RunPorts:
     interviewer: Interviewer | None = None
     command_runner: CommandRunner | None = None
     git: Git | None = None
+    git_remotes: GitRemotes | None = None
     commit_messages: CommitMessageGenerator | None = None
     prompt_library: PromptLibrary | None = None
     session_locks: SessionLocks | None = None
@@ -115,6 +118,9 @@ class RunOptions:
         max_node_visits: Node executions after which the run stops as looping (default: the graph's).
         observers: Extra engine event observers (objects with `on_event`).
         on_event: Called with every engine event, workspace event and agent turn, as it happens.
+        rollback_on_failure: After a failed run, put every workspace repo back as it was before the run
+            (branches and worktrees removed, the work kept under `refs/orchestra/abandoned/`); None:
+            `workspace.rollback` in the settings decides. An interrupted run is never rolled back.
     """
 
     settings: OrchestraSettings = field(factory=OrchestraSettings)
@@ -124,3 +130,4 @@ class RunOptions:
     max_node_visits: int | None = None
     observers: Sequence[Any] = ()
     on_event: Callable[[Any], None] | None = None
+    rollback_on_failure: bool | None = None

@@ -5,6 +5,7 @@ Fakes (each passes its port's contract, so a test may use it wherever the real a
 - `InMemorySessionStore`, `InMemoryArtifactStore`, `InMemoryRunDirectory` / `InMemoryRunDirectories`,
   `InMemoryPromptLibrary`, `InMemorySessionLocks`: the storage-like ports, kept in memory.
 - `InMemoryGit`: the Git port without git; worktrees are real directories, everything else is memory.
+- `InMemoryGitRemotes`: the GitRemotes port without git or a network (remotes and clones are dicts).
 - `ManualClock`: time that moves only when slept or advanced.
 - `ScriptedCodergenBackend`, `ScriptedCommandRunner`, `ScriptedCommitMessages`: play scripted replies and
   record what they were asked.
@@ -25,6 +26,7 @@ _EXPORTS = {
     "CommandCall": "orchestra_core.testing.command_runner",
     "InMemoryArtifactStore": "orchestra_core.testing.artifact_store",
     "InMemoryGit": "orchestra_core.testing.git",
+    "InMemoryGitRemotes": "orchestra_core.testing.git_remotes",
     "InMemoryPromptLibrary": "orchestra_core.testing.prompt_library",
     "InMemoryRunDirectories": "orchestra_core.testing.run_directory",
     "InMemoryRunDirectory": "orchestra_core.testing.run_directory",

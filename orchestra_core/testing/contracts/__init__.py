@@ -26,6 +26,7 @@ _EXPORTS = {
     "CodergenBackendContract": "orchestra_core.testing.contracts.codergen_backend",
     "CommandRunnerContract": "orchestra_core.testing.contracts.command_runner",
     "GitContract": "orchestra_core.testing.contracts.git",
+    "GitRemotesContract": "orchestra_core.testing.contracts.git_remotes",
     "InterviewerContract": "orchestra_core.testing.contracts.interviewer",
     "PortContract": "orchestra_core.testing.contracts._base",
     "PromptLibraryContract": "orchestra_core.testing.contracts.prompt_library",
