@@ -100,12 +100,24 @@ def print_session_summary(summary: SessionSummary, *, all_turns: bool = False) -
             [[repo.name, repo.branch, (repo.base_sha or "")[:12], repo.head_sha[:12]] for repo in summary.repos],
             title="repos",
         )
+    _print_rollbacks(summary.turns)
     if summary.checkpoints:
         print()
         _print_checkpoints(summary)
     if summary.snapshots:
         print()
         _print_snapshots(summary)
+
+
+def _print_rollbacks(turns: Sequence[TurnView]) -> None:
+    """One line per repo a failed run was rolled back in (`--rollback-on-failure`)."""
+    from orchestra_core.model.workspace_events import SessionRolledBack
+
+    for turn in turns:
+        if isinstance(turn.record, SessionRolledBack):
+            event = turn.record
+            kept = f" kept as {event.abandoned_ref}" if event.abandoned_ref else ""
+            print(f"rolled back: {event.repo} {event.branch} at {event.head_sha[:12]}{kept}")
 
 
 def _print_header(summary: SessionSummary) -> None:

@@ -16,6 +16,7 @@ from orchestra_cli.runtime.options import (
     MaxVisitsOption,
     PipelineOption,
     QuietOption,
+    RollbackOption,
     RunOptions,
     SetOption,
     check_run_options,
@@ -48,6 +49,7 @@ def resume_pipeline(
     json_output: JsonOption = False,
     quiet: QuietOption = False,
     config: ConfigOption = None,
+    rollback_on_failure: RollbackOption = None,
 ) -> None:
     """Continue a session from its latest checkpoint; it ends as an uninterrupted run would.
 
@@ -72,7 +74,7 @@ def resume_pipeline(
 
         file = Path(target) if target else pipeline
         options = _options(file, backend, auto_approve, answers, set_values, logs_root, max_visits,
-                           json_output, quiet, config)
+                           json_output, quiet, config, rollback_on_failure)
         raise typer.Exit(resume_from_logs_root(options))
     if not target:
         raise fail("give the session id to resume (see `orchestra status`), or --logs-root DIR")
@@ -85,7 +87,7 @@ def resume_pipeline(
     from orchestra_core.runs.start import start_resume
 
     options = _options(pipeline, backend, auto_approve, answers, set_values, None, max_visits,
-                       json_output, quiet, config)
+                       json_output, quiet, config, rollback_on_failure)
     if turn is not None:
         from orchestra_core.runs.turn_start import start_resume_at_turn
 
@@ -102,10 +104,11 @@ def resume_pipeline(
 
 def _options(pipeline: Path | None, backend: str | None, auto_approve: bool, answers: Path | None,
              set_values: list[str] | None, logs_root: Path | None, max_visits: int | None,
-             json_output: bool, quiet: bool, config: Path | None) -> RunOptions:
+             json_output: bool, quiet: bool, config: Path | None,
+             rollback_on_failure: bool | None = None) -> RunOptions:
     options = RunOptions(
         pipeline, backend, auto_approve, answers, tuple(set_values or ()), logs_root, max_visits,
-        json_output, quiet, config,
+        json_output, quiet, config, rollback_on_failure,
     )
     check_run_options(options)
     return options

@@ -15,6 +15,7 @@ from orchestra_cli.runtime.options import (
     LogsRootOption,
     MaxVisitsOption,
     QuietOption,
+    RollbackOption,
     RunOptions,
     SetOption,
 )
@@ -31,6 +32,7 @@ def run_pipeline(
     json_output: JsonOption = False,
     quiet: QuietOption = False,
     config: ConfigOption = None,
+    rollback_on_failure: RollbackOption = None,
 ) -> None:
     """Run a pipeline. Prints the session id first, then progress, then the result.
 
@@ -44,7 +46,7 @@ def run_pipeline(
 
     options = RunOptions(
         pipeline, backend, auto_approve, answers, tuple(set_values or ()), logs_root, max_visits,
-        json_output, quiet, config,
+        json_output, quiet, config, rollback_on_failure,
     )
     check_run_options(options)
     raise typer.Exit(run_new(options))

@@ -151,6 +151,7 @@ def _begin(options: RunOptions, container: Container, start: StartSession, graph
         initial_context=initial_context,
         max_node_visits=options.max_visits,
         on_event=ProgressFeed(_observers(options)),
+        rollback_on_failure=options.rollback_on_failure,
     )
     ports = RunPorts(**arguments)
     assert ports.store is not None

@@ -29,6 +29,16 @@ MaxVisitsOption = Annotated[
     int | None,
     typer.Option("--max-visits", min=1, help="Stop as looping after this many node executions (default 10000)."),
 ]
+RollbackOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--rollback-on-failure/--no-rollback-on-failure",
+        help="After a failed run, put every workspace repo back as it was (session branch and worktrees "
+        "removed, the commits kept under refs/orchestra/abandoned/); default: orchestra.yaml's "
+        "workspace.rollback. An interrupted run is never rolled back.",
+        show_default=False,
+    ),
+]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
 PipelineOption = Annotated[
     Path | None,
@@ -49,6 +59,7 @@ class RunOptions(NamedTuple):
     json_output: bool = False
     quiet: bool = False
     config: Path | None = None
+    rollback_on_failure: bool | None = None
 
 
 MAX_SET_KEY_CHARS = 256  # a context key; values are bounded as every argument is (docs/cli.md)

@@ -18,6 +18,7 @@ from orchestra_core.model.immutable import frozen_map, str_tuple
 ALIASES = ("smart", "worker", "cheap")
 PushPolicy = Literal["never", "on_completion", "on_checkpoint"]
 IsolationMode = Literal["worktree", "in_place"]
+RollbackPolicy = Literal["never", "on_failure"]
 StorageBackend = Literal["sqlite", "cxdb"]
 AgentMode = Literal["autonomous", "interactive"]
 SandboxKind = Literal["none", "bubblewrap"]
@@ -151,10 +152,11 @@ def _tool_tables(
 
 @frozen
 class WorkspaceSettings:
-    """`workspace:`."""
+    """`workspace:`; `rollback: on_failure` undoes a failed run's branches and worktrees (docs/git.md)."""
 
     repos: Mapping[str, RepoSettings] = field(factory=dict, converter=frozen_map)
     tools: Mapping[str, Mapping[str, ToolCommandSettings]] = field(factory=dict, converter=_tool_tables)
+    rollback: RollbackPolicy = "never"
 
     def repo_names(self) -> tuple[str, ...]:
         """The configured repos, or the implicit `project` repo when there are none."""

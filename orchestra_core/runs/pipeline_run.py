@@ -93,6 +93,7 @@ class PipelineRun:
         self.recorder = self._recorder()
         self.workspace: WorkspaceSession | None = None
         self.branches: BranchWorktrees | None = None  # parallel branches' worktrees (with workspace repos)
+        self._rolled_back: dict[str, RepoHead] = {}  # rollback on failure: where each branch was
         self._writers: dict[str, bool] = {}
         self.backend: CodergenBackend | None = None
         self.engine: PipelineEngine | None = None
@@ -156,6 +157,8 @@ class PipelineRun:
             self.engine = self._make_engine()
         except BaseException as error:
             self.record_failure(str(error) or type(error).__name__)
+            if isinstance(error, Exception):
+                self._roll_back_after(error)
             raise
         return self
 
@@ -370,7 +373,7 @@ class PipelineRun:
         if self.start.kind == RESUME:  # the node the stopped run was in is recorded as interrupted, then runs again
             self.recorder.record_interrupted_nodes()
         try:
-            return self.engine.run(
+            result = self.engine.run(
                 self.graph,
                 session_id=self.session_id,
                 logs_root=self.logs_root,
@@ -384,7 +387,41 @@ class PipelineRun:
             bug = not isinstance(error, OrchestraError)
             with suppress(Exception):
                 self.record_failure(f"internal error: {type(error).__name__}: {error}" if bug else str(error))
+            self._roll_back_after(error)
             raise
+        if not result.succeeded:
+            self.roll_back_if_asked()
+        return result
+
+    @property
+    def rolls_back_on_failure(self) -> bool:
+        """Whether a failed run is rolled back: the option when given, else `workspace.rollback`."""
+        chosen = self.options.rollback_on_failure
+        return chosen if chosen is not None else self.options.settings.workspace.rollback == "on_failure"
+
+    def roll_back_if_asked(self) -> None:
+        """After a failed run, with rollback on failure: every workspace repo back as it was before the run,
+        each recorded as a SessionRolledBack event (see workspace/rollback.py).
+
+        Raises:
+            WorkspaceError: Some repo could not be rolled back (the others were).
+        """
+        if not self.rolls_back_on_failure or self.workspace is None or self.ports.git is None or self._rolled_back:
+            return
+        from orchestra_core.workspace.rollback import roll_back_session
+
+        worktrees = self._workspace_manager({}).worktrees_dir(self.session_id)
+        self._rolled_back = {
+            event.repo: RepoHead(event.branch, event.head_sha, event.base_sha)
+            for event in roll_back_session(self.workspace, self.ports.git, worktrees, self._on_workspace_event)
+        }
+
+    def _roll_back_after(self, error: Exception) -> None:
+        """Roll back after the run ended with `error`; a rollback failure is added to it as a note."""
+        try:
+            self.roll_back_if_asked()
+        except Exception as failure:
+            error.add_note(str(failure))
 
     def _ensure_manifest(self, initial_context: Mapping[str, Any]) -> None:
         """A replay, or a resume where the run directory is missing, starts its run directory with a manifest,
@@ -409,6 +446,8 @@ class PipelineRun:
         """Each workspace repo's session branch, base and current head."""
         if self.workspace is None:
             return {}
+        if self._rolled_back:  # the branches are gone: where they were
+            return dict(self._rolled_back)
         shas = self.workspace.snapshot()
         return {name: evolve(head, sha=shas.get(name, head.sha)) for name, head in self._recorded_heads().items()}
 
