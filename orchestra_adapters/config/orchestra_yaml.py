@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any
 from attrs import evolve
 
 from orchestra_core.model.layout import STATE_DIR
-from orchestra_core.model.settings import ConfigError, ConfigProblem, OrchestraSettings, ToolCommandSettings
+from orchestra_core.model.settings import (
+    ConfigError,
+    ConfigProblem,
+    OrchestraSettings,
+    RepoSettings,
+    ToolCommandSettings,
+)
 
 CONFIG_NAME = "orchestra.yaml"
 CONFIG_ENV = "ORCHESTRA_CONFIG"
@@ -134,9 +140,10 @@ def _consistency_problems(source: YamlSource, settings: OrchestraSettings) -> It
     providers = settings.providers
     if providers.default and providers.entries and providers.default not in providers.entries:
         yield problem(("providers", "default"), _not_among(providers.default, list(providers.entries), "provider"))
-    for name in settings.workspace.repos:
+    for name, repo_settings in settings.workspace.repos.items():
         if not _NAME_RE.match(name):
             yield problem(("workspace", "repos", name), _bad_name("repo"))
+        yield from (problem(("workspace", "repos", name, key), detail) for key, detail in _remote_problems(repo_settings))
     known_repos = list(settings.workspace.repo_names())
     for repo, tools in settings.workspace.tools.items():
         if repo not in known_repos:
@@ -146,6 +153,18 @@ def _consistency_problems(source: YamlSource, settings: OrchestraSettings) -> It
             if not _NAME_RE.match(tool):
                 yield problem(path, _bad_name("tool"))
             yield from (problem((*path, *sub), detail) for sub, detail in _parameter_problems(command))
+
+
+def _remote_problems(repo: RepoSettings) -> Iterator[tuple[str, str]]:
+    if repo.remote is not None and (not repo.remote.strip() or repo.remote.startswith("-")):
+        yield "remote", "a remote is a non-empty URL or path that does not start with '-'"
+    if repo.clone_depth is not None and repo.clone_depth < 1:
+        yield "clone_depth", f"must be a positive number of commits, not {repo.clone_depth}"
+    if repo.remote is None:
+        if repo.push not in (None, "never"):
+            yield "push", f"push: {repo.push} needs a remote; set workspace.repos.<name>.remote"
+        if repo.clone_depth is not None:
+            yield "clone_depth", "clone_depth needs a remote to clone from"
 
 
 def _parameter_problems(command: ToolCommandSettings) -> Iterator[tuple[KeyPath, str]]:

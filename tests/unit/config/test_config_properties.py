@@ -21,7 +21,13 @@ texts = st.text(
     max_size=20,
 )
 repos = st.fixed_dictionaries(
-    {"path": texts, "branch_prefix": texts, "push": st.sampled_from(PUSH_POLICIES), "clone_depth": st.integers(1, 10**6)},
+    {
+        "path": texts,
+        "branch_prefix": texts,
+        "remote": texts.filter(lambda t: t.strip() and not t.startswith("-")),
+        "push": st.sampled_from(PUSH_POLICIES),
+        "clone_depth": st.integers(1, 10**6),
+    },
     optional={"protected_branches": st.lists(texts, max_size=3), "run_hooks": st.booleans()},
 )
 agents = st.fixed_dictionaries(

@@ -344,3 +344,19 @@ def test_storage_and_repo_options(tmp_path: Path) -> None:
     assert (repo.push, repo.clone_depth, repo.isolation, repo.run_hooks) == ("on_completion", 50, "in_place", True)
     assert repo.protected_branches == ("main", "prod")
     assert settings.storage.addr == "localhost:9009"
+
+
+@pytest.mark.parametrize(
+    ("repo", "key", "detail"),
+    [
+        ("{path: app, push: on_checkpoint}", "workspace.repos.app.push", "needs a remote"),
+        ("{path: app, clone_depth: 5}", "workspace.repos.app.clone_depth", "needs a remote"),
+        ("{path: app, remote: /srv/app.git, clone_depth: 0}", "workspace.repos.app.clone_depth", "positive"),
+        ("{path: app, remote: '--upload-pack=x'}", "workspace.repos.app.remote", "does not start with '-'"),
+        ("{path: app, remote: ''}", "workspace.repos.app.remote", "non-empty"),
+    ],
+)
+def test_remote_settings_are_checked(tmp_path: Path, repo: str, key: str, detail: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(write(tmp_path, f"workspace:\n  repos:\n    app: {repo}\n"))
+    assert key in str(caught.value) and detail in str(caught.value)
