@@ -22,7 +22,7 @@ from orchestra_core.model.settings import RepoSettings, WorkspaceSettings
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.git import Git, GitError, WorktreeInfo
 from orchestra_core.ports.session_locks import SessionLocks
-from orchestra_core.ports.session_store import SessionStatus, SessionStore
+from orchestra_core.ports.session_store import SessionInfo, SessionStatus, SessionStore
 from orchestra_core.session.liveness import PARALLEL_SPAWN, live_info, runner_alive
 from orchestra_core.workspace.cleanup_records import RepoWork, SessionWork, session_work
 from orchestra_core.workspace.naming import is_protected
@@ -51,6 +51,8 @@ class CleanupItem:
         worktrees: The session's worktrees that exist (absolute paths).
         unsafe: Branches whose head is neither merged nor pushed (kept under an abandoned ref when forced).
         abandoned_refs: Refs that keep unmerged heads reachable (after a forced removal).
+        repo_root: The repository's directory.
+        status: The session's status when planned (`interrupted` for a running one whose runner is gone).
     """
 
     session_id: str
@@ -65,10 +67,12 @@ class CleanupItem:
     unsafe: tuple[str, ...] = ()
     abandoned_refs: tuple[str, ...] = ()
     repo_root: str = ""
+    status: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "session_id": self.session_id, "pipeline": self.pipeline, "repo": self.repo, "reason": self.reason,
+            "session_id": self.session_id, "pipeline": self.pipeline, "status": self.status, "repo": self.repo,
+            "reason": self.reason,
             "detail": self.detail, "branches": list(self.branches), "heads": dict(self.heads),
             "worktrees": list(self.worktrees), "abandoned_refs": list(self.abandoned_refs),
         }
@@ -154,8 +158,9 @@ class CleanupPlanner:
             if info.metadata.spawn_reason == PARALLEL_SPAWN:
                 continue  # a parallel branch's worktrees are recorded by the run it belongs to
             work = session_work(self._store, info)
+            status = self._status(info)
             for repo in work.repos.values():
-                item = self._repo_item(work, repo, roots, listed, options)
+                item = self._repo_item(work, status, repo, roots, listed, options)
                 if item is not None:
                     items.append(item)
         prunable = tuple(
@@ -167,7 +172,7 @@ class CleanupPlanner:
         return CleanupPlan(tuple(items), prunable)
 
     def recheck(self, item: CleanupItem, options: CleanupOptions) -> CleanupItem:
-        """The item planned again now (under the session's lock, before removing anything)."""
+        """The item planned again now, under the session's lock (held by this cleanup), with the status planned."""
         info = self._store.get_session(item.session_id)
         work = session_work(self._store, info)
         roots = self.repo_roots()
@@ -175,20 +180,32 @@ class CleanupPlanner:
         root = roots.get(item.repo)
         fresh = None
         if repo is not None and root is not None:
-            fresh = self._repo_item(work, repo, roots, {root: self._git.worktrees(root)}, options)
+            status = SessionStatus(item.status)
+            fresh = self._repo_item(work, status, repo, roots, {root: self._git.worktrees(root)}, options)
         return fresh if fresh is not None else evolve(item, action=KEEP, reason="gone", detail="nothing left")
 
     # Deciding ----------------------------------------------------------------------------------------
+    def _status(self, info: SessionInfo) -> SessionStatus:
+        """The session's live status; `running` while anyone holds its lock (a resume takes it before it
+        records anything), `interrupted` for a run whose runner is gone without recording an end."""
+        if self._locks.holder(info.session_id) is not None:
+            return SessionStatus.RUNNING
+        status = live_info(self._store, info, self._locks).status
+        if status is SessionStatus.NEW and not runner_alive(self._locks, info.session_id):
+            return SessionStatus.INTERRUPTED
+        return status
+
     def _repo_item(
         self,
         work: SessionWork,
+        status: SessionStatus,
         repo: RepoWork,
         roots: Mapping[str, Path],
         listed: Mapping[Path, tuple[WorktreeInfo, ...]],
         options: CleanupOptions,
     ) -> CleanupItem | None:
         info = work.info
-        item = CleanupItem(info.session_id, info.metadata.pipeline, repo.repo, KEEP, "")
+        item = CleanupItem(info.session_id, info.metadata.pipeline, repo.repo, KEEP, "", status=status.value)
         root = roots.get(repo.repo)
         if root is None:
             return None if not repo.branches else evolve(
@@ -208,24 +225,27 @@ class CleanupPlanner:
             repo_root=str(root),
         )
         settings = self._repos[repo.repo]
-        held = self._held_reason(work, repo, settings, foreign, options)
+        held = self._held_reason(work, status, repo, settings, foreign, options)
         if held is not None:
             return evolve(item, reason=held[0], detail=held[1])
-        return self._judge(item, work, repo, settings, root, ours, options)
+        return self._judge(item, work, status, repo, settings, root, ours, options)
 
     def _held_reason(
         self,
         work: SessionWork,
+        status: SessionStatus,
         repo: RepoWork,
         settings: RepoSettings,
         foreign: list[WorktreeInfo],
         options: CleanupOptions,
     ) -> tuple[str, str] | None:
         """A reason to keep the repo that `force` does not override."""
-        info = work.info
-        if info.status in (SessionStatus.RUNNING, SessionStatus.NEW) and runner_alive(self._locks, info.session_id):
-            holder = self._locks.holder(info.session_id)
-            return RUNNING, f"its runner holds the session lock (pid {holder})" if holder else "it may still run"
+        if status in (SessionStatus.RUNNING, SessionStatus.NEW):
+            holder = self._locks.holder(work.info.session_id)
+            return RUNNING, (
+                f"its runner holds the session lock (pid {holder})" if holder
+                else "it is recorded as running where this project's locks cannot see its runner"
+            )
         protected = [branch for branch in repo.branches if is_protected(branch, settings.protected_branches)]
         if protected:
             return PROTECTED, f"{protected[0]} matches workspace.repos.{repo.repo}.protected_branches"
@@ -244,13 +264,13 @@ class CleanupPlanner:
         self,
         item: CleanupItem,
         work: SessionWork,
+        status: SessionStatus,
         repo: RepoWork,
         settings: RepoSettings,
         root: Path,
         ours: list[WorktreeInfo],
         options: CleanupOptions,
     ) -> CleanupItem:
-        status = live_info(self._store, work.info, self._locks).status
         base = self._base(root, settings)
         pushed = {b for b, sha in item.heads.items() if repo.pushed.get(b) == sha}
         merged = {b for b, sha in item.heads.items() if b not in pushed and self._merged(root, base, sha)}
@@ -258,10 +278,10 @@ class CleanupPlanner:
         dirty = [str(w.path) for w in ours if w.path.is_dir() and self._git.status(w.path)]
         item = evolve(item, unsafe=unsafe)
         reasons: list[tuple[str, str]] = []
-        if status in (SessionStatus.INTERRUPTED, SessionStatus.NEW):
+        if status is SessionStatus.INTERRUPTED:
             reasons.append((INTERRUPTED, f"`orchestra resume {work.info.session_id}` continues it"))
-        if repo.conflict and status is SessionStatus.FAIL:
-            reasons.append((CONFLICT, "a fan-in merge conflict is preserved in its branches"))
+        if repo.conflict and any(branch != repo.branch for branch in item.heads):
+            reasons.append((CONFLICT, "a fan-in merge conflict is preserved in its parallel branches"))
         if dirty:
             reasons.append((UNCOMMITTED, f"uncommitted changes in {dirty[0]}"))
         if unsafe:
