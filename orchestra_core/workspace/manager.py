@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from attrs import evolve
+
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.layout import ProjectLayout
 from orchestra_core.model.settings import WorkspaceSettings
@@ -140,13 +142,16 @@ class WorkspaceManager:
                 raise WorkspaceError(
                     f"{context.repo_name}: session branch {context.branch_name} no longer exists"
                 )
+            # In place, what the checkout was on before this run (rollback on failure returns it there).
+            before = self._git.current_branch(context.repo_root) if context.isolation == IN_PLACE else None
             try:
                 self._reattach(context)
             except GitError as error:
                 raise WorkspaceError(
                     f"{context.repo_name}: cannot reopen {context.worktree_path}: {error}"
                 ) from error
-            current.append(context.with_head(head))
+            original = before if before not in (None, context.branch_name) else context.original_checkout
+            current.append(evolve(context.with_head(head), original_checkout=original or ""))
         self._link_project(current)
         return self._session(contexts[0].session_id if contexts else "", current)
 

@@ -105,14 +105,19 @@ def _restore_checkout(git: Git, context: WorkspaceContext, head: str) -> None:
 
 
 def _original_checkout(git: Git, context: WorkspaceContext) -> str:
-    """What the checkout was on before the session: recorded at setup; for a session reopened by a resume
-    (not recorded), the configured `base_ref` when it is a local branch, else the base commit."""
+    """What the checkout was on before the run: recorded at setup (or, by a resume, the branch the checkout
+    was on when it was not the session branch); else the configured `base_ref` when it is a local branch,
+    else the one local branch at the base commit, else the base commit (detached)."""
     if context.original_checkout:
         return context.original_checkout
-    ref = context.base_ref
-    if ref != "HEAD" and git.resolve_commit(context.repo_root, f"refs/heads/{ref}") is not None:
+    root, ref = context.repo_root, context.base_ref
+    if ref != "HEAD" and git.resolve_commit(root, f"refs/heads/{ref}") is not None:
         return ref
-    return context.base_sha
+    at_base = [
+        name for name in git.branches(root)
+        if name != context.branch_name and git.resolve_commit(root, f"refs/heads/{name}") == context.base_sha
+    ]
+    return at_base[0] if len(at_base) == 1 else context.base_sha
 
 
 def _remove_worktree(git: Git, root: Path, path: Path) -> None:

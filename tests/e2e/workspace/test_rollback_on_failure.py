@@ -181,3 +181,16 @@ def test_a_bad_rollback_value_is_refused_naming_the_key(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "workspace.rollback: expected one of never, on_failure" in result.stderr
     assert repo.branches() == ["main"]
+
+
+@pytest.mark.parametrize("isolation", ["worktree", "in_place"])
+def test_a_resumed_session_that_fails_again_is_rolled_back_entirely(tmp_path: Path, isolation: str) -> None:
+    repo = _project(tmp_path, isolation)
+    before = _state(repo)
+    assert orchestra("run", "fails.dot", "--quiet", cwd=repo.path).returncode == 1
+    assert repo.branches() == ["main", BRANCH]
+    head = repo.head(BRANCH)
+    result = orchestra("resume", "1", "--quiet", "--rollback-on-failure", cwd=repo.path)
+    assert result.returncode == 1, result.stderr + result.stdout
+    assert _state(repo) == before
+    assert [line.split()[1] for line in _abandoned(repo)] == [head]
