@@ -10,7 +10,8 @@ import pytest
 from tests.support.orchestra_project import orchestra
 
 COMMANDS = [
-    ["init"], ["compile"], ["run"], ["resume"], ["replay"], ["show"], ["status"], ["attach"], ["doctor"],
+    ["init"], ["compile"], ["run"], ["resume"], ["replay"], ["show"], ["status"], ["attach"], ["cleanup"],
+    ["doctor"],
     ["mcp"], ["mcp", "serve"],
 ]  # fmt: skip
 
