@@ -37,6 +37,7 @@ from orchestra_core.ports.session_locks import CheckoutLocks, SessionLease
 from orchestra_core.runs.events import EventFanout
 from orchestra_core.runs.extensions import Extensions
 from orchestra_core.runs.ports import RunOptions, RunPorts
+from orchestra_core.runs.run_remotes import RunRemotes
 from orchestra_core.runs.start import REPLAY, RESUME, SessionStart, begin
 from orchestra_core.runs.writable_roots import WritableRoots
 from orchestra_core.session.api import append_record, publish_types
@@ -78,6 +79,8 @@ class PipelineRun:
         self.layout = ProjectLayout(options.project_root.resolve())
         self.events = EventFanout(options.on_event)
         self._resolver: AgentResolver | None = None
+        self.remotes = RunRemotes(options.settings, ports.git, ports.git_remotes)
+        self.remotes.prepare(start)  # clone/fetch: an unreachable remote stops the run before anything is recorded
         if ports.store is not None:
             if start.creates_session:  # bad input stops the run here, before a session exists
                 self._check_workspace(start)
@@ -192,6 +195,7 @@ class PipelineRun:
             self.workspace, git, self.ports.clock, manager.worktrees_dir(self.session_id), self.pipeline_name,
             self._on_workspace_event,
         )
+        self.remotes.attach(self.workspace, self.session_id, self._on_workspace_event, self.events.subscribe)
         return self.workspace
 
     def _lock_checkouts(self, checkouts: list[Path]) -> None:
@@ -389,6 +393,7 @@ class PipelineRun:
                 self.record_failure(f"internal error: {type(error).__name__}: {error}" if bug else str(error))
             self._roll_back_after(error)
             raise
+        self.remotes.finish(result.succeeded, self.workspace.snapshot() if self.workspace is not None else {})
         if not result.succeeded:
             self.roll_back_if_asked()
         return result
@@ -464,6 +469,7 @@ class PipelineRun:
     def close(self) -> None:
         """Write what the recorder holds, then release the backend, the checkout locks and the session lock
         (each at most once)."""
+        self.remotes.close()  # pushes what checkpoints asked for (a push failure is only a warning)
         with suppress(Exception):  # a store failing here was reported by the run already
             self.recorder.close()
         close = getattr(self.backend, "close", None)
