@@ -11,8 +11,9 @@ checkpoint_writer.py) that writes the newest one pending, so checkpoint.json may
 latency (the session store is the per-node durable record). The run's final checkpoint (or any when
 `durable=True`, for machines that may lose power mid-run) is written on the caller's thread after the
 writer drained, and fsynced; the manifest is fsynced. `load_checkpoint` and `close` drain the writer first.
-Stage files are plain writes: the engine deletes a stage's status.json before each attempt and writes it
-after, and resume never reads them.
+Stage files are queued to another background writer (see stage_file_writer.py) that creates the stage
+directories and writes the files in order; `stage_dir` (the directory handed to a command or an agent) and
+`close` flush it, and reading or removing a file still queued waits for it. Resume never reads stage files.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import os
 import threading
 
 from orchestra_adapters.filesystem.artifact_store import FileBackedArtifactStore
-from orchestra_adapters.filesystem.atomic import atomic_write, write_file
+from orchestra_adapters.filesystem.atomic import atomic_write
 from orchestra_adapters.filesystem.checkpoint_codec import (
     CheckpointEncoder,
     decode_checkpoint,
@@ -30,6 +31,7 @@ from orchestra_adapters.filesystem.checkpoint_codec import (
     encode_manifest,
 )
 from orchestra_adapters.filesystem.checkpoint_writer import CheckpointWriter
+from orchestra_adapters.filesystem.stage_file_writer import StageFileWriter, ensure_directory
 from orchestra_core.model.checkpoint import Checkpoint, RunManifest
 from orchestra_core.model.input_files import (
     MAX_RUN_FILE_BYTES,
@@ -58,45 +60,47 @@ class FileRunDirectory:
         self._round_root = root
         self._encoder = CheckpointEncoder()
         self._writer = CheckpointWriter(self._encode)
+        self._stage_files = StageFileWriter()
         self._made: set[str] = set()
         self._lock = threading.Lock()
 
     def _ensure(self, directory: str) -> str:
         if directory not in self._made:
             try:
-                os.mkdir(directory)  # usually a stage directory right under an existing root
-            except FileExistsError:
-                pass
-            except FileNotFoundError:
-                self._make_parents(directory)
+                ensure_directory(directory)
             except OSError as error:
                 raise RunDirectoryError(f"{directory}: cannot create the directory: {error.strerror or error}") from None
             self._made.add(directory)
         return directory
 
-    def _make_parents(self, directory: str) -> None:
-        try:
-            os.makedirs(directory, exist_ok=True)
-        except OSError as error:
-            raise RunDirectoryError(f"{directory}: cannot create the directory: {error.strerror or error}") from None
+    def stage_path(self, stage_key: str) -> str:
+        return os.path.join(self._round_root, stage_key)
 
     def stage_dir(self, stage_key: str) -> str:
-        return self._ensure(os.path.join(self._round_root, stage_key))
+        self._stage_files.flush()
+        return self._ensure(self.stage_path(stage_key))
 
     def write_stage_file(self, stage_key: str, name: str, text: str) -> None:
-        path = os.path.join(self.stage_dir(stage_key), name)
-        write_file(path, text.encode("utf-8", "surrogateescape"))
+        self._stage_files.submit(self.stage_path(stage_key), name, text.encode("utf-8", "surrogateescape"))
 
     def read_stage_file(self, stage_key: str, name: str) -> str | None:
+        path = self._settled(os.path.join(self._round_root, stage_key, name))
         try:
-            with open(os.path.join(self._round_root, stage_key, name), "rb") as handle:
+            with open(path, "rb") as handle:
                 return handle.read().decode("utf-8", "replace")
         except (FileNotFoundError, NotADirectoryError):
             return None
 
     def remove_stage_file(self, stage_key: str, name: str) -> None:
+        path = self._settled(os.path.join(self._round_root, stage_key, name))
         with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-            os.unlink(os.path.join(self._round_root, stage_key, name))
+            os.unlink(path)
+
+    def _settled(self, path: str) -> str:
+        """`path`, once a queued write of it is on disk."""
+        if self._stage_files.is_queued(path):
+            self._stage_files.flush()
+        return path
 
     def save_checkpoint(self, checkpoint: Checkpoint) -> None:
         with self._lock:
@@ -112,7 +116,10 @@ class FileRunDirectory:
         return self._encoder.encode(checkpoint).encode("utf-8")
 
     def close(self) -> None:
-        self._writer.drain()
+        try:
+            self._stage_files.flush()
+        finally:
+            self._writer.drain()
 
     def load_checkpoint(self) -> Checkpoint | None:
         self._writer.drain()

@@ -18,7 +18,6 @@ from orchestra_core.handlers.hook_commands import (
     DEFAULT_HOOK_TIMEOUT_S,
     HookResult,
     HookTarget,
-    hook_commands,
     run_hook,
 )
 from orchestra_core.model.graph import Graph, Node
@@ -68,7 +67,7 @@ class ToolHooks:
         on_result: Callable[[HookResult], None] | None = None,
     ) -> ToolHooks:
         """The node's hooks: its own `tool_hooks.pre`/`.post` attributes, else the graph's."""
-        pre, post = hook_commands(node, graph)
+        pre, post = graph.tool_hooks_for(node)
         return cls(
             runner, pre=pre, post=post, cwd=cwd, node_id=node.id, stage_dir=stage_dir, logs_root=logs_root,
             on_result=on_result,

@@ -148,10 +148,17 @@ class StageExecutor:
                     "internal.fidelity": fidelity,
                     "internal.thread_key": thread_key,
                     "internal.session_id": self._session_id,
-                    "internal.stage_dir": self._directory.stage_dir(visit.stage_key),
+                    "internal.stage_dir": self._stage_dir_for_agent(node, visit.stage_key),
                     "internal.resumed": visit.resumed,
                 }
             )
+
+    def _stage_dir_for_agent(self, node: Node, stage_key: str) -> str:
+        """The stage directory an agent's tool hooks are told about: created (and its files written) only for
+        a node that has hooks, the one thing outside the engine that uses it while the node runs."""
+        if any(self._graph.tool_hooks_for(node)):
+            return self._directory.stage_dir(stage_key)
+        return self._directory.stage_path(stage_key)
 
     def _stage(
         self, visit: StageVisit, attempt: int, policy: RetryPolicy, fidelity: str, thread_key: str,

@@ -71,9 +71,12 @@ class MemoryRunDirectory:
         self.manifest: RunManifest | None = None
         self._lock = threading.Lock()
 
-    def stage_dir(self, stage_key: str) -> str:
+    def stage_path(self, stage_key: str) -> str:
         base = self.root if self.round == 0 else posixpath.join(self.root, f"restart-{self.round}")
         return posixpath.join(base, stage_key)
+
+    def stage_dir(self, stage_key: str) -> str:
+        return self.stage_path(stage_key)
 
     def write_stage_file(self, stage_key: str, name: str, text: str) -> None:
         with self._lock:

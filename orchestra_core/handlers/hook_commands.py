@@ -15,7 +15,6 @@ from typing import Any
 from attrs import frozen
 
 from orchestra_core.model.cancellation import Cancellation, takes_cancel
-from orchestra_core.model.graph import Graph, Node
 from orchestra_core.ports.command_runner import CommandResult, CommandRunner
 
 DEFAULT_HOOK_TIMEOUT_S = 60.0
@@ -78,13 +77,6 @@ class HookTarget:
     safe_name: str = ""
     stage_dir: str = ""
     logs_root: str = ""
-
-
-def hook_commands(node: Node, graph: Graph) -> tuple[str, str]:
-    """The node's `tool_hooks.pre` and `tool_hooks.post` commands, each the graph's when the node sets none."""
-    pre = node.attrs.get("tool_hooks.pre") or graph.tool_hooks_pre
-    post = node.attrs.get("tool_hooks.post") or graph.tool_hooks_post
-    return pre.strip(), post.strip()
 
 
 def hook_environment(phase: str, target: HookTarget, exit_code: int | None = None) -> dict[str, str]:

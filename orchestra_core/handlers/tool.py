@@ -22,7 +22,7 @@ from attrs import evolve
 from orchestra_core.engine.execution import auto_status_outcome
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.handlers.codergen import expand_goal
-from orchestra_core.handlers.hook_commands import HookResult, HookTarget, hook_commands, run_hook
+from orchestra_core.handlers.hook_commands import HookResult, HookTarget, run_hook
 from orchestra_core.model.cancellation import takes_cancel
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Graph, Node
@@ -126,7 +126,7 @@ class _NodeHooks:
         env: dict[str, str],
         command: str,
     ) -> None:
-        self.pre, self.post = hook_commands(node, graph)
+        self.pre, self.post = graph.tool_hooks_for(node)
         self.runner = runner
         self.stage = stage
         self.context = context

@@ -412,3 +412,9 @@ class Graph(_Attributed):
     @property
     def tool_hooks_post(self) -> str:
         return self.attrs.get("tool_hooks.post", "")
+
+    def tool_hooks_for(self, node: Node) -> tuple[str, str]:
+        """The node's `tool_hooks.pre` and `tool_hooks.post` commands, each the graph's when the node sets none."""
+        pre = node.attrs.get("tool_hooks.pre") or self.tool_hooks_pre
+        post = node.attrs.get("tool_hooks.post") or self.tool_hooks_post
+        return pre.strip(), post.strip()

@@ -34,20 +34,26 @@ class RunDirectory(Protocol):
     @property
     def artifacts(self) -> ArtifactStore: ...
 
+    def stage_path(self, stage_key: str) -> str:
+        """Where the stage's directory is (or will be), without creating it."""
+        ...
+
     def stage_dir(self, stage_key: str) -> str:
-        """The stage's directory path, created if missing (tools and agents write into it)."""
+        """The stage's directory path, created if missing, with every stage file written so far on disk:
+        the directory to hand to a command or an agent that reads or writes there."""
         ...
 
     def write_stage_file(self, stage_key: str, name: str, text: str) -> None:
-        """Write a stage file (`status.json` is replaced atomically)."""
+        """Write a stage file whole. It may reach the disk shortly after this returns (`stage_dir`, `close`
+        and a read or removal of the same file wait for it); a failed write is raised by a later call."""
         ...
 
     def read_stage_file(self, stage_key: str, name: str) -> str | None:
-        """A stage file's text, or None when it does not exist."""
+        """A stage file's text (the last written), or None when it does not exist."""
         ...
 
     def remove_stage_file(self, stage_key: str, name: str) -> None:
-        """Delete a stage file (no error when absent)."""
+        """Delete a stage file (no error when absent), after any write of it still pending."""
         ...
 
     def save_checkpoint(self, checkpoint: Checkpoint) -> None:
@@ -66,7 +72,8 @@ class RunDirectory(Protocol):
         """The run's end: write whatever is pending and stop background work. Saving again later is allowed.
 
         Raises:
-            RunDirectoryError: A checkpoint saved earlier could not be written (the message names the file).
+            RunDirectoryError: A checkpoint or stage file saved earlier could not be written (the message names
+                the file).
         """
         ...
 

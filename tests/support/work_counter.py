@@ -13,7 +13,9 @@
 - `store_bytes`: the SQL statements' part of `bytes_written` alone;
 - `checkpoint_writer_*`: the files opened and written, renames, fsyncs and bytes of the run directory's
   background checkpoint writer (thread `orchestra-checkpoint-writer`), apart from the counts above: how many
-  checkpoints it writes depends on how fast the disk is, since it skips those a newer one replaced.
+  checkpoints it writes depends on how fast the disk is, since it skips those a newer one replaced;
+- `stage_writer_*`: the same for the run directory's background stage file writer (thread
+  `orchestra-stage-writer`), which writes every stage file queued to it.
 """
 
 from __future__ import annotations
@@ -28,12 +30,12 @@ from typing import Any
 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT
 counts: Counter[str] = Counter()
-_BACKGROUND_WRITER = "orchestra-checkpoint-writer"
+_BACKGROUND_WRITERS = {"orchestra-checkpoint-writer": "checkpoint_writer_", "orchestra-stage-writer": "stage_writer_"}
 
 
 def _key(name: str) -> str:
-    """`name`, or its checkpoint_writer_ form on the background checkpoint writer's thread."""
-    return f"checkpoint_writer_{name}" if threading.current_thread().name == _BACKGROUND_WRITER else name
+    """`name`, prefixed with the background writer's name on the run directory's writer threads."""
+    return _BACKGROUND_WRITERS.get(threading.current_thread().name, "") + name
 
 
 def _opened_for_writing(mode: Any, flags: Any) -> bool:

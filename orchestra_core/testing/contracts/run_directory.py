@@ -66,6 +66,7 @@ class RunDirectoryContract(PortContract):
         assert directory.read_stage_file("plan", "prompt.md") is None
         directory.write_stage_file("plan", "prompt.md", "Plan ✓\nline two")
         directory.write_stage_file("plan", "status.json", "{}")
+        directory.close()  # stage files may be written in the background: another reader sees them after close
         assert self.reopen(directory).read_stage_file("plan", "prompt.md") == "Plan ✓\nline two"
         directory.write_stage_file("plan", "prompt.md", "replaced")
         assert directory.read_stage_file("plan", "prompt.md") == "replaced"
@@ -75,8 +76,26 @@ class RunDirectoryContract(PortContract):
 
     def test_stage_dirs_are_under_the_root_and_named_by_stage_key(self) -> None:
         directory = self.make_directory()
+        assert directory.stage_path("shared@a") == directory.stage_dir("shared@a")
         path = directory.stage_dir("shared@a")
         assert path.startswith(directory.root) and path.endswith("shared@a")
+
+    def test_a_stage_file_removed_after_it_was_written_stays_removed(self) -> None:
+        directory = self.make_directory()
+        for round_trip in range(20):  # a write still pending must not land after the removal
+            directory.write_stage_file("check", "status.json", f'{{"n": {round_trip}}}')
+            directory.remove_stage_file("check", "status.json")
+            assert directory.read_stage_file("check", "status.json") is None
+        directory.close()
+        assert self.reopen(directory).read_stage_file("check", "status.json") is None
+
+    def test_the_last_write_of_a_stage_file_wins(self) -> None:
+        directory = self.make_directory()
+        for number in range(50):
+            directory.write_stage_file("loop", "response.md", f"visit {number}")
+        assert directory.read_stage_file("loop", "response.md") == "visit 49"
+        directory.close()
+        assert self.reopen(directory).read_stage_file("loop", "response.md") == "visit 49"
 
     def test_no_checkpoint_or_manifest_at_first(self) -> None:
         directory = self.make_directory()

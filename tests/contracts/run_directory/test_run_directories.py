@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from orchestra_adapters.filesystem.run_directory import FileRunDirectories, FileRunDirectory
 from orchestra_core.engine.memory import MemoryRunDirectories, MemoryRunDirectory
-from orchestra_core.ports.run_directory import RunDirectory
+from orchestra_core.ports.run_directory import RunDirectory, RunDirectoryError
 from orchestra_core.testing.contracts.run_directory import (
     RunDirectoryContract,
     RunDirectoryFactoryContract,
@@ -43,6 +47,26 @@ class TestFileRunDirectory(RunDirectoryContract):
         assert (root / "restart-1" / "plan" / "prompt.md").read_text() == "round 1"
         assert (root / "restart-1" / "checkpoint.json").read_bytes() == (root / "checkpoint.json").read_bytes()
         assert not (root / "restart-1" / "manifest.json").exists()
+
+    def test_stage_path_creates_nothing_and_stage_dir_puts_every_queued_file_on_disk(self) -> None:
+        directory = self.make_directory()
+        root = self.tmp / "runs" / "r1"
+        assert not Path(directory.stage_path("plan")).exists()
+        for number in range(30):
+            directory.write_stage_file(f"node{number}", "prompt.md", f"prompt {number}")
+        path = Path(directory.stage_dir("plan"))
+        assert path.is_dir() and path == root / "plan"
+        assert [(root / f"node{n}" / "prompt.md").read_text() for n in range(30)] == [f"prompt {n}" for n in range(30)]
+
+    def test_a_stage_file_that_cannot_be_written_fails_a_later_call_naming_it(self) -> None:
+        directory = self.make_directory()
+        root = self.tmp / "runs" / "r1"
+        root.mkdir(parents=True)
+        (root / "plan").write_text("a file where the stage directory should be")
+        directory.write_stage_file("plan", "prompt.md", "text")
+        with pytest.raises(RunDirectoryError, match=r"plan/prompt\.md"):
+            directory.close()
+        directory.close()  # raised once
 
 
 class TestDurableFileRunDirectory(TestFileRunDirectory):

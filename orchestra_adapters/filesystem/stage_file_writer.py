@@ -1,0 +1,121 @@
+"""StageFileWriter: a run's stage files (prompt.md, response.md, status.json, ...) written off the engine's thread.
+
+Creating a stage directory and four small files costs a fast node more than everything else it does (each
+is a metadata change the file system journals). They are logs for people and tools, not the run's durable
+record (that is the session store), so the engine only queues them: a writer thread creates the directories
+and writes the files in the order they were queued, each file whole in one write. Whoever needs a file on
+disk asks first: `flush` returns once everything queued is written (the run directory flushes before it hands
+a stage directory to a command, reads or removes a file that is still queued, and at the run's end).
+
+The thread ends when it has been idle for IDLE_EXIT_S or is flushed with nothing left, so it never outlives
+the run; it is a daemon so that an interpreter exiting abnormally does not wait for it. A failed write is
+raised, naming the file, by the next `submit` or `flush`.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import threading
+
+from orchestra_adapters.filesystem.atomic import write_file
+from orchestra_core.ports.run_directory import RunDirectoryError
+
+# How long the thread waits for the next file before it ends: a fast run keeps one thread busy (starting a
+# thread per node would cost about a millisecond each), an idle run directory keeps none.
+IDLE_EXIT_S = 0.5
+
+
+class StageFileWriter:
+    """Writes queued stage files, in order, on a background thread."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._queue: collections.deque[tuple[str, str, bytes]] = collections.deque()
+        self._queued: collections.Counter[str] = collections.Counter()
+        self._busy = False
+        self._error: RunDirectoryError | None = None
+        self._thread: threading.Thread | None = None
+        self._made: set[str] = set()
+
+    def submit(self, directory: str, name: str, data: bytes) -> None:
+        """Write `data` to `directory/name` soon (the directory is created first when missing).
+
+        Raises:
+            RunDirectoryError: An earlier write failed (raised once).
+        """
+        path = os.path.join(directory, name)
+        with self._condition:
+            self._raise_error()
+            self._queue.append((directory, path, data))
+            self._queued[path] += 1
+            if len(self._queue) == 1:
+                self._condition.notify_all()
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="orchestra-stage-writer", daemon=True)
+                self._thread.start()
+
+    def is_queued(self, path: str) -> bool:
+        """Whether a write of `path` is queued or being written."""
+        with self._condition:
+            return self._queued[path] > 0
+
+    def flush(self) -> None:
+        """Return once every file submitted so far is written.
+
+        Raises:
+            RunDirectoryError: A write failed (raised once).
+        """
+        with self._condition:
+            while self._queue or self._busy:
+                self._condition.wait()
+            self._raise_error()
+
+    def _raise_error(self) -> None:
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+    def _next(self) -> tuple[str, str, bytes] | None:
+        with self._condition:
+            self._busy = False
+            self._condition.notify_all()
+            if not self._queue:
+                self._condition.wait(IDLE_EXIT_S)
+            if not self._queue:
+                self._thread = None
+                return None
+            self._busy = True
+            return self._queue.popleft()
+
+    def _run(self) -> None:
+        while (item := self._next()) is not None:
+            directory, path, data = item
+            try:
+                self._write(directory, path, data)
+            except OSError as error:
+                with self._condition:
+                    self._error = self._error or RunDirectoryError(
+                        f"{path}: cannot write the stage file: {error.strerror or error}"
+                    )
+            finally:
+                with self._condition:
+                    self._queued[path] -= 1
+                    if not self._queued[path]:
+                        del self._queued[path]
+
+    def _write(self, directory: str, path: str, data: bytes) -> None:
+        if directory not in self._made:
+            ensure_directory(directory)
+            self._made.add(directory)
+        write_file(path, data)
+
+
+def ensure_directory(directory: str) -> None:
+    """Create `directory` (and its parents when missing); an existing one is fine."""
+    try:
+        os.mkdir(directory)  # usually a stage directory right under an existing root
+    except FileExistsError:
+        pass
+    except FileNotFoundError:
+        os.makedirs(directory, exist_ok=True)
