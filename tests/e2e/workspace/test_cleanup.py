@@ -208,3 +208,19 @@ def test_in_place_checkout_is_never_removed_only_its_branch_once_switched_away(t
     assert removed["worktrees"] == [] and removed["reason"] == "forced"
     assert branch not in repo.branches() and repo.head(f"refs/orchestra/abandoned/{session_id}/1") == head
     assert repo.status() == "" and (repo.path / "orchestra.yaml").is_file()
+
+
+def test_a_worktree_deleted_by_hand_is_pruned_and_its_merged_branch_removed(tmp_path: Path) -> None:
+    repo = _project(tmp_path)
+    session_id, branch, _ = _run(repo)
+    repo.git("merge", "--quiet", "--no-edit", branch)
+    shutil.rmtree(repo.path / ".orchestra" / "worktrees" / session_id)
+
+    document = _cleanup(repo)
+
+    [removed] = document["removed"]
+    assert (removed["reason"], removed["worktrees"]) == ("merged", [])
+    assert [entry["path"] for entry in document["pruned"]] == [
+        str((repo.path / ".orchestra" / "worktrees" / session_id / "app").resolve())
+    ]
+    assert branch not in repo.branches() and "prunable" not in repo.git("worktree", "list", "--porcelain")
