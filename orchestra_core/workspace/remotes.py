@@ -66,8 +66,11 @@ class RemoteSetup:
         problems: list[tuple[str, str]] = []
         for name, (branch, sha) in heads.items():
             repo = self._repos.get(name)
-            root = configured_path(repo, self._config_dir) if repo is not None else None
-            if repo is None or root is None or self._git.resolve_commit(root, sha) is not None:
+            if repo is None:
+                continue
+            root = configured_path(repo, self._config_dir)
+            has_branch = self._git.resolve_commit(root, f"refs/heads/{branch}") is not None
+            if has_branch and self._git.resolve_commit(root, sha) is not None:
                 continue
             key = f"workspace.repos.{name}.remote"
             url = repo.remote or ""
@@ -77,14 +80,14 @@ class RemoteSetup:
                 problems.append((key, str(error)))
                 continue
             events.append(RepoFetched(repo=name, url=url))
-            if remote_sha is not None and self._git.resolve_commit(root, f"refs/heads/{branch}") is None:
-                self._git.create_branch(root, branch, remote_sha)
             if self._git.resolve_commit(root, sha) is None:
                 where = f"its branch {branch} is at {remote_sha}" if remote_sha else f"it has no branch {branch}"
                 problems.append(
                     (key, f"commit {sha} of the checkpoint is not on the remote {redact_url(url)} ({where}); "
                      "was it pushed? (push: on_checkpoint pushes every checkpoint)")
                 )
+            elif not has_branch:  # a fresh clone: the session branch starts where the remote has it
+                self._git.create_branch(root, branch, remote_sha or sha)
         if problems:
             raise WorkspaceConfigError(problems)
         return events
