@@ -101,6 +101,7 @@ def print_session_summary(summary: SessionSummary, *, all_turns: bool = False) -
             title="repos",
         )
     _print_rollbacks(summary.turns)
+    _print_cleanups(summary.turns)
     if summary.checkpoints:
         print()
         _print_checkpoints(summary)
@@ -118,6 +119,17 @@ def _print_rollbacks(turns: Sequence[TurnView]) -> None:
             event = turn.record
             kept = f" kept as {event.abandoned_ref}" if event.abandoned_ref else ""
             print(f"rolled back: {event.repo} {event.branch} at {event.head_sha[:12]}{kept}")
+
+
+def _print_cleanups(turns: Sequence[TurnView]) -> None:
+    """One line per branch `orchestra cleanup` removed (its worktree with it)."""
+    from orchestra_core.model.workspace_events import SessionCleanedUp
+
+    for turn in turns:
+        if isinstance(turn.record, SessionCleanedUp):
+            event = turn.record
+            kept = f", kept as {event.abandoned_ref}" if event.abandoned_ref else ""
+            print(f"cleaned up: {event.repo} {event.branch} at {event.head_sha[:12]} ({event.reason}{kept})")
 
 
 def _print_header(summary: SessionSummary) -> None:

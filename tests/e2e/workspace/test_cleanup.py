@@ -94,6 +94,8 @@ def test_force_removes_unmerged_work_and_keeps_its_commits_under_an_abandoned_re
     assert repo.head(ref) == head and branch not in repo.branches()
     [(_, event)] = records_of(repo.path, session_id, SessionCleanedUp)
     assert event.abandoned_ref == ref and event.head_sha == head
+    status = orchestra("status", session_id, cwd=repo.path)
+    assert f"cleaned up: app {branch} at {head[:12]} (forced, kept as {ref})" in status.stdout
     assert "prunable" not in repo.git("worktree", "list", "--porcelain")
 
 
