@@ -62,7 +62,7 @@ def status(session: str | None, *, json_output: bool, config: Path | None, limit
     """`orchestra status [SESSION]`; returns the exit code."""
     from orchestra_adapters.collector import collector_off
     from orchestra_cli.output import print_json
-    from orchestra_cli.session_views import print_session_rows, print_session_summary
+    from orchestra_cli.session_views import SHOWN_AGENT_TURNS, print_session_rows, print_session_summary
 
     if limit < 1:
         raise fail("--limit must be at least 1")
@@ -86,7 +86,9 @@ def status(session: str | None, *, json_output: bool, config: Path | None, limit
                 return EXIT_OK
             from orchestra_core.session.summary import session_summary
 
-            summary = session_summary(reader.require(session), session, reader.locks)
+            # The text view lists the last SHOWN_AGENT_TURNS agent turns (unless --all): only those are read in full.
+            shown = None if json_output or all_sessions else SHOWN_AGENT_TURNS
+            summary = session_summary(reader.require(session), session, reader.locks, full_agent_turns=shown)
             if json_output:
                 print_json(summary.to_json(), compact=True)
             else:

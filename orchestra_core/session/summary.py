@@ -23,12 +23,14 @@ FINISHED = (SessionStatus.SUCCESS, SessionStatus.FAIL, SessionStatus.INTERRUPTED
 
 @frozen
 class RepoState:
-    """A workspace repo of the session: its session branch, where it started and its latest commit."""
+    """A workspace repo of the session: its session branch, where it started, its latest commit, and the
+    commit its remote's session branch got last (`pushed_sha`, None: never pushed)."""
 
     name: str
     branch: str
     base_sha: str | None
     head_sha: str
+    pushed_sha: str | None = None
 
 
 @frozen
@@ -165,7 +167,10 @@ class SessionSummary:
                 for b in self.branches
             ],
             "repos": {
-                repo.name: {"branch": repo.branch, "base_sha": repo.base_sha, "head_sha": repo.head_sha}
+                repo.name: {
+                    "branch": repo.branch, "base_sha": repo.base_sha, "head_sha": repo.head_sha,
+                    "pushed_sha": repo.pushed_sha,
+                }
                 for repo in self.repos
             },
             "checkpoints": [
@@ -188,19 +193,24 @@ def session_row(info: SessionInfo) -> dict[str, Any]:
     }
 
 
-def session_summary(store: SessionStore, session_id: Id, locks: SessionLocks | None = None) -> SessionSummary:
+def session_summary(
+    store: SessionStore, session_id: Id, locks: SessionLocks | None = None, *, full_agent_turns: int | None = None
+) -> SessionSummary:
     """Read a session (and its branch sessions) and summarize it.
 
     Reads the history page by page and decodes each turn without its transcript or context snapshot. With
     the runners' `locks`, a session recorded as running whose runner is gone is summarized as interrupted
-    (see `liveness`).
+    (see `liveness`). With `full_agent_turns`, only the last that many AgentTurns keep their tool calls,
+    files and commits (read again one by one), for a view that shows no others.
 
     Raises:
         SessionNotFoundError: No such session.
         TurnDataError: A dev.orchestra turn cannot be decoded.
     """
-    trace = SessionTrace(store, str(session_id))
+    trace = SessionTrace(store, str(session_id), brief=full_agent_turns is not None)
     turns = tuple(trace.read())
+    if full_agent_turns is not None:
+        turns = _last_agent_turns_in_full(store, turns, full_agent_turns)
     info = live_info(store, trace.info, locks)
     timeline = Timeline()
     timeline.add(turns)
@@ -221,6 +231,16 @@ def session_summary(store: SessionStore, session_id: Id, locks: SessionLocks | N
         fork_turn_id=trace.fork_turn_id,
         ending=_ending(main_turns),
     )
+
+
+def _last_agent_turns_in_full(store: SessionStore, turns: tuple[TurnView, ...], count: int) -> tuple[TurnView, ...]:
+    """The turns with the last `count` AgentTurns read again and decoded with all a listing shows."""
+    listed = list(turns)
+    agent_turns = [index for index, turn in enumerate(listed) if turn.type_id == AGENT_TURN.type_id]
+    for index in agent_turns[len(agent_turns) - count :] if count > 0 else ():
+        turn = listed[index]
+        listed[index] = TurnView.of(store.get_turn(turn.session_id, turn.turn_id), turn.session_id, turn.branch)
+    return tuple(listed)
 
 
 def repo_states(turns: list[TurnView]) -> tuple[RepoState, ...]:
@@ -245,7 +265,10 @@ def repo_states(turns: list[TurnView]) -> tuple[RepoState, ...]:
                     snapshot.branch or (known.branch if known else ""),
                     snapshot.base_sha or (known.base_sha if known else None),
                     snapshot.git_sha,
+                    known.pushed_sha if known else None,
                 )
+        elif isinstance(record, w.RemotePushed) and record.repo in repos:
+            repos[record.repo] = evolve(repos[record.repo], pushed_sha=record.sha)
     return tuple(repos.values())
 
 

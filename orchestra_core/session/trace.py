@@ -51,14 +51,17 @@ class SessionTrace:
         last_event: The main line's latest lifecycle event (None before the run started).
     """
 
-    def __init__(self, store: SessionStore, session_id: str, *, discovery_limit: int = DISCOVERY_LIMIT) -> None:
-        """Open the trace of a session.
+    def __init__(
+        self, store: SessionStore, session_id: str, *, discovery_limit: int = DISCOVERY_LIMIT, brief: bool = False
+    ) -> None:
+        """Open the trace of a session; `brief` reads AgentTurns without their tool calls, files and commits.
 
         Raises:
             SessionNotFoundError: No such session.
         """
         self._store = store
         self._discovery_limit = discovery_limit
+        self._brief = brief
         self.info = store.get_session(session_id)
         self._main = Line(self.info, None)
         self._lines: dict[str, Line] = {}
@@ -102,7 +105,7 @@ class SessionTrace:
         for turn in history(self._store, line.session_id):
             if looking and boundary.inherited(turn):
                 self.fork_turn_id, looking = turn.turn_id, False
-            views.append(TurnView.of(turn, line.session_id))
+            views.append(TurnView.of(turn, line.session_id, brief=self._brief))
         views.reverse()
         line.last_turn_id = views[-1].turn_id if views else None
         return views
@@ -114,7 +117,7 @@ class SessionTrace:
             turns = turns_after(self._store, line.session_id, line.last_turn_id)
         if turns:
             line.last_turn_id = turns[-1].turn_id
-        return [TurnView.of(turn, line.session_id, line.branch) for turn in turns]
+        return [TurnView.of(turn, line.session_id, line.branch, brief=self._brief) for turn in turns]
 
     # Keeping track of fan-outs and the run's end -----------------------------------------------------
     def _note(self, views: list[TurnView]) -> None:

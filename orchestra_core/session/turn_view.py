@@ -27,6 +27,11 @@ _SKIPPED_FIELDS: dict[type, Collection[str]] = {
         "context_removed",
     ),
 }
+# A brief view leaves out what only a listed agent turn shows, too (its tool calls, files and commits).
+_BRIEF_SKIPPED_FIELDS: dict[type, Collection[str]] = {
+    **_SKIPPED_FIELDS,
+    AgentTurn: (*_SKIPPED_FIELDS[AgentTurn], "tool_calls", "files_written", "commits"),
+}
 
 
 def decode_fields(turn: StoredTurn, skip: Collection[str] = ()) -> object | None:
@@ -78,14 +83,15 @@ class TurnView:
     record: object | None
 
     @classmethod
-    def of(cls, turn: StoredTurn, session_id: str, branch: str | None = None) -> TurnView:
-        """The view of a stored turn.
+    def of(cls, turn: StoredTurn, session_id: str, branch: str | None = None, *, brief: bool = False) -> TurnView:
+        """The view of a stored turn; `brief` also leaves an AgentTurn's tool calls, files and commits out.
 
         Raises:
             TurnDataError: A dev.orchestra turn cannot be decoded.
         """
         spec = spec_for_type(turn.type_id)
-        skip = _SKIPPED_FIELDS.get(spec.record, ()) if spec is not None else ()
+        skipped = _BRIEF_SKIPPED_FIELDS if brief else _SKIPPED_FIELDS
+        skip = skipped.get(spec.record, ()) if spec is not None else ()
         return cls(turn.turn_id, turn.type_id, session_id, branch, turn.created_at, decode_fields(turn, skip))
 
     @property

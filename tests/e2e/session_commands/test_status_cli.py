@@ -207,7 +207,7 @@ def _long_session(project: Path, agent_turns: int) -> str:
     """A session of one node whose agent took `agent_turns` turns, recorded through the store API."""
     from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
     from orchestra_core.model import records as r
-    from orchestra_core.model.turn import AgentTurn, TokenUsage
+    from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall
     from orchestra_core.ports.session_store import SessionMetadata
     from orchestra_core.session import api
 
@@ -216,7 +216,11 @@ def _long_session(project: Path, agent_turns: int) -> str:
         api.append_record(store, session, r.NodeExecution("work", r.NodeEvent.STARTED, "codergen"))
         for number in range(agent_turns):
             api.append_record(
-                store, session, AgentTurn("work", number, f"model-{number}", "p", token_usage=TokenUsage(10, 1))
+                store, session,
+                AgentTurn(
+                    "work", number, f"model-{number}", "p", tool_calls=(ToolCall("project:write-file", {}),),
+                    files_written=(f"project:f{number}.py",), token_usage=TokenUsage(10, 1),
+                ),
             )
     return session
 
@@ -227,6 +231,9 @@ def test_one_session_shows_its_last_50_agent_turns_and_all_of_them_with_all(tmp_
     assert text.returncode == 0, text.stderr
     shown = [line.split()[3] for line in text.stdout.splitlines() if " model-" in line]
     assert shown == [f"model-{n}" for n in range(3, 53)]
+    # Only the shown turns are read with their tools and files (the others are counted, not decoded in full).
+    rows = [line.split() for line in text.stdout.splitlines() if " model-" in line]
+    assert [row[4:6] for row in rows] == [["project:write-file", f"project:f{n}.py"] for n in range(3, 53)]
     assert ", the last 50 of 53" in text.stdout
     assert f"(3 earlier agent turns not shown; orchestra status {session} --all shows every one)" in text.stdout
     assert "53 agent turns" in text.stdout  # the header still counts every one

@@ -295,3 +295,26 @@ def test_repos_follow_the_session_branch_its_commits_and_checkpoints(store: Sess
     }
     commit = next(t for t in document["turns"] if t["type"] == "dev.orchestra.AgentCommitCreated")
     assert (commit["git_sha"], commit["files_written"], commit["node_id"]) == (first, ["api:a.py"], "x")
+
+
+def test_a_summary_for_the_text_view_reads_only_the_last_agent_turns_in_full(store: SessionStore) -> None:
+    backend = TurningBackend({
+        "l": [agent_turn("l", n, (7, 3), commit=SHA) for n in range(2)],
+        "r": [agent_turn("r", n, (5, 1)) for n in range(3)],
+    })
+    run = RecordedRun(store, backend=backend)
+    assert run.run(graph(FAN)).succeeded
+    full = session_summary(store, run.session_id)
+    brief = session_summary(store, run.session_id, full_agent_turns=2)
+
+    assert (brief.nodes, brief.tokens, brief.repos, brief.checkpoints) == (
+        full.nodes, full.tokens, full.repos, full.checkpoints
+    )
+    assert [t.turn_id for t in brief.turns] == [t.turn_id for t in full.turns]
+    assert brief.agent_turns[-2:] == full.agent_turns[-2:]  # tool calls, files and commits, from branch sessions
+    assert {t.branch for t in brief.agent_turns[-2:]} <= {"fan:l", "fan:r"}
+    left_out = brief.agent_turns[:-2]
+    assert len(left_out) == 3
+    assert all(isinstance(t.record, AgentTurn) and t.record.tool_calls == () for t in left_out)
+    assert [t.record.token_usage for t in left_out] == [t.record.token_usage for t in full.agent_turns[:-2]]  # type: ignore[union-attr]
+    assert session_summary(store, run.session_id, full_agent_turns=0).agent_turns[-1].record.tool_calls == ()  # type: ignore[union-attr]
