@@ -96,8 +96,11 @@ def print_session_summary(summary: SessionSummary, *, all_turns: bool = False) -
     if summary.repos:
         print()
         print_table(
-            ["repo", "branch", "base", "head"],
-            [[repo.name, repo.branch, (repo.base_sha or "")[:12], repo.head_sha[:12]] for repo in summary.repos],
+            ["repo", "branch", "base", "head", "pushed"],
+            [
+                [repo.name, repo.branch, (repo.base_sha or "")[:12], repo.head_sha[:12], (repo.pushed_sha or "-")[:12]]
+                for repo in summary.repos
+            ],
             title="repos",
         )
     _print_rollbacks(summary.turns)

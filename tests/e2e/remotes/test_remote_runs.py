@@ -93,6 +93,10 @@ def test_a_missing_path_is_cloned_and_the_session_branch_pushed_on_completion(tm
     assert (cloned.repo, cloned.url, cloned.depth) == ("app", bare.as_uri(), None)
     pushes = [event for _, event in records_of(proj, "1", RemotePushed)]
     assert [(p.branch, p.sha) for p in pushes] == [(BRANCH, head)]  # on_completion: one push, at the end
+    status = json.loads(orchestra("status", "1", "--json", cwd=proj, env=environment(tmp_path)).stdout)
+    assert status["repos"]["app"]["pushed_sha"] == head
+    shown = orchestra("status", "1", cwd=proj, env=environment(tmp_path)).stdout
+    assert "pushed" in shown and head[:12] in shown.split("repos", 1)[1]
 
     again = orchestra("run", "rem.dot", "--json", cwd=proj, env=environment(tmp_path))
     assert again.returncode == 0, again.stderr

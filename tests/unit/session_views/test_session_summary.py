@@ -285,13 +285,14 @@ def test_repos_follow_the_session_branch_its_commits_and_checkpoints(store: Sess
             repo="api", sha=first, branch="orchestra/p/1", node_id="x", turn_number=0, message="Change api",
             files=("a.py",),
         ),
+        w.RemotePushed(repo="api", branch="orchestra/p/1", sha=first, remote_url="file:///srv/api.git"),
         r.CheckpointRecord("x", workspace_snapshot=snapshot),
     ):
         api.append_record(store, main, record)
     document = session_summary(store, main).to_json()
     assert document["repos"] == {
-        "api": {"branch": "orchestra/p/1", "base_sha": base, "head_sha": second},
-        "web": {"branch": "orchestra/p/1", "base_sha": base, "head_sha": base},
+        "api": {"branch": "orchestra/p/1", "base_sha": base, "head_sha": second, "pushed_sha": first},
+        "web": {"branch": "orchestra/p/1", "base_sha": base, "head_sha": base, "pushed_sha": None},
     }
     commit = next(t for t in document["turns"] if t["type"] == "dev.orchestra.AgentCommitCreated")
     assert (commit["git_sha"], commit["files_written"], commit["node_id"]) == (first, ["api:a.py"], "x")
