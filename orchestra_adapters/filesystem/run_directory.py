@@ -62,6 +62,10 @@ class FileRunDirectory:
         self._writer = CheckpointWriter(self._encode)
         self._stage_files = StageFileWriter()
         self._made: set[str] = set()
+        # Stage directories handed to others (stage_dir), who may write files there; and stage files removed
+        # here and not written since: unless their directory was handed out, they are known not to exist.
+        self._handed_out: set[str] = set()
+        self._removed: set[str] = set()
         self._lock = threading.Lock()
 
     def _ensure(self, directory: str) -> str:
@@ -78,13 +82,21 @@ class FileRunDirectory:
 
     def stage_dir(self, stage_key: str) -> str:
         self._stage_files.flush()
-        return self._ensure(self.stage_path(stage_key))
+        directory = self._ensure(self.stage_path(stage_key))
+        self._handed_out.add(directory)
+        return directory
 
     def write_stage_file(self, stage_key: str, name: str, text: str) -> None:
-        self._stage_files.submit(self.stage_path(stage_key), name, text.encode("utf-8", "surrogateescape"))
+        directory = self.stage_path(stage_key)
+        self._removed.discard(os.path.join(directory, name))
+        self._stage_files.submit(directory, name, text.encode("utf-8", "surrogateescape"))
 
     def read_stage_file(self, stage_key: str, name: str) -> str | None:
-        path = self._settled(os.path.join(self._round_root, stage_key, name))
+        directory = self.stage_path(stage_key)
+        path = os.path.join(directory, name)
+        if path in self._removed and directory not in self._handed_out:
+            return None  # the engine's usual question, "did the stage write status.json?", without a failing open
+        self._settled(path)
         try:
             with open(path, "rb") as handle:
                 return handle.read().decode("utf-8", "replace")
@@ -95,6 +107,7 @@ class FileRunDirectory:
         path = self._settled(os.path.join(self._round_root, stage_key, name))
         with contextlib.suppress(FileNotFoundError, NotADirectoryError):
             os.unlink(path)
+        self._removed.add(path)
 
     def _settled(self, path: str) -> str:
         """`path`, once a queued write of it is on disk."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from enum import Enum
 from typing import Any
 
 from attrs import frozen
@@ -115,17 +116,31 @@ def plain_value(value: Any, where: str) -> Any:
     raise TurnDataError(f"{where}: a {type(value).__name__} cannot be stored (use plain data)")
 
 
-def _encode(spec: TypeSpec, record: object) -> dict[int, Any]:
+def _encode(spec: TypeSpec, record: object, where: str = "") -> dict[int, Any]:
+    """`where` names the record inside an outer one ("" for a turn's own record); errors add the field."""
     data: dict[int, Any] = {}
     for field_spec in spec.fields:
         value = getattr(record, field_spec.name)
-        if value is not None:
-            data[field_spec.tag] = _encode_value(field_spec, value, f"{spec.type_id}.{field_spec.name}")
+        if value is None:
+            continue
+        # The common cases first, exactly (a record's strings, flags and counts): nothing to convert or copy.
+        value_type, kind = type(value), field_spec.kind
+        if field_spec.enum is None and (
+            (value_type is str and kind == STRING)
+            or (value_type is bool and kind == BOOL)
+            or (value_type is int and kind in _UNSIGNED and 0 <= value <= _INT_MAX)
+        ):
+            data[field_spec.tag] = value
+        else:
+            data[field_spec.tag] = _encode_value(field_spec, value, f"{where or spec.type_id}.{field_spec.name}")
     return data
 
 
 def _encode_value(spec: FieldSpec, value: Any, where: str) -> Any:
     if spec.enum is not None:
+        number = spec.enum.numbers.get(value) if isinstance(value, Enum) else None
+        if number is not None:
+            return number
         member_type = type(next(iter(spec.enum.numbers)))
         try:
             return spec.enum.number(member_type(value))
@@ -133,13 +148,13 @@ def _encode_value(spec: FieldSpec, value: Any, where: str) -> Any:
             raise TurnDataError(f"{where}: {value!r} is not one of {spec.enum.enum_id}") from None
     if spec.kind == REF:
         assert spec.ref is not None
-        return _encode(spec.ref, value)
+        return _encode(spec.ref, value, where)
     if spec.kind == ARRAY:
         if spec.ref is not None:
-            return [_encode(spec.ref, item) for item in value]
+            return [_encode(spec.ref, item, f"{where}[]") for item in value]
         return [_encode_scalar(spec.items or "", item, f"{where}[]") for item in value]
     if spec.kind == MAP and spec.ref is not None:
-        return {_map_key(key, where): _encode(spec.ref, item) for key, item in value.items()}
+        return {_map_key(key, where): _encode(spec.ref, item, f"{where}.{key}") for key, item in value.items()}
     return _encode_scalar(spec.kind, value, where)
 
 

@@ -58,6 +58,26 @@ class TestFileRunDirectory(RunDirectoryContract):
         assert path.is_dir() and path == root / "plan"
         assert [(root / f"node{n}" / "prompt.md").read_text() for n in range(30)] == [f"prompt {n}" for n in range(30)]
 
+    def test_a_file_written_by_others_in_a_stage_directory_handed_out_is_read(self) -> None:
+        directory = self.make_directory()
+        directory.remove_stage_file("tool", "status.json")  # the engine, before an attempt
+        Path(directory.stage_dir("tool"), "status.json").write_text('{"outcome": "success"}')  # the command
+        assert directory.read_stage_file("tool", "status.json") == '{"outcome": "success"}'
+        directory.remove_stage_file("tool", "status.json")  # the next attempt
+        assert directory.read_stage_file("tool", "status.json") is None
+        Path(directory.stage_dir("tool"), "status.json").write_text("{}")
+        assert directory.read_stage_file("tool", "status.json") == "{}"
+
+    def test_a_file_left_by_an_earlier_process_is_read_until_removed(self) -> None:
+        earlier = self.make_directory()
+        earlier.write_stage_file("plan", "status.json", '{"outcome": "fail"}')
+        earlier.close()
+        directory = self.reopen(earlier)
+        assert directory.read_stage_file("plan", "status.json") == '{"outcome": "fail"}'
+        directory.remove_stage_file("plan", "status.json")
+        assert directory.read_stage_file("plan", "status.json") is None
+        assert not (self.tmp / "runs" / "r1" / "plan" / "status.json").exists()
+
     def test_a_stage_file_that_cannot_be_written_fails_a_later_call_naming_it(self) -> None:
         directory = self.make_directory()
         root = self.tmp / "runs" / "r1"
