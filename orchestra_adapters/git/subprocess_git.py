@@ -258,6 +258,20 @@ class SubprocessGit:
         builder = TreeBuilder(self._git, worktree, info.object_format, self._file_modes(worktree))
         return builder.build(base, list(dict.fromkeys(paths)))
 
+    def untracked_matching(self, worktree: Path, patterns: Sequence[str]) -> tuple[str, ...]:
+        import tempfile
+
+        if not patterns:
+            return ()
+        with tempfile.TemporaryDirectory(prefix="orchestra-include-") as scratch:
+            rules = Path(scratch) / "patterns"
+            rules.write_bytes(encode("".join(f"{pattern}\n" for pattern in patterns)))
+            process = self._git.run(
+                worktree, ["ls-files", "-z", "--others", "--ignored", f"--exclude-from={rules}"], work_tree=True
+            )
+        listed = (decode(item) for item in process.stdout.split(b"\0") if item)
+        return tuple(path for path in listed if not path.endswith("/"))  # "dir/": a nested repository
+
     def ignored_paths(self, worktree: Path, paths: Sequence[str]) -> tuple[str, ...]:
         if not paths:
             return ()

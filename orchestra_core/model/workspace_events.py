@@ -265,9 +265,31 @@ class SessionCleanedUp(WorkspaceEvent):
     abandoned_ref: str = ""
 
 
+@frozen(kw_only=True)
+class IncludedFilesCopied(WorkspaceEvent):
+    """Ignored files the repo's `.worktreeinclude` names were copied into a new worktree (not stored)."""
+
+    repo: str
+    worktree_path: str
+    paths: tuple[str, ...] = field(default=(), converter=str_tuple)
+
+
+@frozen(kw_only=True)
+class IncludedFileSkipped(WorkspaceEvent):
+    """A file `.worktreeinclude` names was not copied into a worktree (a link leading out of the repository,
+    too large, inside `.git`, ...); `reason` says why (not stored)."""
+
+    repo: str
+    path: str
+    reason: str
+    level: str = "warning"
+
+
 __all__ = [
     "AgentCommitCreated",
     "CommitMessageFallback",
+    "IncludedFileSkipped",
+    "IncludedFilesCopied",
     "ProjectLinkFailed",
     "PushFailed",
     "RemotePushed",

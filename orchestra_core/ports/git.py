@@ -350,6 +350,13 @@ class Git(Protocol):
         """Those of `paths` that match an ignore rule and are not in the tree of `worktree`'s HEAD."""
         ...
 
+    def untracked_matching(self, worktree: Path, patterns: Sequence[str]) -> tuple[str, ...]:
+        """Untracked files (and symbolic links) of `worktree` that match the gitignore-style `patterns`, read
+        as one ignore file at the top level (`git ls-files --others --ignored --exclude-from`): whether git
+        ignores them otherwise does not matter. A matched directory stands for the files below it; nothing
+        in `.git` or in a nested repository is listed."""
+        ...
+
     def tree_with_files(self, worktree: Path, base: str, paths: Sequence[str]) -> TreeChange:
         """Build the tree of commit `base` with `paths` taken from `worktree` (deleted where missing).
 

@@ -124,10 +124,11 @@ class IgnoreRules:
     """gitignore(5) for one working tree: `info/exclude`, then every `.gitignore` from the top down; the
     last matching pattern decides, and nothing below an ignored directory comes back."""
 
-    def __init__(self, root: Path, excludes: Sequence[str]) -> None:
+    def __init__(self, root: Path, excludes: Sequence[str], *, per_directory: bool = True) -> None:
         self._root = root
         self._excludes = [p for line in excludes if (p := _compile("", line)) is not None]
         self._files: dict[str, list[_Pattern]] = {}
+        self._per_directory = per_directory  # False: `excludes` alone (ls-files --exclude-from)
 
     def ignored(self, path: str, is_directory: bool) -> bool:
         parts = path.split("/")
@@ -151,6 +152,8 @@ class IgnoreRules:
         return verdict
 
     def _gitignore(self, directory: str) -> list[_Pattern]:
+        if not self._per_directory:
+            return []
         if directory not in self._files:
             file = self._root / directory / ".gitignore"
             try:

@@ -296,6 +296,17 @@ class InMemoryGit:
             content = worktree_ops.with_files(repo, tree, repo.objects.commit_files(commit), paths)
             return TreeChange(commit, repo.objects.commits[commit].tree, repo.objects.put_files(content))
 
+    def untracked_matching(self, worktree: Path, patterns: Sequence[str]) -> tuple[str, ...]:
+        repo, tree = self._locate(worktree)
+        with repo.lock:
+            rules = disk.IgnoreRules(tree.path, patterns, per_directory=False)
+            return tuple(
+                path
+                for path, is_directory in disk.walk(tree.path)
+                if not is_directory and path not in tree.index and not (tree.path / path / ".git").exists()
+                and rules.ignored(path, False)
+            )
+
     def ignored_paths(self, worktree: Path, paths: Sequence[str]) -> tuple[str, ...]:
         repo, tree = self._locate(worktree)
         with repo.lock:

@@ -27,6 +27,7 @@ from orchestra_core.workspace.errors import ProtectedBranchError, WorkspaceError
 from orchestra_core.workspace.messages import with_trailers
 from orchestra_core.workspace.naming import free_branch_name, is_protected, ref_component
 from orchestra_core.workspace.session import WorkspaceSession
+from orchestra_core.workspace.worktree_include import copy_included_files
 
 MERGE_TRAILER = "Orchestra-Merge"
 HUNK_CHARS = 4_000  # conflict-marker text kept per file in the context
@@ -150,6 +151,7 @@ class BranchWorktrees:
             git.create_branch(root, name, head)
             worktree.parent.mkdir(parents=True, exist_ok=True)
             git.worktree_add(root, worktree, name)
+        copy_included_files(git, root, worktree, self._emit, session_id=parent.session_id, repo=parent.repo_name)
         self._emit(
             WorktreeCreated(
                 session_id=parent.session_id,

@@ -21,6 +21,7 @@ from orchestra_core.workspace.projects import link_project
 from orchestra_core.workspace.session import WorkspaceSession
 from orchestra_core.workspace.setup import BranchCreator, RepoChecker, configured_path
 from orchestra_core.workspace.state_dir import exclude_state_dir
+from orchestra_core.workspace.worktree_include import copy_included_files
 
 
 class WorkspaceManager:
@@ -214,6 +215,7 @@ class WorkspaceManager:
             raise WorkspaceError(f"{context.repo_name}: {path} exists but is not a worktree of {root}")
         path.parent.mkdir(parents=True, exist_ok=True)
         self._git.worktree_add(root, path, context.branch_name)
+        copy_included_files(self._git, root, path, self._emit, session_id=context.session_id, repo=context.repo_name)
         head = self._git.resolve_commit(root, context.branch_ref) or ""
         self._emit(
             WorkspaceRestored(

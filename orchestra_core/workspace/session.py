@@ -19,6 +19,7 @@ from orchestra_core.workspace.committer import RepoCommitter
 from orchestra_core.workspace.context import IN_PLACE, WorkspaceContext
 from orchestra_core.workspace.errors import ProtectedBranchError, WorkspaceCommitError, WorkspaceError
 from orchestra_core.workspace.naming import is_protected
+from orchestra_core.workspace.worktree_include import copy_included_files
 
 
 class WorkspaceSession:
@@ -200,6 +201,9 @@ class WorkspaceSession:
         self._git.update_ref(root, context.branch_ref, target, expected_old=None)
         path.parent.mkdir(parents=True, exist_ok=True)
         self._git.worktree_add(root, path, context.branch_name)
+        copy_included_files(
+            self._git, root, path, self._emit, session_id=context.session_id, repo=context.repo_name
+        )
 
     def _context(self, repo: str) -> WorkspaceContext:
         context = self.contexts.get(repo)

@@ -16,6 +16,7 @@ from orchestra_core.ports.git import Git, GitError, RefConflictError
 from orchestra_core.workspace.context import IN_PLACE, WorkspaceContext
 from orchestra_core.workspace.errors import WorkspaceConfigError, WorkspaceError
 from orchestra_core.workspace.naming import free_branch_name, is_protected, session_branch_name
+from orchestra_core.workspace.worktree_include import copy_included_files
 
 _CREATE_ATTEMPTS = 3
 
@@ -197,6 +198,7 @@ class BranchCreator:
             self._git.worktree_prune(root)
             self._git.worktree_add(root, plan.worktree_path, branch)
             undo.append(lambda: self._git.worktree_remove(root, plan.worktree_path))
+            copy_included_files(self._git, root, plan.worktree_path, self._emit, session_id=session_id, repo=plan.name)
         return WorkspaceContext(
             repo_name=plan.name,
             repo_root=root,

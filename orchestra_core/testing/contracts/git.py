@@ -259,6 +259,26 @@ class GitContract(GitMergeContract, GitHistoryContract):
         assert sorted(git.ignored_paths(repo, paths)) == [":(glob)*.log", "build/out.o", "debug.log"]
         assert git.ignored_paths(repo, []) == ()
 
+    def test_untracked_matching_lists_untracked_files_matching_the_patterns_only(self) -> None:
+        git, repo = self.git, self.repo
+        self.write(".gitignore", "*.env\nlocal/\n")
+        self.write("tracked.env", "t")
+        git.sync_index(repo, [".gitignore", "tracked.env"])
+        git.commit(repo, "track one env file", author=AUTHOR, committer=COMMITTER)
+        self.write(".env", "SECRET=1")
+        self.write("prod.env", "p")
+        self.write("local/settings.json", "{}")
+        self.write("local/deep/more.json", "{}")
+        self.write("notes.txt", "untracked, not matched")
+        self.write("keep.env.bak", "not matched")
+        os.symlink("prod.env", self.repo / "link.env")
+        patterns = ["# the agents' local config", ".env", "*.env", "local/", "!prod.env", ""]
+        assert sorted(git.untracked_matching(repo, patterns)) == [
+            ".env", "link.env", "local/deep/more.json", "local/settings.json",
+        ]
+        assert git.untracked_matching(repo, []) == ()
+        assert git.untracked_matching(repo, ["*.txt"]) == ("notes.txt",)
+
     # --- locking -------------------------------------------------------------------------------
 
     def test_lock_is_reentrant(self) -> None:
