@@ -35,6 +35,9 @@ class ProgressFeed:
     def _workspace_note(self, event: Any) -> None:
         """A workspace event as a note (imported here: a run without workspace repos sends none)."""
         from orchestra_core.model.workspace_events import (
+            PushFailed,
+            RemotePushed,
+            RepoCloned,
             SessionBranchCreated,
             UntrackedWritesCommitted,
             WorkspaceEvent,
@@ -44,7 +47,18 @@ class ProgressFeed:
             WorktreeMerged,
         )
 
-        if isinstance(event, SessionBranchCreated):
+        if isinstance(event, RepoCloned):
+            depth = f", depth {event.depth}" if event.depth else ""
+            self.note(f"cloned {event.repo} from {event.url} into {event.path}{depth}")
+        elif isinstance(event, RemotePushed):
+            self.note(f"pushed {event.branch} of {event.repo} at {event.sha[:8]} to {event.remote_url}")
+        elif isinstance(event, PushFailed):
+            reason = event.reason.strip().splitlines()[-1] if event.reason.strip() else event.category
+            self.note(
+                f"warning: push of {event.branch} in {event.repo} failed ({event.category}): {reason}; "
+                "the run goes on and the next push retries"
+            )
+        elif isinstance(event, SessionBranchCreated):
             where = "in place" if event.isolation == "in_place" else f"worktree {event.worktree_path}"
             self.note(f"branch {event.branch} in {event.repo} ({where})")
         elif isinstance(event, WorktreeCreated) and event.node_id:

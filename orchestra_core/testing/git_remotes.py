@@ -51,6 +51,11 @@ class InMemoryGitRemotes:
         """Every later call to `url` fails with `category`."""
         self._failing[url] = category
 
+    def heal(self, url: str) -> None:
+        """Calls to `url` work again (undoes `fail` and `reject_pushes`)."""
+        self._failing.pop(url, None)
+        self._rejecting.discard(url)
+
     def reject_pushes(self, url: str) -> None:
         """Pushes to `url` are declined, as a pre-receive hook would."""
         self._rejecting.add(url)

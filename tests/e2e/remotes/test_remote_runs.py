@@ -112,7 +112,7 @@ def test_a_remote_that_rejects_pushes_is_a_warning_and_the_run_succeeds(tmp_path
     failures = [event for _, event in records_of(proj, "1", PushFailed)]
     assert failures and {f.category for f in failures} == {"rejected"}
     assert "pushes are closed" in failures[-1].reason
-    assert "warning: PushFailed in app" in result.stdout and "pre-receive hook declined" in result.stdout
+    assert "warning: push of orchestra/rem/1 in app failed (rejected)" in result.stdout
     assert BRANCH not in remote_branches(bare)
     assert not records_of(proj, "1", RemotePushed)
 
