@@ -194,3 +194,21 @@ def test_a_resumed_session_that_fails_again_is_rolled_back_entirely(tmp_path: Pa
     assert result.returncode == 1, result.stderr + result.stdout
     assert _state(repo) == before
     assert [line.split()[1] for line in _abandoned(repo)] == [head]
+
+
+INTERRUPTED = """digraph fails {
+    start [shape=Mdiamond]; exit [shape=Msquare]
+    implement [prompt="Write the greeting"]
+    stop [shape=parallelogram, tool_command="kill -INT $PPID; sleep 30"]
+    start -> implement -> stop -> exit
+}
+"""
+
+
+def test_an_interrupted_run_is_never_rolled_back_and_stays_resumable(tmp_path: Path) -> None:
+    repo = _project(tmp_path, "worktree", INTERRUPTED)
+    result = orchestra("run", "fails.dot", "--quiet", "--rollback-on-failure", cwd=repo.path)
+    assert "continue with: orchestra resume 1" in result.stderr, result.stderr + result.stdout
+    assert repo.branches() == ["main", BRANCH] and _abandoned(repo) == []
+    assert (repo.path / ".orchestra" / "worktrees" / "1" / "project" / "greeting.txt").exists()
+    assert records_of(repo.path, "1", SessionRolledBack) == []
