@@ -55,11 +55,11 @@ def encode_record(record: object) -> EncodedTurn:
     return EncodedTurn(spec.type_id, spec.version, PlainTurnData(_encode(spec, record)))
 
 
-def decode_record(turn: StoredTurn) -> object | None:
+def decode_record(turn: StoredTurn, *, skip_tags: frozenset[int] = frozenset()) -> object | None:
     """The record a stored turn holds; None for types Orchestra does not define.
 
     Older versions decode too (their missing fields take the record's defaults); unknown tags of newer
-    versions are ignored.
+    versions are ignored, and so are the tags in `skip_tags` (those fields take their defaults).
 
     Raises:
         TurnDataError: The data does not fit the declared type.
@@ -67,7 +67,7 @@ def decode_record(turn: StoredTurn) -> object | None:
     spec = spec_for_type(turn.type_id)
     if spec is None:
         return None
-    return _decode(spec, turn.data, f"turn {turn.turn_id} ({turn.type_id} v{turn.type_version})")
+    return _decode(spec, turn.data, f"turn {turn.turn_id} ({turn.type_id} v{turn.type_version})", skip_tags)
 
 
 def normalize_turn_data(data: Mapping[int, Any]) -> dict[int, Any]:
@@ -190,12 +190,12 @@ def _fits(kind: str, value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0  # u8/u32/u64
 
 
-def _decode(spec: TypeSpec, data: Mapping[Any, Any], where: str) -> object:
+def _decode(spec: TypeSpec, data: Mapping[Any, Any], where: str, skip_tags: frozenset[int] = frozenset()) -> object:
     if type(data) is not dict and not isinstance(data, Mapping):
         raise TurnDataError(f"{where}: expected a map of field tags, got {type(data).__name__}")
     kwargs = {}
     for field_spec in spec.fields:
-        if field_spec.tag in data:
+        if field_spec.tag in data and field_spec.tag not in skip_tags:
             # `where` names the field only once something is wrong: building it for every field of every
             # turn cost more than the decoding itself on long histories.
             kwargs[field_spec.name] = _decode_value(field_spec, data[field_spec.tag], where)

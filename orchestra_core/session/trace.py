@@ -91,9 +91,12 @@ class SessionTrace:
             views = self._first_read_of_main()
         else:
             views = [view for line in self.lines for view in self._read_line(line)]
-        self._note(views)
-        views.extend(self._discover(views))
         views.sort(key=_append_order)
+        self._note(views)
+        found = self._discover(views)
+        if found:
+            views.extend(found)
+            views.sort(key=_append_order)
         return views
 
     # Reading lines -----------------------------------------------------------------------------------
@@ -121,7 +124,8 @@ class SessionTrace:
 
     # Keeping track of fan-outs and the run's end -----------------------------------------------------
     def _note(self, views: list[TurnView]) -> None:
-        for view in sorted(views, key=_append_order):
+        """Follow fan-outs and the run's end through `views`, which are in append order."""
+        for view in views:
             record = view.record
             if isinstance(record, r.NodeExecution) and record.handler_type in FORKING_HANDLERS:
                 key = (view.session_id, record.node_id)
@@ -150,7 +154,7 @@ class SessionTrace:
             if not new_lines:
                 self._fork_seen = False
                 return found
-            pending = [view for line in new_lines for view in self._read_line(line)]
+            pending = sorted((view for line in new_lines for view in self._read_line(line)), key=_append_order)
             self._note(pending)
             found.extend(pending)
 

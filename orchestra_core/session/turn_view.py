@@ -44,13 +44,7 @@ def decode_fields(turn: StoredTurn, skip: Collection[str] = ()) -> object | None
     """
     if spec_for_type(turn.type_id) is None:
         return None
-    dropped = _dropped_tags(turn.type_id, frozenset(skip))
-    if not dropped or not dropped & turn.data.keys():
-        return decode_record(turn)
-    data = {tag: value for tag, value in turn.data.items() if tag not in dropped}
-    return decode_record(
-        StoredTurn(turn.turn_id, turn.parent_turn_id, turn.depth, turn.type_id, turn.type_version, data, turn.created_at)
-    )
+    return decode_record(turn, skip_tags=_dropped_tags(turn.type_id, frozenset(skip)))
 
 
 @cache
