@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from attrs import evolve
+
 from orchestra_core.engine.streams import AsyncEventStream, EventStream
 from orchestra_core.graph.dot_loader import parse_dot, read_pipeline_text
 from orchestra_core.graph.dot_writer import to_dot
@@ -121,6 +123,7 @@ def run_pipeline(
     initial_context: Mapping[str, Any] | None = None,
     max_node_visits: int | None = None,
     extensions: Extensions | None = None,
+    rollback_on_failure: bool | None = None,
     **ports: Unpack[PortArguments],
 ) -> RunResult:
     """Run a pipeline to its end as a new session; pipeline failures are results, not exceptions.
@@ -135,6 +138,8 @@ def run_pipeline(
         initial_context: Values the run starts with.
         max_node_visits: Node executions after which the run stops as looping.
         extensions: Custom handlers, tools, lint rules and transforms.
+        rollback_on_failure: After a failed run, put every workspace repo back as it was before it (the
+            commits kept under `refs/orchestra/abandoned/`); None: `settings.workspace.rollback` decides.
         **ports: The adapters (`store=`, `backend=`, `interviewer=`, ...; see `PortArguments`).
 
     Raises:
@@ -144,6 +149,7 @@ def run_pipeline(
     run_ports = RunPorts(**ports)
     validate_or_raise(graph, extensions=extensions)
     options = _options(on_event, settings, project_root, logs_root, initial_context, max_node_visits)
+    options = evolve(options, rollback_on_failure=rollback_on_failure)
     start = _new_start(run_ports.store, graph)
     return _execute(graph, start, run_ports, options, extensions)
 
@@ -160,12 +166,13 @@ def resume_session(
     initial_context: Mapping[str, Any] | None = None,
     max_node_visits: int | None = None,
     extensions: Extensions | None = None,
+    rollback_on_failure: bool | None = None,
     **ports: Unpack[AdapterArguments],
 ) -> RunResult:
     """Continue a recorded session from its latest checkpoint, with the pipeline it recorded (or `graph`).
 
     Finished nodes are not run again; workspace repos go back to the checkpoint's commits first.
-    `initial_context` values override the restored ones.
+    `initial_context` values override the restored ones; `rollback_on_failure` is `run_pipeline`'s.
 
     Raises:
         SessionNotFoundError: No such session.
@@ -173,6 +180,7 @@ def resume_session(
         ValidationError: The pipeline has error diagnostics.
     """
     options = _options(on_event, settings, project_root, logs_root, initial_context, max_node_visits)
+    options = evolve(options, rollback_on_failure=rollback_on_failure)
     return _continue(start_resume(store, session_id, None), graph, RunPorts(store=store, **ports), options, extensions)
 
 
