@@ -6,12 +6,12 @@ end of every codergen stage's `on_turn` chain (AgentTurn turns, after the worksp
 workspace's events land here too. Parallel branches and child runs get their own sessions, forked from
 their parent line where they start, so the store shows them as forks.
 
-Two store writes per node (issue 16): its start, at once (so a follower sees it running, and a resume after
-a kill finds it and records it interrupted), then the rest of its turns with its checkpoint, in one
-`append_batch` (one transaction in SQLite), before the engine moves on. Turns that wait for the checkpoint
-(node ends, parallel and human turns) are written with it; lifecycle, agent and workspace turns and
-snapshots are written at once, with whatever waits; a background flusher writes turns that have waited
-`flush_after_s`.
+One store write per node (issue 16): its turns with its checkpoint, in one `append_batch` (one transaction
+in SQLite), before the engine moves on. Turns that wait for the checkpoint (node starts and ends, parallel
+and human turns) are written with it; lifecycle, agent and workspace turns, retries and snapshots are
+written at once, with whatever waits; a background flusher writes turns that have waited `flush_after_s`,
+so a node that runs longer than that shows as running to a follower (and a resume after a kill records it
+interrupted), while a fast node costs one write.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from orchestra_core.session.trace import BRANCH_TITLE_PREFIX, PARALLEL_SPAWN
 
 RepoHeads = Callable[[], Mapping[str, RepoHead]]
 # How often the flusher looks for turns that have waited for their checkpoint at least as long: a follower
-# such as `attach` sees a slow node start within twice this.
-FLUSH_AFTER_S = 0.25
+# such as `attach` sees a slow node start within twice this (a fast node's start waits for its checkpoint).
+FLUSH_AFTER_S = 0.05
 
 
 class SessionRecorder:
@@ -169,7 +169,7 @@ class SessionRecorder:
             if record is not None:
                 branch_turn = isinstance(event, ev.ParallelBranchStarted | ev.ParallelBranchCompleted)
                 line = self._branch_path(event) if branch_turn else event.branch  # type: ignore[arg-type]
-                if isinstance(record, r.PipelineLifecycle) or isinstance(event, ev.StageStarted | ev.StageRetrying):
+                if isinstance(record, r.PipelineLifecycle) or isinstance(event, ev.StageRetrying):
                     self._append(line, record)
                 else:
                     self._defer(line, record)

@@ -16,7 +16,7 @@ from orchestra_core.ports.session_store import SessionMetadata, SessionStore, St
 from orchestra_core.session import api
 from orchestra_core.session.checkpoints import PipelineSource, from_record
 from orchestra_core.session.codec import decode_record
-from orchestra_core.session.recorder import RepoHeads, SessionRecorder
+from orchestra_core.session.recorder import FLUSH_AFTER_S, RepoHeads, SessionRecorder
 from tests.support.engine import Harness
 
 
@@ -30,12 +30,14 @@ class RecordedRun:
         pipeline: str = "p",
         source: PipelineSource | None = None,
         repo_heads: RepoHeads | None = None,
+        flush_after_s: float = FLUSH_AFTER_S,
         **harness: Any,
     ) -> None:
         self.store = store
         self.session_id = store.create_session(SessionMetadata(pipeline=pipeline)).session_id
         self.recorder = SessionRecorder(
-            store, self.session_id, pipeline_name=pipeline, source=source, repo_heads=repo_heads
+            store, self.session_id, pipeline_name=pipeline, source=source, repo_heads=repo_heads,
+            flush_after_s=flush_after_s,
         )
         sinks = harness.pop("sinks", None) or [self.recorder]
         registry = build_registry(

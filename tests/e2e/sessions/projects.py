@@ -100,6 +100,21 @@ class Project:
             assert process.poll() is None, process.stderr.read() if process.stderr else ""
             assert time.monotonic() < deadline, "the run never reached gate"
             time.sleep(0.02)
+        self.wait_recorded("node gate started", process, deadline)
+
+    def wait_recorded(self, line: str, process: subprocess.Popen[str], deadline: float) -> None:
+        """Wait until the newest session's story ends with `line`: a node's start reaches the store with its
+        checkpoint or, when the node runs longer, by the recorder's flusher within moments."""
+        from tests.support.sessions import story
+
+        while True:
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            with contextlib.closing(self.open_store()) as store:
+                sessions = store.list_sessions()
+                if sessions and story(store, sessions[0].session_id)[-1:] == [line]:
+                    return
+            assert time.monotonic() < deadline, f"the store never showed {line!r}"
+            time.sleep(0.02)
 
     def kill(self, process: subprocess.Popen[str], sig: int = signal.SIGKILL) -> int:
         """Send `sig` to the run's process group, wait for it, and stop a sleeping `gate` tool too."""
