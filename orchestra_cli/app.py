@@ -19,6 +19,7 @@ from orchestra_cli.commands import mcp as mcp_command
 from orchestra_cli.commands import replay as replay_command
 from orchestra_cli.commands import resume as resume_command
 from orchestra_cli.commands import run as run_command
+from orchestra_cli.commands import serve as serve_command
 from orchestra_cli.commands import show as show_command
 from orchestra_cli.commands import status as status_command
 
@@ -62,5 +63,6 @@ app.command("show")(show_command.show_commit)
 app.command("status")(status_command.show_status)
 app.command("attach")(attach_command.attach_session)
 app.command("cleanup")(cleanup_command.cleanup)
+app.command("serve")(serve_command.serve)
 app.command("doctor")(doctor_command.run_doctor)
 app.add_typer(mcp_command.app, name="mcp")

@@ -1,0 +1,90 @@
+"""A run's events as JSON, numbered in order, for SSE streams that replay them and then follow live."""
+
+from __future__ import annotations
+
+import enum
+import threading
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import PurePath
+from typing import Any
+
+import attrs
+
+CHECKPOINT_KEYS = ("current_node", "next_node", "status", "completed_nodes", "failure_reason", "workspace_snapshot")
+MAX_TEXT = 4000  # longer strings in an event (agent output, tool stdout) are cut for the stream
+
+
+def event_json(event: Any) -> dict[str, Any]:
+    """An engine or workspace event as a JSON object: `kind` (the event's type name) and its fields."""
+    fields = plain(event)
+    if not isinstance(fields, dict):
+        fields = {"value": fields}
+    checkpoint = fields.get("checkpoint")
+    if isinstance(checkpoint, dict):  # the whole context with every checkpoint would grow the stream quadratically
+        fields["checkpoint"] = {key: checkpoint.get(key) for key in CHECKPOINT_KEYS}
+    return {"kind": type(event).__name__, **fields}
+
+
+def plain(value: Any, depth: int = 0) -> Any:
+    """`value` as JSON data: attrs classes as objects, enums as their values, times as ISO text."""
+    if depth > 8:
+        return str(value)
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, str):
+        return value if len(value) <= MAX_TEXT else value[:MAX_TEXT] + "..."
+    if isinstance(value, enum.Enum):
+        return plain(value.value, depth + 1)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, bytes):
+        return f"<{len(value)} bytes>"
+    if attrs.has(type(value)):
+        return {
+            field.name: plain(getattr(value, field.name), depth + 1)
+            for field in attrs.fields(type(value))
+            if not field.name.startswith("_")
+        }
+    if isinstance(value, Mapping):
+        return {str(key): plain(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [plain(item, depth + 1) for item in value]
+    return str(value)
+
+
+class EventLog:
+    """The events of one run in the order they happened; event `n` has id `n` (1, 2, ...).
+
+    Readers wait for events after the last id they saw (`after`); `close()` says no more will come.
+    """
+
+    def __init__(self) -> None:
+        self._events: list[dict[str, Any]] = []
+        self._closed = False
+        self._changed = threading.Condition()
+
+    def append(self, event: dict[str, Any]) -> None:
+        with self._changed:
+            self._events.append(event)
+            self._changed.notify_all()
+
+    def close(self) -> None:
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def after(self, last_id: int, wait_s: float = 0.0) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
+        """The events after `last_id` with their ids, waiting up to `wait_s` for one; and whether the log is
+        closed with nothing more to read."""
+        with self._changed:
+            if len(self._events) <= last_id and not self._closed and wait_s > 0:
+                self._changed.wait(wait_s)
+            new = [(number, self._events[number - 1]) for number in range(last_id + 1, len(self._events) + 1)]
+            return new, self._closed and not new

@@ -1,0 +1,127 @@
+"""Human gates over HTTP: an Interviewer that parks each question until an answer is posted or the run is
+cancelled."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from orchestra_core.model.interview import Answer, Option, Question, QuestionType
+
+YES_NO_OPTIONS = (Option("Y", "Yes"), Option("N", "No"))
+
+
+class UnknownAnswerError(ValueError):
+    """The answer names none of the question's options (the message lists them)."""
+
+
+class PendingQuestion:
+    """One question waiting for its answer."""
+
+    def __init__(self, question: Question) -> None:
+        self.id = uuid.uuid4().hex[:12]
+        self.question = question
+        self.answer: Answer | None = None
+        self.answered = threading.Event()
+
+    @property
+    def options(self) -> tuple[Option, ...]:
+        if self.question.options:
+            return self.question.options
+        if self.question.type in (QuestionType.YES_NO, QuestionType.CONFIRMATION):
+            return YES_NO_OPTIONS
+        return ()
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"id", "node_id", "text", "type", "options": [{"key", "label"}]}`."""
+        return {
+            "id": self.id,
+            "node_id": self.question.stage,
+            "text": self.question.text,
+            "type": self.question.type.value,
+            "options": [{"key": option.key, "label": option.label} for option in self.options],
+        }
+
+
+def answer_for(question: Question, reply: str) -> Answer:
+    """The answer a reply gives, matched as `--answers` matches: an option by key (any case), label or target
+    node; yes/no questions take yes/no/y/n (or their option's key or label); free text is taken as it is.
+
+    Raises:
+        UnknownAnswerError: The reply matches no option.
+    """
+    if question.type is QuestionType.MULTIPLE_CHOICE and question.options:
+        option = question.find_option(reply)
+        if option is None:
+            offered = ", ".join(f"{o.key} ({o.label})" for o in question.options)
+            raise UnknownAnswerError(f"answer {reply!r} matches none of the choices: {offered}")
+        return Answer.choose(option)
+    if question.type in (QuestionType.YES_NO, QuestionType.CONFIRMATION):
+        lowered = reply.strip().lower()
+        if lowered in ("y", "yes", "true"):
+            return Answer.yes()
+        if lowered in ("n", "no", "false"):
+            return Answer.no()
+        raise UnknownAnswerError(f"answer {reply!r} is not yes or no")
+    return Answer(reply, text=reply)
+
+
+class HttpInterviewer:
+    """Parks each question in a list the server shows; `ask` blocks until `answer` is called for it, the
+    question's timeout passes (its default, else a timeout answer) or `cancel` is called (skipped)."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, PendingQuestion] = {}
+        self._lock = threading.Lock()
+        self._cancelled = threading.Event()
+        self.messages: list[tuple[str, str]] = []
+
+    def pending(self) -> list[PendingQuestion]:
+        with self._lock:
+            return list(self._pending.values())
+
+    def ask(self, question: Question) -> Answer:
+        if self._cancelled.is_set():
+            return Answer.skipped()
+        parked = PendingQuestion(question)
+        with self._lock:
+            self._pending[parked.id] = parked
+        try:
+            parked.answered.wait(question.timeout_seconds)
+        finally:
+            with self._lock:
+                self._pending.pop(parked.id, None)
+        if parked.answer is not None:
+            return parked.answer
+        if self._cancelled.is_set():
+            return Answer.skipped()
+        return question.default if question.default is not None else Answer.timeout()
+
+    def ask_multiple(self, questions: Sequence[Question]) -> list[Answer]:
+        return [self.ask(question) for question in questions]
+
+    def inform(self, message: str, stage: str) -> None:
+        self.messages.append((stage, message))
+
+    def answer(self, question_id: str, reply: str) -> Answer:
+        """Answer a pending question.
+
+        Raises:
+            KeyError: No pending question has that id.
+            UnknownAnswerError: The reply matches none of its options.
+        """
+        with self._lock:
+            parked = self._pending[question_id]
+            chosen = answer_for(parked.question, reply)
+            parked.answer = chosen
+            del self._pending[question_id]
+        parked.answered.set()
+        return chosen
+
+    def cancel(self) -> None:
+        """Release every waiting question (answered as skipped) and skip those asked from now on."""
+        self._cancelled.set()
+        for parked in self.pending():
+            parked.answered.set()

@@ -1,0 +1,145 @@
+"""What the read endpoints answer: sessions, a pipeline's status, checkpoint, context and graph, from the runs
+started here and from the session store."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from orchestra_adapters.server.service import PipelineService, RequestError
+
+_STORE_STATUS = {"success": "success", "fail": "fail", "cancelled": "cancelled"}
+
+
+def _store(service: PipelineService, session_id: str) -> Any:
+    store = service.store
+    if store is None:
+        raise RequestError(404, f"no session {session_id!r}")
+    return store
+
+
+def _session_info(service: PipelineService, session_id: str) -> Any:
+    from orchestra_core.model.store_errors import SessionNotFoundError
+    from orchestra_core.session.liveness import live_info
+
+    store = _store(service, session_id)
+    try:
+        return live_info(store, store.get_session(session_id), service.locks)
+    except SessionNotFoundError:
+        raise RequestError(404, f"no session {session_id!r}") from None
+
+
+def pipeline_status(service: PipelineService, session_id: str) -> dict[str, Any]:
+    """`{"id", "status", "completed_nodes", "current_node", "error"}`; a stored session's `status` is its
+    store status where that is not one of running/success/fail/cancelled (`new`, `interrupted`)."""
+    run = service.run_of(session_id)
+    if run is not None:
+        return run.to_json()
+    info = _session_info(service, session_id)
+    checkpoint = _latest_checkpoint(service, session_id)
+    status = info.status.value
+    shown = _STORE_STATUS.get(status, "running" if status == "running" else status)
+    return {
+        "id": session_id,
+        "status": shown,
+        "completed_nodes": list(checkpoint.completed_nodes) if checkpoint else [],
+        "current_node": checkpoint.next_node if checkpoint and shown == "running" else None,
+        "error": (checkpoint.failure_reason or None) if checkpoint else None,
+    }
+
+
+def _latest_checkpoint(service: PipelineService, session_id: str) -> Any:
+    from orchestra_core.session.api import latest_checkpoint
+    from orchestra_core.session.checkpoints import from_record
+
+    found = latest_checkpoint(_store(service, session_id), session_id)
+    return None if found is None else from_record(found.checkpoint, found.turn.created_at)
+
+
+def checkpoint_json(service: PipelineService, session_id: str) -> dict[str, Any]:
+    """The latest checkpoint, shaped as the run directory's checkpoint.json, with its session id."""
+    from orchestra_adapters.filesystem.checkpoint_codec import CheckpointEncoder
+
+    _known(service, session_id)
+    checkpoint = _latest_checkpoint(service, session_id)
+    if checkpoint is None:
+        raise RequestError(404, f"session {session_id} has no checkpoint yet")
+    return {"session_id": session_id, **json.loads(CheckpointEncoder().encode(checkpoint))}
+
+
+def context_json(service: PipelineService, session_id: str) -> dict[str, Any]:
+    """The latest checkpoint's context: `{"session_id", "node_id", "context": {key: value}}`."""
+    from orchestra_adapters.server.event_log import plain
+
+    _known(service, session_id)
+    checkpoint = _latest_checkpoint(service, session_id)
+    if checkpoint is None:
+        raise RequestError(404, f"session {session_id} has no checkpoint yet")
+    return {"session_id": session_id, "node_id": checkpoint.current_node, "context": plain(dict(checkpoint.context))}
+
+
+def _known(service: PipelineService, session_id: str) -> None:
+    if service.run_of(session_id) is None:
+        _session_info(service, session_id)
+
+
+def sessions_json(service: PipelineService, limit: int) -> dict[str, Any]:
+    """`orchestra status --json`'s document; sessions running here show their live status."""
+    from orchestra_core.session.listing import list_session_rows
+
+    store = service.store
+    rows = list_session_rows(store, limit=limit, locks=service.locks) if store is not None else []
+    sessions = [row.to_json() for row in rows]
+    for session in sessions:
+        run = service.run_of(session["session_id"])
+        if run is not None:
+            session["status"] = run.status
+    return {"sessions": sessions}
+
+
+def session_json(service: PipelineService, session_id: str) -> dict[str, Any]:
+    """`orchestra status SESSION --json`'s document."""
+    from orchestra_core.session.summary import session_summary
+
+    _session_info(service, session_id)
+    document = session_summary(_store(service, session_id), session_id, service.locks).to_json()
+    run = service.run_of(session_id)
+    if run is not None:
+        document["status"] = run.status
+    return dict(document)
+
+
+def pipeline_text(service: PipelineService, session_id: str) -> str:
+    """The DOT source a session runs: as submitted here, else as recorded with its latest checkpoint."""
+    run = service.run_of(session_id)
+    if run is not None:
+        return run.pipeline_text
+    from orchestra_core.session.api import latest_checkpoint
+
+    _session_info(service, session_id)
+    store = _store(service, session_id)
+    found = latest_checkpoint(store, session_id)
+    if found is None or not found.checkpoint.pipeline_blob:
+        raise RequestError(404, f"session {session_id} has no recorded pipeline yet")
+    return str(store.get_blob(found.checkpoint.pipeline_blob).decode("utf-8"))
+
+
+def graph_svg(service: PipelineService, session_id: str) -> bytes:
+    """The pipeline drawn by Graphviz as SVG; each node's group has `id="node-<node id>"` and the classes
+    `node` and `handler-<handler type>`, for a page to colour by status."""
+    from orchestra_adapters.render.graph_renderer import build_drawing
+    from orchestra_core.graph.dot_loader import parse_dot
+    from orchestra_core.model.errors import OrchestraError
+    from orchestra_core.pipeline import prepare_pipeline
+
+    text = pipeline_text(service, session_id)
+    try:
+        graph = prepare_pipeline(parse_dot(text, path=f"{session_id}.dot")).graph
+        drawing = build_drawing(graph)
+        for node in graph.nodes.values():
+            shown = drawing.get_node(node.id)
+            shown.attr["id"] = f"node-{node.id}"
+            shown.attr["class"] = f"handler-{node.handler_type}"
+        return bytes(drawing.draw(format="svg", prog="dot"))
+    except (OrchestraError, OSError, ValueError) as error:
+        raise RequestError(422, f"cannot draw the pipeline of session {session_id}: {error}") from None
