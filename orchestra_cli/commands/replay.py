@@ -15,6 +15,7 @@ from orchestra_cli.runtime.options import (
     MaxVisitsOption,
     PipelineOption,
     QuietOption,
+    RollbackOption,
     RunOptions,
     SetOption,
     check_run_options,
@@ -44,6 +45,7 @@ def replay_session(
     json_output: JsonOption = False,
     quiet: QuietOption = False,
     config: ConfigOption = None,
+    rollback_on_failure: RollbackOption = None,
 ) -> None:
     """Fork a session at one of its turns into a new session and run on from the checkpoint there.
 
@@ -68,7 +70,7 @@ def replay_session(
         )
     options = RunOptions(
         pipeline, backend, auto_approve, answers, tuple(set_values or ()), logs_root, max_visits,
-        json_output, quiet, config,
+        json_output, quiet, config, rollback_on_failure,
     )
     check_run_options(options)
     if turn:
