@@ -12,7 +12,7 @@ from tests.support.orchestra_project import orchestra
 COMMANDS = [
     ["init"], ["compile"], ["run"], ["resume"], ["replay"], ["show"], ["status"], ["attach"], ["cleanup"],
     ["doctor"],
-    ["mcp"], ["mcp", "serve"],
+    ["mcp"], ["mcp", "serve"], ["serve"],
 ]  # fmt: skip
 
 
