@@ -100,6 +100,41 @@ class CancellableRunner:
         return getattr(self._inner, name)
 
 
+class CancellableBackend:
+    """A codergen backend whose running agent attempts are cancelled when the run is (`stop` is cancelled)."""
+
+    def __init__(self, inner: Any, stop: Cancellation) -> None:
+        self._inner = inner
+        self._stop = stop
+
+    def run(
+        self, node: Any, prompt: str, context: Any, on_turn: Any = None, *, cancel: Cancellation | None = None
+    ) -> Any:
+        from orchestra_core.model.cancellation import takes_cancel
+
+        if not takes_cancel(self._inner.run):
+            return self._inner.run(node, prompt, context, on_turn=on_turn)
+        attempt = cancel or current_cancellation() or Cancellation()
+        with on_cancel(self._stop, lambda: attempt.cancel(CANCEL_REASON)):
+            return self._inner.run(node, prompt, context, on_turn=on_turn, cancel=attempt)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def cancellable_backend(backend: Any, stop: Cancellation) -> Any:
+    """The run's backend port (a backend, a factory of one, or None) with its agents cancelled by `stop`."""
+    if backend is None:
+        return None
+    from orchestra_core.ports.codergen_backend import CodergenBackend
+
+    def build(runtime: Any) -> Any:
+        built = backend if isinstance(backend, CodergenBackend) else backend(runtime)
+        return None if built is None else CancellableBackend(built, stop)
+
+    return build
+
+
 class StoppingEngine:
     """The run's engine, run with the server's stop event (the run stops before its next node)."""
 

@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from orchestra_adapters.server.questions import HttpInterviewer
-from orchestra_adapters.server.runs import FAIL, CancellableRunner, ServerRun, StoppingEngine
+from orchestra_adapters.server.runs import (
+    FAIL,
+    CancellableRunner,
+    ServerRun,
+    StoppingEngine,
+    cancellable_backend,
+)
 
 MAX_PIPELINE_BYTES = 1 << 20
 
@@ -132,6 +138,7 @@ class PipelineService:
         holder.append(pending)
         if stop_runner is not None:
             arguments["command_runner"] = CancellableRunner(stop_runner, pending.stop)
+        arguments["backend"] = cancellable_backend(arguments.get("backend"), pending.stop)
         ports = RunPorts(**arguments)
         assert ports.store is not None
         run = PipelineRun(graph, start_new(ports.store, graph, path, text), ports, options)
