@@ -114,6 +114,7 @@ class PipelineService:
         name = str(container.backend_name())
         if name not in BACKEND_NAMES:
             raise RequestError(400, f"unknown backend {name!r}; available: {', '.join(BACKEND_NAMES)}")
+        _check_providers(container, graph, name)
         return graph
 
     def _begin(
@@ -206,6 +207,25 @@ def _execute(run: Any, server_run: ServerRun, container: Any) -> None:
         finally:
             close_container(container)
             server_run.finish(status, error)
+
+
+def _check_providers(container: Any, graph: Any, backend: str) -> None:
+    """As `orchestra run`: the providers of the nodes that run an LLM backend work (keys set, packages
+    installed), before a session exists.
+
+    Raises:
+        OrchestraError: A model does not resolve, a key or a package is missing.
+    """
+    from orchestra_adapters.backends.lint import backends_in_use
+
+    used = backends_in_use(graph, backend)
+    nodes = [graph.nodes[node_id] for name in ("langgraph", "direct") for node_id in used.get(name, ())]
+    if not nodes:
+        return
+    from orchestra_adapters.llm.providers import check_providers
+
+    resolver = container.agent_resolver()
+    check_providers(container.settings(), {resolver.model_for(node, graph).provider for node in nodes})
 
 
 def _options(body: dict[str, Any]) -> tuple[bool, dict[str, Any], str | None]:

@@ -317,3 +317,22 @@ def test_an_answer_must_be_a_non_empty_string(client: TestClient, service: Pipel
 def test_no_checkpoint_and_no_store_yet_are_404(client: TestClient) -> None:
     assert client.get("/sessions").json() == {"sessions": []}
     assert client.get("/pipelines/1/checkpoint").status_code == 404
+
+
+def test_a_provider_without_its_key_is_refused_before_a_session_exists(tmp_path: Path) -> None:
+    project = tmp_path / "keyless"
+    project.mkdir()
+    (project / "orchestra.yaml").write_text(
+        "providers:\n  default: anthropic\n  anthropic:\n    models:\n      worker: claude-sonnet-4-5\nbackend: langgraph\n",
+        encoding="utf-8",
+    )
+    service = PipelineService(cwd=project)
+    try:
+        with TestClient(create_app(service)) as client:
+            dot = 'digraph llm { start [shape=Mdiamond]; done [shape=Msquare]; plan [prompt="Plan"]; start -> plan -> done }'
+            response = client.post("/pipelines", json={"dot": dot})
+            assert response.status_code == 400, response.text
+            assert "ANTHROPIC_API_KEY" in response.json()["error"]
+            assert client.get("/sessions").json() == {"sessions": []}
+    finally:
+        service.close()
