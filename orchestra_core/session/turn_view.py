@@ -257,6 +257,18 @@ def _snapshot_recorded(record: w.WorkspaceSnapshotRecorded) -> dict[str, Any]:
     return {"checkpoint_turn_id": record.checkpoint_turn_id, "repos": record.heads}
 
 
+def _remote_event(record: Any) -> dict[str, Any]:
+    """RepoCloned, RepoFetched, RemotePushed, PushFailed: their stored fields (URLs and reasons redacted)."""
+    return {name: getattr(record, name) for name in _REMOTE_FIELDS[type(record)]}
+
+
+_REMOTE_FIELDS: dict[type, tuple[str, ...]] = {
+    w.RepoCloned: ("repo", "url", "path", "depth"),
+    w.RepoFetched: ("repo", "url"),
+    w.RemotePushed: ("repo", "branch", "sha", "remote_url"),
+    w.PushFailed: ("repo", "branch", "sha", "reason", "category"),
+}
+
 _DETAILS: dict[type, Any] = {
     AgentTurn: _agent_turn,
     r.NodeExecution: _node_execution,
@@ -269,4 +281,5 @@ _DETAILS: dict[type, Any] = {
     w.WorktreeCreated: _worktree_created,
     w.UntrackedWritesCommitted: _untracked_committed,
     w.WorkspaceSnapshotRecorded: _snapshot_recorded,
+    **{kind: _remote_event for kind in _REMOTE_FIELDS},
 }

@@ -95,6 +95,8 @@ def test_a_missing_path_is_cloned_and_the_session_branch_pushed_on_completion(tm
     assert [(p.branch, p.sha) for p in pushes] == [(BRANCH, head)]  # on_completion: one push, at the end
     status = json.loads(orchestra("status", "1", "--json", cwd=proj, env=environment(tmp_path)).stdout)
     assert status["repos"]["app"]["pushed_sha"] == head
+    [pushed] = [t for t in status["turns"] if t["type"] == "dev.orchestra.RemotePushed"]
+    assert (pushed["repo"], pushed["branch"], pushed["sha"]) == ("app", BRANCH, head)
     shown = orchestra("status", "1", cwd=proj, env=environment(tmp_path)).stdout
     assert "pushed" in shown and head[:12] in shown.split("repos", 1)[1]
 
