@@ -57,6 +57,7 @@ _EXPORTS: dict[str, str] = {
     "CommandRunner": "orchestra_core.ports.command_runner",
     "CommitMessageGenerator": "orchestra_core.ports.commit_messages",
     "Git": "orchestra_core.ports.git",
+    "GitRemotes": "orchestra_core.ports.git_remotes",
     "Interviewer": "orchestra_core.ports.interviewer",
     "PromptLibrary": "orchestra_core.ports.prompt_library",
     "RunDirectory": "orchestra_core.ports.run_directory",
@@ -91,6 +92,7 @@ _EXPORTS: dict[str, str] = {
     "SessionNotFoundError": "orchestra_core.model.store_errors",
     "TurnNotFoundError": "orchestra_core.model.store_errors",
     "GitError": "orchestra_core.ports.git",
+    "RemoteError": "orchestra_core.ports.git_remotes",
     "SessionBusyError": "orchestra_core.ports.session_locks",
     "NothingToResumeError": "orchestra_core.runs.start",
     "WorkspaceError": "orchestra_core.workspace.errors",
@@ -118,6 +120,7 @@ __all__ = [
     "FunctionRule",
     "Git",
     "GitError",
+    "GitRemotes",
     "Graph",
     "Handler",
     "Interviewer",
@@ -133,6 +136,7 @@ __all__ = [
     "PromptLibrary",
     "Question",
     "QuestionType",
+    "RemoteError",
     "RunDirectory",
     "RunDirectoryFactory",
     "RunEvent",
@@ -215,6 +219,7 @@ if TYPE_CHECKING:
     from orchestra_core.ports.command_runner import CommandRunner
     from orchestra_core.ports.commit_messages import CommitMessageGenerator
     from orchestra_core.ports.git import Git, GitError
+    from orchestra_core.ports.git_remotes import GitRemotes, RemoteError
     from orchestra_core.ports.interviewer import Interviewer
     from orchestra_core.ports.prompt_library import PromptLibrary
     from orchestra_core.ports.run_directory import RunDirectory, RunDirectoryFactory

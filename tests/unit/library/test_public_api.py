@@ -22,14 +22,14 @@ PUBLIC_NAMES = {
     "run_pipeline", "stream_pipeline",
     # ports
     "ArtifactStore", "ChatModelFactory", "Clock", "CodergenBackend", "CommandRunner", "CommitMessageGenerator",
-    "Git", "Interviewer", "PromptLibrary", "RunDirectory", "RunDirectoryFactory", "SessionLocks",
+    "Git", "GitRemotes", "Interviewer", "PromptLibrary", "RunDirectory", "RunDirectoryFactory", "SessionLocks",
     "SessionStore", "SystemClock",
     # records and events
     "AgentTurn", "Answer", "EngineEvent", "Option", "Question", "QuestionType", "SessionInfo",
     "SessionMetadata", "SessionStatus", "StoredTurn", "TokenUsage", "ToolCall", "TurnCommit", "TurnView",
     "WorkspaceEvent", "events", "workspace_events",
     # errors
-    "ConfigError", "GitError", "NothingToResumeError", "OrchestraError", "PipelineLoadError",
+    "ConfigError", "GitError", "NothingToResumeError", "OrchestraError", "PipelineLoadError", "RemoteError",
     "SessionBusyError", "SessionNotFoundError", "StoreError", "TransformError", "TurnNotFoundError",
     "ValidationError", "WorkspaceError",
 }
