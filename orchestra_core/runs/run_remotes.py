@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextlib import suppress
+from typing import TYPE_CHECKING
 
 from orchestra_core.model.settings import OrchestraSettings
 from orchestra_core.model.workspace_events import WorkspaceEvent, WorkspaceSnapshotRecorded
 from orchestra_core.ports.git import Git
 from orchestra_core.ports.git_remotes import GitRemotes
 from orchestra_core.runs.start import REPLAY, RESUME, SessionStart
-from orchestra_core.workspace.pushes import NEVER, PushTarget, SessionPusher, push_policy
-from orchestra_core.workspace.remotes import RemoteSetup
-from orchestra_core.workspace.session import WorkspaceSession
+
+if TYPE_CHECKING:  # a run without remotes (most) loads none of the workspace's remote machinery
+    from orchestra_core.workspace.pushes import PushTarget, SessionPusher
+    from orchestra_core.workspace.remotes import RemoteSetup
+    from orchestra_core.workspace.session import WorkspaceSession
 
 
 class RunRemotes:
@@ -21,7 +24,11 @@ class RunRemotes:
 
     def __init__(self, settings: OrchestraSettings, git: Git | None, remotes: GitRemotes | None) -> None:
         self._repos = settings.workspace.repos
-        self._setup = RemoteSetup(self._repos, remotes, git, settings.base_dir) if git is not None else None
+        self._setup: RemoteSetup | None = None
+        if git is not None and any(repo.remote for repo in self._repos.values()):
+            from orchestra_core.workspace.remotes import RemoteSetup
+
+            self._setup = RemoteSetup(self._repos, remotes, git, settings.base_dir)
         self._remotes = remotes
         self._waiting: list[WorkspaceEvent] = []
         self._pusher: SessionPusher | None = None
@@ -58,8 +65,10 @@ class RunRemotes:
         for event in self._waiting:
             emit(_with_session(event, session_id))
         self._waiting = []
-        if self._remotes is None:
+        if self._remotes is None or not self.active:
             return
+        from orchestra_core.workspace.pushes import NEVER, PushTarget, SessionPusher, push_policy
+
         targets = {}
         for name, context in workspace.contexts.items():
             repo = self._repos.get(name)
