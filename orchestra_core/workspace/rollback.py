@@ -22,6 +22,7 @@ from orchestra_core.workspace.errors import ProtectedBranchError, WorkspaceError
 from orchestra_core.workspace.naming import is_protected
 from orchestra_core.workspace.session import WorkspaceSession
 
+
 def roll_back_session(
     session: WorkspaceSession, git: Git, worktrees_dir: Path, emit: Callable[[WorkspaceEvent], None]
 ) -> list[SessionRolledBack]:
