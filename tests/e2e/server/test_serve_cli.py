@@ -210,3 +210,42 @@ def _running_commands(command: str) -> list[int]:
             if cmdline == command:
                 found.append(int(entry.name))
     return found
+
+
+def test_a_session_running_from_the_cli_is_streamed_live_until_it_ends(server: Server, project: Path) -> None:
+    (project / "waits.dot").write_text(
+        """digraph waits {
+            start [shape=Mdiamond]; done [shape=Msquare]
+            hold [shape=parallelogram, tool_command="for i in $(seq 2400); do test -f go && exit 0; sleep 0.05; done; exit 1"]
+            start -> hold -> done
+        }
+        """,
+        encoding="utf-8",
+    )
+    cli = subprocess.Popen(
+        [str(ORCHESTRA), "run", "waits.dot", "--json"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env={**os.environ, "NO_COLOR": "1"}, start_new_session=True,
+    )
+    try:
+        sessions = wait_until(lambda: server.get("/sessions").json()["sessions"], "the CLI's session")
+        session_id = sessions[0]["session_id"]
+        seen: list[dict[str, Any]] = []
+        with server.get(f"/pipelines/{session_id}/events", stream=True) as response:
+            for message in sse_messages(response.iter_lines(decode_unicode=True)):
+                seen.append(message)
+                data = message["data"]
+                if message["event"] == "NodeExecution" and data.get("node_id") == "hold":
+                    (project / "go").touch()  # the run is inside `hold`: let it finish while we follow
+                if message["event"] == "end":
+                    break
+        _, stderr = cli.communicate(timeout=120)
+        assert cli.returncode == 0, stderr
+    finally:
+        if cli.poll() is None:
+            os.killpg(cli.pid, signal.SIGKILL)
+            cli.communicate()
+    assert seen[-1]["data"]["status"] == "success"
+    turns = seen[:-1]
+    assert [int(m["id"]) for m in turns] == list(range(1, len(turns) + 1))
+    lifecycle = [m["data"]["event"] for m in turns if m["event"] == "PipelineLifecycle"]
+    assert lifecycle[0] == "started" and lifecycle[-1] == "completed"
