@@ -2,9 +2,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install sandbox-tools cli-agents test lint bench clean
+.PHONY: install sandbox-tools browser cli-agents test lint bench clean
 
-install: $(BIN)/orchestra sandbox-tools cli-agents
+install: $(BIN)/orchestra sandbox-tools browser cli-agents
 
 $(BIN)/orchestra: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,21 @@ sandbox-tools:
 	        echo "warning: could not install bubblewrap; sandbox tests will be skipped"; \
 	    else \
 	        echo "note: bubblewrap (bwrap) is not installed; the optional sandbox and its tests need it"; \
+	    fi; \
+	}
+
+# Debian's chromium for the web view's browser tests (tests/e2e/web, driven by Playwright for Python with
+# executable_path=/usr/bin/chromium, never `playwright install`): installed with apt-get when missing and we are
+# root; never fails the install (without it, those tests skip and say why).
+browser:
+	@[ -x /usr/bin/chromium ] || { \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	        echo "installing chromium (the web view's browser tests)"; \
+	        apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1 || \
+	        { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends chromium >/dev/null 2>&1; } || \
+	        echo "warning: could not install chromium; the web view's browser tests will be skipped"; \
+	    else \
+	        echo "note: /usr/bin/chromium is not installed; the web view's browser tests need it (apt-get install chromium)"; \
 	    fi; \
 	}
 

@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from orchestra_adapters.server import views
+from orchestra_adapters.server import pages, views
 from orchestra_adapters.server.questions import UnknownAnswerError
 from orchestra_adapters.server.runs import ServerRun
 from orchestra_adapters.server.service import PipelineService, RequestError
@@ -39,12 +39,14 @@ def create_app(service: PipelineService, *, token: str | None = None) -> Starlet
         Route("/pipelines/{id}/context", endpoints.context, methods=["GET"]),
         Route("/sessions", endpoints.sessions, methods=["GET"]),
         Route("/sessions/{id}", endpoints.session, methods=["GET"]),
+        *pages.routes(),
     ]
     app = Starlette(
         routes=routes,
         exception_handlers={HTTPException: _http_error, RequestError: _request_error, Exception: _internal_error},
     )
     app.state.service = service
+    app.state.token = token or None
     if token:
         app.add_middleware(BearerToken, token=token)
     return app
@@ -75,16 +77,19 @@ async def _internal_error(_request: Request, exc: Exception) -> Response:
 
 
 class BearerToken:
-    """Refuses (401) every request without `Authorization: Bearer <token>`; compares in constant time."""
+    """Refuses (401) every request without `Authorization: Bearer <token>`; compares in constant time. The web
+    view's pages and event stream also take it as a browser can send it (`pages.browser_token_allows`)."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
+        self._token = token
         self._expected = f"Bearer {token}".encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             given = dict(scope["headers"]).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self._expected):
+            allowed = hmac.compare_digest(given, self._expected) or pages.browser_token_allows(scope, self._token)
+            if not allowed:
                 response = error(401, "missing or wrong bearer token (Authorization: Bearer <token>)")
                 response.headers["WWW-Authenticate"] = "Bearer"
                 await response(scope, receive, send)

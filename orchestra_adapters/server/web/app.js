@@ -1,0 +1,483 @@
+// The web view of `orchestra serve`: the sessions list and a live session page. Every value from the server
+// reaches the page as text (textContent, text nodes, attributes set one by one): agent output is hostile.
+"use strict";
+
+(function () {
+  const TOKEN_KEY = "orchestra.token";
+
+  // Event kinds the page listens to (EventSource hears only the names it is told): the engine's, the
+  // workspace's, and the turn types of sessions streamed from the store. Add new kinds here.
+  const KINDS = [
+    "PipelineStarted", "PipelineCompleted", "PipelineFailed", "PipelineRestarted", "StageStarted",
+    "StageCompleted", "StageFailed", "StageRetrying", "EdgeSelected", "GoalGateUnsatisfied", "AgentTurnCompleted",
+    "ParallelStarted", "ParallelBranchStarted", "ParallelBranchCompleted", "ParallelCompleted", "InterviewStarted",
+    "InterviewCompleted", "InterviewTimeout", "CheckpointSaved", "SessionBranchCreated", "WorktreeCreated",
+    "AgentCommitCreated", "UntrackedWritesCommitted", "WorktreeMerged", "WorktreeMergeConflict",
+    "CommitMessageFallback", "WritesNotCommitted", "WorkspaceRestored", "WorkspaceSnapshotRecorded",
+    "ProjectLinkFailed", "RepoCloned", "RepoFetched", "RemotePushed", "PushFailed", "SessionRolledBack",
+    "SessionCleanedUp", "IncludedFilesCopied", "IncludedFileSkipped", "PipelineLifecycle", "NodeExecution",
+    "AgentTurn", "Checkpoint", "HumanInteraction", "ParallelExecution", "WorkspaceSnapshot", "InteractionMode",
+    "LifecycleEvent", "NodeEvent", "ParallelEvent", "message",
+  ];
+  const QUIET = new Set(["kind", "session_id", "timestamp", "branch", "type", "turn_id", "created_at", "node_id"]);
+
+  // ---- helpers -------------------------------------------------------------------------------------------
+  function captureToken() {
+    const url = new URL(window.location.href);
+    const given = url.searchParams.get("token");
+    if (given !== null) {
+      sessionStorage.setItem(TOKEN_KEY, given);
+      url.searchParams.delete("token");
+      history.replaceState(null, "", url.pathname + url.search + url.hash);
+    }
+  }
+
+  class ApiError extends Error {
+    constructor(status, message) { super(message); this.status = status; }
+  }
+
+  async function api(path, options) {
+    const init = Object.assign({ credentials: "same-origin" }, options || {});
+    const headers = new Headers(init.headers || {});
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) headers.set("Authorization", "Bearer " + token);
+    if (init.body !== undefined) headers.set("Content-Type", "application/json");
+    init.headers = headers;
+    const response = await fetch(path, init);
+    let document_ = null;
+    try { document_ = await response.json(); } catch (_) { document_ = null; }
+    if (!response.ok) {
+      let message = (document_ && document_.error) || response.statusText || "request failed";
+      if (response.status === 401) message += " — open this page once with ?token=YOUR_TOKEN";
+      throw new ApiError(response.status, message);
+    }
+    return document_;
+  }
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === null || value === undefined || value === false) continue;
+      if (key === "class") node.className = value;
+      else node.setAttribute(key, String(value));
+    }
+    for (const child of children) {
+      if (child === null || child === undefined) continue;
+      node.append(child instanceof Node ? child : String(child));
+    }
+    return node;
+  }
+
+  const $ = (selector) => document.querySelector(selector);
+  const short = (text, limit) => (text.length > limit ? text.slice(0, limit) + "…" : text);
+
+  function clock(timestamp) {
+    const when = timestamp ? new Date(timestamp) : new Date();
+    return isNaN(when) ? "" : when.toLocaleTimeString([], { hour12: false });
+  }
+
+  function when(timestamp) {
+    if (!timestamp) return "";
+    const date = new Date(timestamp);
+    return isNaN(date) ? String(timestamp) : date.toLocaleString([], { hour12: false });
+  }
+
+  function duration(seconds) {
+    if (typeof seconds !== "number") return "";
+    if (seconds < 60) return seconds.toFixed(1) + " s";
+    return Math.floor(seconds / 60) + " min " + Math.round(seconds % 60) + " s";
+  }
+
+  function badge(status) {
+    return el("span", { class: "badge " + String(status || "unknown") }, String(status || "unknown"));
+  }
+
+  function showMessage(text, isError) {
+    const message = $("#message");
+    message.hidden = !text;
+    message.textContent = text || "";
+    message.classList.toggle("error", Boolean(isError));
+  }
+
+  // ---- the sessions list ---------------------------------------------------------------------------------
+  async function sessionsPage() {
+    let rows;
+    try {
+      rows = (await api("/sessions?limit=200")).sessions || [];
+    } catch (error) {
+      showMessage(error.message, true);
+      return;
+    }
+    rows.sort((a, b) => String(b.started_at || "").localeCompare(String(a.started_at || ""))
+      || (Number(b.session_id) || 0) - (Number(a.session_id) || 0));
+    const body = $("#sessions tbody");
+    body.replaceChildren(...rows.map((row) => el("tr", {},
+      el("td", {}, el("a", { href: "/view/" + encodeURIComponent(row.session_id) }, row.session_id)),
+      el("td", {}, row.title || row.pipeline || ""),
+      el("td", {}, badge(row.status)),
+      el("td", {}, when(row.started_at)),
+      el("td", {}, duration(row.duration_s)),
+      el("td", {}, row.nodes_run ?? ""),
+    )));
+    $("#sessions").hidden = rows.length === 0;
+    showMessage(rows.length ? "" : "No session yet: start one with orchestra run or POST /pipelines.", false);
+    if (rows.some((row) => row.status === "running" || row.status === "new")) setTimeout(sessionsPage, 3000);
+  }
+
+  // ---- the session page ----------------------------------------------------------------------------------
+  function outcomeStatus(status) {
+    switch (String(status || "").toLowerCase()) {
+      case "success": case "partial_success": case "succeeded": case "skipped": return "succeeded";
+      case "fail": case "failed": case "error": return "failed";
+      case "retry": case "retrying": return "retrying";
+      case "running": case "started": return "running";
+      default: return null;
+    }
+  }
+
+  // The status a node takes from an event (live engine events and recorded turns), or null.
+  function nodeStatusOf(data) {
+    switch (data.kind) {
+      case "StageStarted": return "running";
+      case "StageCompleted": return outcomeStatus(data.outcome && data.outcome.status) || "succeeded";
+      case "StageFailed": return data.will_retry ? "retrying" : "failed";
+      case "StageRetrying": return "retrying";
+      case "NodeExecution":
+        if (data.event === "started") return "running";
+        if (data.event === "retrying") return "retrying";
+        return outcomeStatus(data.status);
+      default: return null;
+    }
+  }
+
+  function describe(data) {
+    const node = data.node_id ? data.node_id + ": " : "";
+    switch (data.kind) {
+      case "PipelineStarted": return "pipeline " + (data.name || "") + (data.resumed ? " (resumed)" : "");
+      case "PipelineCompleted": return "completed in " + duration(data.duration_s);
+      case "PipelineFailed": return (data.node_id ? data.node_id + ": " : "") + (data.error || "failed");
+      case "StageStarted": return node + (data.handler_type || "") + ", attempt " + (data.attempt || 1);
+      case "StageCompleted": {
+        const outcome = data.outcome || {};
+        return node + (outcome.status || "done") + (outcome.failure_reason ? " — " + outcome.failure_reason : "")
+          + (outcome.notes ? " — " + outcome.notes : "");
+      }
+      case "StageFailed": {
+        const outcome = data.outcome || {};
+        return node + (outcome.failure_reason || "failed") + (data.will_retry ? " (will retry)" : "");
+      }
+      case "StageRetrying": return node + "attempt " + data.attempt + " in " + duration(data.delay_s) + " — " + (data.reason || "");
+      case "EdgeSelected": return data.source + " → " + data.target + (data.label ? " [" + data.label + "]" : "");
+      case "InterviewStarted": return (data.stage ? data.stage + ": " : "") + ((data.question || {}).text || "");
+      case "InterviewCompleted": {
+        const answer = data.answer || {};
+        return ((data.question || {}).text || "") + " → " + (answer.text || answer.value || "");
+      }
+      case "CheckpointSaved": return "after " + (data.node_id || "start");
+      case "AgentTurnCompleted": {
+        const turn = data.turn || {};
+        return node + "turn " + turn.turn_number + " by " + (turn.model || "?")
+          + ((turn.files_written || []).length ? ", wrote " + turn.files_written.join(", ") : "");
+      }
+      case "AgentCommitCreated":
+        return node + String(data.sha || "").slice(0, 10) + " " + (data.message || "").split("\n")[0];
+      case "NodeExecution": return node + (data.event || "") + (data.status ? " " + data.status : "");
+      case "PipelineLifecycle": return (data.pipeline || "") + " " + (data.event || "") + (data.status ? " " + data.status : "");
+      case "AgentTurn":
+        return node + "turn " + data.turn_number + (data.git_sha ? " " + String(data.git_sha).slice(0, 10) : "")
+          + (data.commit_message ? " " + data.commit_message.split("\n")[0] : "");
+      default: {
+        const parts = [];
+        for (const [key, value] of Object.entries(data)) {
+          if (QUIET.has(key) || value === null || value === "" || typeof value === "object") continue;
+          parts.push(key + "=" + value);
+        }
+        return node + parts.join(" ");
+      }
+    }
+  }
+
+  class SessionPage {
+    constructor(sessionId) {
+      this.id = sessionId;
+      this.base = "/pipelines/" + encodeURIComponent(sessionId);
+      this.nodes = new Map(); // node id -> its <g> in the graph
+      this.statuses = new Map(); // node id -> pending | running | succeeded | failed | retrying
+      this.status = null;
+      this.source = null;
+      this.refreshTimer = null;
+      this.questionPoll = 0;
+    }
+
+    async start() {
+      document.title = "Orchestra session " + this.id;
+      $("#title").textContent = "Session " + this.id;
+      $("#cancel").addEventListener("click", () => this.cancel());
+      try {
+        await this.loadStatus();
+      } catch (error) {
+        showMessage(error.message, true);
+        $("#status").textContent = "";
+        return;
+      }
+      await Promise.all([this.loadGraph(), this.loadSession(), this.loadQuestions(), this.loadChat()]);
+      this.follow();
+    }
+
+    // status line and cancel button
+    async loadStatus() {
+      this.showStatus(await api(this.base));
+    }
+
+    showStatus(document_) {
+      this.status = document_.status;
+      const line = $("#status");
+      const parts = [el("span", {}, "Status: "), badge(document_.status)];
+      if (document_.current_node) parts.push(" · at ", el("strong", {}, document_.current_node));
+      const done = (document_.completed_nodes || []).length;
+      parts.push(" · " + done + (done === 1 ? " node" : " nodes") + " completed");
+      if (document_.error) parts.push(" · ", el("span", { class: "error-text" }, document_.error));
+      line.replaceChildren(...parts);
+      line.dataset.status = String(document_.status);
+      $("#cancel").hidden = document_.status !== "running";
+    }
+
+    async cancel() {
+      const button = $("#cancel");
+      button.disabled = true;
+      try {
+        await api(this.base + "/cancel", { method: "POST", body: "{}" });
+        showMessage("Cancelling…", false);
+      } catch (error) {
+        showMessage(error.message, true);
+        button.disabled = false;
+      }
+    }
+
+    // the graph
+    async loadGraph() {
+      const container = $("#graph");
+      try {
+        const headers = new Headers();
+        const token = sessionStorage.getItem(TOKEN_KEY);
+        if (token) headers.set("Authorization", "Bearer " + token);
+        const response = await fetch(this.base + "/graph", { headers, credentials: "same-origin" });
+        if (!response.ok) throw new Error("the graph is not available (" + response.status + ")");
+        const parsed = new DOMParser().parseFromString(await response.text(), "image/svg+xml");
+        const svg = parsed.documentElement;
+        if (svg.nodeName !== "svg" || parsed.querySelector("parsererror")) throw new Error("the graph is not SVG");
+        sanitize(svg);
+        container.replaceChildren(document.importNode(svg, true));
+      } catch (error) {
+        container.replaceChildren(el("p", { class: "empty" }, error.message));
+        return;
+      }
+      for (const group of container.querySelectorAll("g.node")) {
+        const nodeId = (group.getAttribute("id") || "").replace(/^node-/, "");
+        this.nodes.set(nodeId, group);
+        group.setAttribute("data-node", nodeId);
+        this.paint(nodeId);
+      }
+    }
+
+    setNode(nodeId, status) {
+      if (!nodeId || !status) return;
+      this.statuses.set(nodeId, status);
+      this.paint(nodeId);
+    }
+
+    paint(nodeId) {
+      const group = this.nodes.get(nodeId);
+      if (!group) return;
+      const status = this.statuses.get(nodeId) || "pending";
+      for (const name of ["pending", "running", "succeeded", "failed", "retrying"]) {
+        group.classList.toggle("status-" + name, name === status);
+      }
+      group.setAttribute("data-status", status);
+      const title = group.querySelector("title");
+      if (title) title.textContent = nodeId + " (" + status + ")";
+    }
+
+    // session summary: node statuses and agent turns with their commits
+    async loadSession() {
+      let summary;
+      try {
+        summary = await api("/sessions/" + encodeURIComponent(this.id));
+      } catch (error) {
+        return;
+      }
+      if (summary.pipeline) $("#title").textContent = summary.pipeline + " · session " + this.id;
+      for (const node of summary.nodes || []) {
+        const status = outcomeStatus(node.status);
+        if (status && !this.statuses.has(node.id)) this.setNode(node.id, status);
+      }
+      this.showTurns((summary.turns || []).filter((turn) => /AgentTurn$/.test(String(turn.type || ""))));
+    }
+
+    showTurns(turns) {
+      const list = $("#turns");
+      if (!turns.length) {
+        list.replaceChildren(el("li", { class: "empty" }, "No agent turn yet."));
+        return;
+      }
+      list.replaceChildren(...turns.map((turn) => el("li", {},
+        el("div", {}, el("strong", {}, turn.node_id || "?"), " · turn " + (turn.turn_number ?? "?")),
+        el("div", { class: "meta" }, [turn.model, turn.provider].filter(Boolean).join(" · ")),
+        turn.git_sha
+          ? el("div", {}, el("code", {}, String(turn.git_sha).slice(0, 10)), " ",
+            String(turn.commit_message || "").split("\n")[0])
+          : el("div", { class: "meta" }, "no commit"),
+        (turn.files_written || []).length ? el("div", { class: "files" }, turn.files_written.join(", ")) : null,
+      )));
+    }
+
+    refreshSoon() {
+      clearTimeout(this.refreshTimer);
+      this.refreshTimer = setTimeout(() => this.loadSession(), 300);
+    }
+
+    // human gates
+    async loadQuestions() {
+      let questions = [];
+      try {
+        questions = await api(this.base + "/questions");
+      } catch (error) {
+        questions = [];
+      }
+      const box = $("#questions");
+      if (!questions.length) {
+        box.replaceChildren(el("p", { class: "empty" }, "No question is waiting."));
+        return 0;
+      }
+      box.replaceChildren(...questions.map((question) => this.questionView(question)));
+      return questions.length;
+    }
+
+    questionView(question) {
+      const options = question.options || [];
+      const group = el("div", { class: "options", role: "group", "aria-label": "Answers" });
+      for (const option of options) {
+        const button = el("button", { type: "button", "data-answer": option.key }, option.label || option.key);
+        button.addEventListener("click", () => this.answer(question, option.key, group));
+        group.append(button);
+      }
+      if (!options.length) {
+        const input = el("input", { type: "text", "aria-label": "Your answer" });
+        const send = el("button", { type: "button" }, "Send");
+        send.addEventListener("click", () => this.answer(question, input.value, group));
+        group.append(input, send);
+      }
+      return el("div", { class: "question", "data-question": question.id },
+        el("div", { class: "node-ref" }, "at " + (question.node_id || "?")),
+        el("p", {}, question.text || ""), group);
+    }
+
+    async answer(question, reply, group) {
+      for (const button of group.querySelectorAll("button")) button.disabled = true;
+      try {
+        await api(this.base + "/questions/" + encodeURIComponent(question.id) + "/answer",
+          { method: "POST", body: JSON.stringify({ answer: reply }) });
+        showMessage("", false);
+      } catch (error) {
+        showMessage(error.message, true);
+      }
+      await this.loadQuestions();
+    }
+
+    // A gate's question is registered just after its InterviewStarted event: look a few times.
+    async pollQuestions() {
+      const round = ++this.questionPoll;
+      for (let tries = 0; tries < 40 && round === this.questionPoll; tries++) {
+        if (await this.loadQuestions()) return;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
+
+    // The chat of an interactive node (GET {base}/chat, when the server has it): `messages: [{role, text}]`.
+    async loadChat() {
+      let chat;
+      try {
+        chat = await api(this.base + "/chat");
+      } catch (error) {
+        return;
+      }
+      const messages = (chat && chat.messages) || [];
+      $("#chat").hidden = false;
+      $("#chat-messages").replaceChildren(...messages.map((message) => el("li", {},
+        el("div", { class: "meta" }, message.role || message.author || ""),
+        el("div", { class: "text" }, message.text ?? message.content ?? ""))));
+    }
+
+    // the live event stream
+    follow() {
+      const source = new EventSource(this.base + "/events");
+      this.source = source;
+      for (const kind of KINDS) source.addEventListener(kind, (event) => this.onEvent(event));
+      source.addEventListener("end", (event) => this.onEnd(event));
+      source.addEventListener("open", () => showMessage("", false));
+      source.addEventListener("error", () => {
+        if (source.readyState === EventSource.CLOSED) showMessage("The event stream closed; reload to follow again.", true);
+        else if (this.status === "running") showMessage("Reconnecting to the event stream…", false);
+      });
+    }
+
+    onEvent(event) {
+      let data;
+      try { data = JSON.parse(event.data); } catch (_) { return; }
+      if (!data || typeof data !== "object") return;
+      data.kind = data.kind || event.type;
+      this.log(data);
+      const status = nodeStatusOf(data);
+      if (status) this.setNode(data.node_id, status);
+      if (data.kind === "InterviewStarted") this.pollQuestions();
+      if (data.kind === "InterviewCompleted" || data.kind === "InterviewTimeout") this.loadQuestions();
+      if (data.kind === "HumanInteraction" || data.kind === "InteractionMode") this.loadChat();
+      if (/^(AgentTurn|AgentCommitCreated|UntrackedWritesCommitted)/.test(data.kind)) this.refreshSoon();
+      if (/^Stage|^Pipeline|^NodeExecution|^CheckpointSaved$/.test(data.kind)) this.loadStatus().catch(() => {});
+    }
+
+    async onEnd(event) {
+      this.source.close();
+      let final = null;
+      try { final = JSON.parse(event.data); } catch (_) { final = null; }
+      this.log({ kind: "end", timestamp: null, detail: "the run ended: " + ((final && final.status) || "?") });
+      await this.loadStatus().catch(() => {});
+      await Promise.all([this.loadSession(), this.loadQuestions(), this.loadChat()]);
+    }
+
+    log(data) {
+      const list = $("#events");
+      const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
+      const tone = /Failed|Conflict|Timeout|PushFailed/.test(data.kind) ? "bad"
+        : /Retrying|Fallback|Skipped|NotCommitted/.test(data.kind) ? "warn"
+          : /Completed|Created|end/.test(data.kind) ? "ok" : "";
+      const detail = data.detail !== undefined ? data.detail : describe(data);
+      list.append(el("li", { class: tone, "data-kind": data.kind },
+        el("span", { class: "time" }, clock(data.timestamp || data.created_at)),
+        el("span", { class: "kind" }, data.kind + (data.branch ? " [" + data.branch + "]" : "")),
+        el("span", { class: "detail" }, short(String(detail), 600))));
+      if (atBottom) list.scrollTop = list.scrollHeight;
+    }
+  }
+
+  // Graphviz draws the SVG from the pipeline, and labels are the pipeline author's: keep shapes and text only.
+  function sanitize(root) {
+    for (const bad of root.querySelectorAll("script, foreignObject, iframe, object, embed, style")) bad.remove();
+    for (const element of [root, ...root.querySelectorAll("*")]) {
+      for (const attribute of [...element.attributes]) {
+        const name = attribute.name.toLowerCase();
+        if (name.startsWith("on") || name === "href" || name === "xlink:href" || name === "style") {
+          element.removeAttribute(attribute.name);
+        }
+      }
+    }
+  }
+
+  captureToken();
+  const page = document.body.dataset.page;
+  if (page === "sessions") sessionsPage();
+  if (page === "session") {
+    const match = window.location.pathname.match(/^\/view\/([^/]+)$/);
+    if (match) new SessionPage(decodeURIComponent(match[1])).start();
+  }
+})();

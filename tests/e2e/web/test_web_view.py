@@ -1,0 +1,103 @@
+"""The web view in a real headless chromium against a live `orchestra serve`: a session page colours its graph
+live, answers a human gate by a click, follows the run to its end, and shows hostile text as text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.web.conftest import LiveServer, live_server
+
+TOKEN = "web-view-secret-token"
+GATED = """digraph release {
+    start [shape=Mdiamond]; done [shape=Msquare]
+    prepare [shape=parallelogram, tool_command="echo prepared"]
+    review [shape=hexagon, label="Ship the release?"]
+    ship [shape=parallelogram, tool_command="echo shipped"]
+    rework [shape=parallelogram, tool_command="echo reworked"]
+    start -> prepare -> review
+    review -> ship [label="[S] Ship"]
+    review -> rework [label="[R] Rework"]
+    ship -> done
+    rework -> done
+}
+"""
+# Not wrapped in <...> as a whole: pygraphviz would take that for an HTML-like label (the graph renderer's matter).
+HOSTILE_TEXT = "Ship <script>window.pwned = 1</script><img src=x onerror=window.pwned=2> now?"
+HOSTILE = """digraph hostile {
+    start [shape=Mdiamond]; done [shape=Msquare]
+    gate [shape=hexagon, label="HOSTILE"]
+    start -> gate
+    gate -> done [label="[Y] Yes"]
+}
+""".replace("HOSTILE", HOSTILE_TEXT)
+
+
+@pytest.fixture
+def token_server(tmp_path: Path) -> Iterator[LiveServer]:
+    server = live_server(tmp_path, token=TOKEN)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[LiveServer]:
+    server = live_server(tmp_path)
+    yield server
+    server.stop()
+
+
+def node(page: Any, node_id: str, status: str) -> str:
+    return f'#graph g.node[data-node="{node_id}"][data-status="{status}"]'
+
+
+def test_a_session_page_follows_a_run_and_answers_its_gate_with_a_click(
+    token_server: LiveServer, page: Any, tmp_path: Path
+) -> None:
+    session_id = token_server.submit(GATED)
+    page.goto(f"{token_server.url}/view/{session_id}?token={TOKEN}")
+    assert "token=" not in page.url  # the page keeps the token in sessionStorage, not in the address
+
+    page.wait_for_selector(node(page, "prepare", "succeeded"), state="attached")
+    page.wait_for_selector(node(page, "review", "running"), state="attached")
+    button = page.wait_for_selector('#questions button[data-answer="S"]')
+    assert page.text_content("#questions .question p") == "Ship the release?"
+    assert page.get_attribute("#graph g.node[data-node='rework']", "data-status") == "pending"
+    shot = tmp_path / "web-view.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") and shot.stat().st_size > 10_000
+
+    button.click()
+    page.wait_for_selector('#status[data-status="success"]')
+    page.wait_for_selector(node(page, "done", "succeeded"), state="attached")
+    assert page.get_attribute("#graph g.node[data-node='ship']", "data-status") == "succeeded"
+    assert page.get_attribute("#graph g.node[data-node='rework']", "data-status") == "pending"
+    kinds = page.eval_on_selector_all("#events li", "items => items.map(item => item.dataset.kind)")
+    assert kinds[0] == "PipelineStarted" and "InterviewCompleted" in kinds and "PipelineCompleted" in kinds
+    assert page.is_hidden("#cancel")
+    assert token_server.status(session_id)["status"] == "success"
+
+    page.goto(f"{token_server.url}/")  # the list, with the cookie the session page set
+    link = page.wait_for_selector(f'#sessions a[href="/view/{session_id}"]')
+    assert link.text_content() == session_id
+    assert page.text_content("#sessions tbody tr td:nth-child(2)") == "release"
+
+
+def test_hostile_labels_are_shown_as_text_never_run(server: LiveServer, page: Any) -> None:
+    session_id = server.submit(HOSTILE)
+    page.goto(f"{server.url}/view/{session_id}")
+    page.wait_for_selector('#questions button[data-answer="Y"]')
+    page.wait_for_selector('#events li[data-kind="InterviewStarted"]')
+
+    assert page.text_content("#questions .question p") == HOSTILE_TEXT
+    assert HOSTILE_TEXT in page.text_content('#events li[data-kind="InterviewStarted"]')
+    assert HOSTILE_TEXT in page.text_content("#graph g.node[data-node='gate']")
+    assert page.query_selector_all("main img, main script") == []
+    assert page.evaluate("window.pwned") is None
+
+    page.click('#questions button[data-answer="Y"]')
+    page.wait_for_selector('#status[data-status="success"]')
+    assert page.evaluate("window.pwned") is None
