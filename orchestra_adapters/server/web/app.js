@@ -273,7 +273,9 @@
         return;
       }
       for (const group of container.querySelectorAll("g.node")) {
-        const nodeId = (group.getAttribute("id") || "").replace(/^node-/, "");
+        const id = group.getAttribute("id") || "";
+        if (!id.startsWith("node-")) continue; // the legend's samples are not pipeline nodes
+        const nodeId = id.slice("node-".length);
         this.nodes.set(nodeId, group);
         group.setAttribute("data-node", nodeId);
         this.paint(nodeId);

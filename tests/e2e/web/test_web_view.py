@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.web.conftest import LiveServer, live_server
+from tests.support.web_view import LiveServer, live_server
 
 TOKEN = "web-view-secret-token"
 GATED = """digraph release {
