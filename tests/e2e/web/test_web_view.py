@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.orchestra_project import run_json
+from tests.support.server import STUCK
 from tests.support.web_view import LiveServer, live_server
 
 TOKEN = "web-view-secret-token"
@@ -78,6 +80,7 @@ def test_a_session_page_follows_a_run_and_answers_its_gate_with_a_click(
     kinds = page.eval_on_selector_all("#events li", "items => items.map(item => item.dataset.kind)")
     assert kinds[0] == "PipelineStarted" and "InterviewCompleted" in kinds and "PipelineCompleted" in kinds
     assert page.is_hidden("#cancel")
+    assert page.is_hidden("#chat")  # no chat endpoint answers for a pipeline without an interactive node
     assert token_server.status(session_id)["status"] == "success"
 
     page.goto(f"{token_server.url}/")  # the list, with the cookie the session page set
@@ -101,3 +104,26 @@ def test_hostile_labels_are_shown_as_text_never_run(server: LiveServer, page: An
     page.click('#questions button[data-answer="Y"]')
     page.wait_for_selector('#status[data-status="success"]')
     assert page.evaluate("window.pwned") is None
+
+
+def test_the_cancel_button_stops_a_running_pipeline(server: LiveServer, page: Any) -> None:
+    session_id = server.submit(STUCK)
+    page.goto(f"{server.url}/view/{session_id}")
+    page.wait_for_selector(node(page, "wait", "running"), state="attached")
+    page.click("#cancel")
+    page.wait_for_selector('#status[data-status="cancelled"]')
+    assert page.is_hidden("#cancel")
+    assert server.status(session_id)["status"] == "cancelled"
+    assert page.get_attribute("#graph g.node[data-node='after']", "data-status") == "pending"
+
+
+def test_a_session_run_from_the_cli_shows_its_recorded_turns(server: LiveServer, page: Any, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "cli.dot").write_text(STUCK.replace("sleep 60", "echo quick"), encoding="utf-8")
+    session_id = run_json("run", "cli.dot", cwd=project)["session_id"]
+    page.goto(f"{server.url}/view/{session_id}")
+    page.wait_for_selector('#events li[data-kind="end"]')
+    for node_id in ("start", "wait", "after", "done"):
+        assert page.get_attribute(f"#graph g.node[data-node='{node_id}']", "data-status") == "succeeded"
+    assert "wait: completed success" in page.text_content("#events")
+    assert page.get_attribute("#status", "data-status") == "success"
