@@ -141,6 +141,9 @@ class LangGraphBackend:
                     f"is not in {self._state_path}"
                 )
             execution.turn_number = resume.turn_number + 1
+            if resume.message:  # an interactive node: the human's message goes on from that turn's conversation
+                opening = [*unanswered_tool_calls(messages), HumanMessage(resume.message)]
+                return execution.drive(app, {"messages": opening, "outcome": None}, config)
             if saved.next:
                 return execution.drive(app, None, config)
             return execution.ended(messages, saved.values.get("outcome"))

@@ -9,6 +9,7 @@ import time
 from typing import IO, Any
 
 from orchestra_core.interview.interviewers import InterviewerBase
+from orchestra_core.model.chat import DONE, ChatTurn
 from orchestra_core.model.interview import Answer, Question, QuestionType, split_accelerator
 
 MAX_INVALID_REPLIES = 5
@@ -62,6 +63,17 @@ class ConsoleInterviewer(InterviewerBase):
                     return answer
                 self._console.print(f"not a valid answer: {reply.strip()!r}", style="red", markup=False)
             return Answer.skipped()
+
+    def reply(self, turn: ChatTurn) -> str:
+        """The terminal chat of an interactive node: prints the agent's reply, reads the human's line (end of
+        input is `/done`)."""
+        with self._lock:
+            self._console.print(f"[{turn.node_id}] agent:", style="bold green", markup=False, highlight=False)
+            self._console.print(turn.agent_message, markup=False, highlight=False)
+            self._console.print("(/done, /approve or /reject ends the conversation)", style="dim", markup=False)
+            self._console.print("you> ", end="", markup=False, highlight=False)
+            line = self._readline(None)
+            return DONE if line is _END else str(line)
 
     def inform(self, message: str, stage: str) -> None:
         self._console.print(f"[{stage}] {message}", markup=False, highlight=False)

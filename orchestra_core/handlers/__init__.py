@@ -13,10 +13,12 @@ from orchestra_core.handlers.codergen import (
 )
 from orchestra_core.handlers.fan_in import FanInHandler
 from orchestra_core.handlers.human import WaitForHumanHandler
+from orchestra_core.handlers.interactive import HistoryLoader, conversation_of
 from orchestra_core.handlers.manager import ManagerLoopHandler, PipelineLoader
 from orchestra_core.handlers.parallel import ParallelHandler
 from orchestra_core.handlers.registry import HandlerRegistry
 from orchestra_core.handlers.tool import ToolHandler
+from orchestra_core.model.graph import Node
 from orchestra_core.ports.codergen_backend import CodergenBackend
 from orchestra_core.ports.command_runner import CommandRunner
 from orchestra_core.ports.interviewer import Interviewer
@@ -43,6 +45,8 @@ def build_registry(
     prompt_builder: PromptBuilder | None = None,
     on_turn_factory: OnTurnFactory | None = None,
     pipeline_loader: PipelineLoader | None = None,
+    mode_for: Callable[[Node], str] | None = None,
+    chat_history: HistoryLoader | None = None,
 ) -> HandlerRegistry:
     """A registry with every built-in handler; register custom types on it afterwards.
 
@@ -54,8 +58,14 @@ def build_registry(
         prompt_builder: Composes codergen prompts (default: goal expansion plus fidelity preamble).
         on_turn_factory: Per-stage agent-turn callback for codergen (the workspace layer).
         pipeline_loader: Loads child pipelines of manager loops.
+        mode_for: A codergen node's agent mode; interactive nodes converse through the interviewer when it
+            holds conversations (handlers/interactive.py).
+        chat_history: The conversation an interrupted run left in an interactive node, for resume.
     """
-    codergen = CodergenHandler(backend, prompt_builder=prompt_builder, on_turn_factory=on_turn_factory)
+    codergen = CodergenHandler(
+        backend, prompt_builder=prompt_builder, on_turn_factory=on_turn_factory,
+        conversation=conversation_of(interviewer), mode_for=mode_for, chat_history=chat_history,
+    )
     registry = HandlerRegistry(codergen)
     registry.register("start", StartHandler())
     registry.register("exit", ExitHandler())

@@ -15,12 +15,15 @@ from attrs import evolve
 
 from orchestra_core.engine.fidelity import build_preamble, history_limit, project_context, stage_history
 from orchestra_core.engine.stage import StageRun
+from orchestra_core.handlers.interactive import BackendCall, HistoryLoader, InteractiveChat
 from orchestra_core.model.agent_resume import RESUME_NODE, clear_agent_resume
 from orchestra_core.model.cancellation import takes_cancel
+from orchestra_core.model.chat import INTERACTIVE_MODE
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Graph, Node
 from orchestra_core.model.outcome import Outcome
 from orchestra_core.ports.codergen_backend import CodergenBackend, OnTurn
+from orchestra_core.ports.conversation import Conversation
 
 LAST_RESPONSE_CHARS = 200
 OnTurnFactory = Callable[[Node, StageRun], OnTurn | None]
@@ -80,6 +83,9 @@ class CodergenHandler:
         backend: The LLM backend; None means simulation (`[Simulated] Response for stage: <id>`).
         prompt_builder: Composes the prompt (default: DefaultPromptBuilder).
         on_turn_factory: Gives the per-turn callback for a stage (the workspace layer commits there).
+        conversation: The human side of interactive nodes (None: they run autonomously).
+        mode_for: A node's agent mode (`autonomous` or `interactive`; None: every node is autonomous).
+        chat_history: The conversation an interrupted run left in a node (session id, node id), for resume.
     """
 
     def __init__(
@@ -88,25 +94,51 @@ class CodergenHandler:
         *,
         prompt_builder: PromptBuilder | None = None,
         on_turn_factory: OnTurnFactory | None = None,
+        conversation: Conversation | None = None,
+        mode_for: Callable[[Node], str] | None = None,
+        chat_history: HistoryLoader | None = None,
     ) -> None:
         self.backend = backend
         self.prompt_builder = prompt_builder or DefaultPromptBuilder()
         self.on_turn_factory = on_turn_factory
+        self.conversation = conversation
+        self.mode_for = mode_for
+        self.chat_history = chat_history
+
+    def _interactive(self, node: Node) -> bool:
+        return self.mode_for is not None and self.mode_for(node) == INTERACTIVE_MODE
+
+    def _caller(self, stage: StageRun) -> BackendCall:
+        """One backend call, with the stage's cancel; the node's resume point is spent by it."""
+        backend = self.backend
+        assert backend is not None
+        extra: dict[str, Any] = {"cancel": stage.cancel} if takes_cancel(backend.run) else {}
+
+        def call(node: Node, prompt: str, context: Context, on_turn: OnTurn | None) -> str | Outcome:
+            try:
+                return backend.run(node, prompt, context, on_turn=on_turn, **extra)
+            finally:  # a resume point is for one backend call of its node (see model/agent_resume.py)
+                if context.get(RESUME_NODE) == node.id:
+                    clear_agent_resume(context)
+
+        return call
 
     def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
         prompt = self.prompt_builder.build(node, context, graph, stage)
         stage.write("prompt.md", prompt)
         stage.write("context.json", _context_document(stage.fidelity, context))
-        try:
-            if self.backend is None:
-                result: str | Outcome = f"[Simulated] Response for stage: {node.id}"
-            else:
-                on_turn = self.on_turn_factory(node, stage) if self.on_turn_factory else None
-                extra: dict[str, Any] = {"cancel": stage.cancel} if takes_cancel(self.backend.run) else {}
-                result = self.backend.run(node, prompt, context, on_turn=on_turn, **extra)
-        finally:  # a resume point is for one backend call of its node (see model/agent_resume.py)
-            if context.get(RESUME_NODE) == node.id:
+        if self.backend is None:
+            if context.get(RESUME_NODE) == node.id:  # a resume point is for one call: simulation spends it too
                 clear_agent_resume(context)
+            result: str | Outcome = f"[Simulated] Response for stage: {node.id}"
+        else:
+            on_turn = self.on_turn_factory(node, stage) if self.on_turn_factory else None
+            call = self._caller(stage)
+            conversation = self.conversation if self.conversation is not None and self._interactive(node) else None
+            if conversation is not None:
+                result = InteractiveChat(call, conversation, self.chat_history).run(node, prompt, context, stage, on_turn)
+            else:
+                result = call(node, prompt, context, on_turn)
         if isinstance(result, Outcome):
             stage.write("response.md", result.notes or result.failure_reason or f"[{result.status.value}]")
             return evolve(result, context_updates={"last_stage": node.id, **result.context_updates})

@@ -6,8 +6,10 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from orchestra_core.model.chat import DONE, ChatTurn
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.interview import Answer, Question, QuestionType
+from orchestra_core.ports.conversation import Conversation
 from orchestra_core.ports.interviewer import Interviewer
 
 
@@ -92,7 +94,7 @@ class AnswersError(OrchestraError):
 class StageAnswersInterviewer(InterviewerBase):
     """Answers per node id, consumed in order (`--answers FILE.yaml`).
 
-    Each answer is a choice's accelerator key, its label or its target node id (for yes/no questions
+    An interactive node's list is its human messages in order (`reply`). Each answer is a choice's accelerator key, its label or its target node id (for yes/no questions
     `yes`/`no`, for free text the text). A question whose node has no answer left goes to `fallback`
     (SKIPPED when there is none, which fails the gate).
 
@@ -107,6 +109,7 @@ class StageAnswersInterviewer(InterviewerBase):
     ) -> None:
         super().__init__()
         self._answers = {stage: deque(replies) for stage, replies in answers.items()}
+        self._messages = {stage: tuple(replies) for stage, replies in answers.items()}
         self._source = source
         self._fallback = fallback
         self._lock = threading.Lock()
@@ -118,6 +121,17 @@ class StageAnswersInterviewer(InterviewerBase):
         if reply is None:
             return self._fallback.ask(question) if self._fallback is not None else Answer.skipped()
         return self._to_answer(question, reply)
+
+    def reply(self, turn: ChatTurn) -> str:
+        """An interactive node's human messages, in order: the message at the turn's position in the
+        conversation (so a resumed conversation goes on with the next one); past the last, the fallback's
+        reply when it holds conversations, else `/done`."""
+        messages = self._messages.get(turn.node_id, ())
+        if turn.index < len(messages):
+            return messages[turn.index]
+        if isinstance(self._fallback, Conversation):
+            return self._fallback.reply(turn)
+        return DONE
 
     def _to_answer(self, question: Question, reply: str) -> Answer:
         if question.type is QuestionType.MULTIPLE_CHOICE and question.options:

@@ -6,7 +6,8 @@ continue agent state (LangGraph) reads them for that node only: it continues the
 `internal.resume_agent_state` (the turn's `agent_state_ref`) and numbers its turns on from
 `internal.resume_turn_number + 1`. The codergen handler removes the keys once the node's backend call
 returns, so no later node, retry or checkpoint sees them. A backend without resumable state ignores them
-and runs the node from its start.
+and runs the node from its start. An interactive node continues its conversation the same way, with the
+human's next message in `internal.resume_message` (added to the conversation before the agent goes on).
 """
 
 from __future__ import annotations
@@ -20,16 +21,19 @@ from orchestra_core.model.context import Context
 RESUME_NODE = "internal.resume_node"
 RESUME_AGENT_STATE = "internal.resume_agent_state"
 RESUME_TURN_NUMBER = "internal.resume_turn_number"
-RESUME_KEYS = (RESUME_NODE, RESUME_AGENT_STATE, RESUME_TURN_NUMBER)
+RESUME_MESSAGE = "internal.resume_message"
+RESUME_KEYS = (RESUME_NODE, RESUME_AGENT_STATE, RESUME_TURN_NUMBER, RESUME_MESSAGE)
 
 
 @frozen
 class AgentResume:
-    """Where a node's agent continues: after turn `turn_number`, from the agent state `agent_state_ref`."""
+    """Where a node's agent continues: after turn `turn_number`, from the agent state `agent_state_ref`
+    (with the human's `message` added first, in an interactive node)."""
 
     node_id: str
     turn_number: int
     agent_state_ref: str | None = None
+    message: str = ""
 
     def context_values(self) -> dict[str, Any]:
         """The context keys that carry this resume point to the node's backend."""
@@ -37,6 +41,7 @@ class AgentResume:
             RESUME_NODE: self.node_id,
             RESUME_AGENT_STATE: self.agent_state_ref or "",
             RESUME_TURN_NUMBER: self.turn_number,
+            **({RESUME_MESSAGE: self.message} if self.message else {}),
         }
 
 
@@ -47,7 +52,8 @@ def agent_resume_for(node_id: str, context: Context) -> AgentResume | None:
     number = context.get(RESUME_TURN_NUMBER)
     if not isinstance(number, int) or isinstance(number, bool):
         return None
-    return AgentResume(node_id, number, context.get_string(RESUME_AGENT_STATE) or None)
+    state = context.get_string(RESUME_AGENT_STATE) or None
+    return AgentResume(node_id, number, state, context.get_string(RESUME_MESSAGE))
 
 
 def clear_agent_resume(context: Context) -> None:

@@ -20,6 +20,7 @@ from orchestra_core.engine.runner import PipelineEngine
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.handlers import build_registry
 from orchestra_core.model import records
+from orchestra_core.model.chat import ChatHistory
 from orchestra_core.model.checkpoint import RunResult
 from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
@@ -42,6 +43,7 @@ from orchestra_core.runs.start import REPLAY, RESUME, SessionStart, begin
 from orchestra_core.runs.writable_roots import WritableRoots
 from orchestra_core.session.api import append_record, publish_types
 from orchestra_core.session.checkpoints import RepoHead
+from orchestra_core.session.conversation import chat_history
 from orchestra_core.session.recorder import SessionRecorder
 from orchestra_core.validation import ValidationError
 
@@ -257,6 +259,8 @@ class PipelineRun:
             prompt_builder=AgentPromptBuilder(self.resolver),
             on_turn_factory=self.on_turn_factory,
             pipeline_loader=self._load_child,
+            mode_for=self.resolver.mode_for,
+            chat_history=self._chat_history,
         )
         self.extensions.install_handlers(registry)
         return PipelineEngine(
@@ -269,6 +273,10 @@ class PipelineRun:
             workspace_snapshot=self.workspace.snapshot if self.workspace is not None else None,
             branch_workspaces=self._branch_workspaces(),
         )
+
+    def _chat_history(self, session_id: str, node_id: str) -> ChatHistory:
+        """The conversation an interrupted run left in an interactive node (none without a store)."""
+        return chat_history(self.ports.store, session_id, node_id) if self.ports.store is not None else ChatHistory()
 
     def _branch_workspaces(self) -> RunBranchWorkspaces | None:
         if self.branches is None:

@@ -169,7 +169,8 @@ class SessionRecorder:
             if record is not None:
                 branch_turn = isinstance(event, ev.ParallelBranchStarted | ev.ParallelBranchCompleted)
                 line = self._branch_path(event) if branch_turn else event.branch  # type: ignore[arg-type]
-                if isinstance(record, r.PipelineLifecycle) or isinstance(event, ev.StageRetrying):
+                # a chat message is a resume point (and goes before the agent turns it causes): written at once
+                if isinstance(record, r.PipelineLifecycle) or isinstance(event, ev.StageRetrying) or _interactive(event):
                     self._append(line, record)
                 else:
                     self._defer(line, record)
@@ -252,8 +253,9 @@ class SessionRecorder:
             return r.HumanInteraction(question.stage, r.InteractionMode.GATE, question.text, options, answer="timeout")
         answer = event.answer
         selected = answer.selected_option.label if answer.selected_option else None
+        mode = r.InteractionMode.INTERACTIVE if _interactive(event) else r.InteractionMode.GATE
         return r.HumanInteraction(
-            question.stage, r.InteractionMode.GATE, question.text, options,
+            question.stage, mode, question.text, options,
             answer=answer.text or answer.value, selected_option=selected,
         )
 
@@ -352,3 +354,8 @@ _EVENT_RECORDS: dict[type, Callable[[SessionRecorder, ev.EngineEvent], object | 
     ev.InterviewCompleted: SessionRecorder._interview,
     ev.InterviewTimeout: SessionRecorder._interview,
 }
+
+
+def _interactive(event: ev.EngineEvent) -> bool:
+    """A message of an interactive node's conversation (handlers/interactive.py), not a gate's answer."""
+    return isinstance(event, ev.InterviewCompleted) and event.question.metadata.get("mode") == "interactive"
