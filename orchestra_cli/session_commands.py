@@ -122,7 +122,8 @@ def attach(session: str, *, json_output: bool, config: Path | None, interval: fl
                     f"following session {trace.info.session_id} ({trace.info.metadata.pipeline}); Ctrl-C to stop",
                     file=sys.stderr, flush=True,
                 )
-            if not _follow(trace, _printer(json_output), interval, alive):
+            pause = None if json_output else _attach_pause(reader, trace.info.session_id)
+            if not _follow(trace, _printer(json_output), interval, alive, pause):
                 return EXIT_OK
             if not trace.ended:
                 status = alive.status()
@@ -194,9 +195,25 @@ def _say_interrupted(session_id: str, json_output: bool) -> None:
             print(message, file=sys.stderr, flush=True)
 
 
-def _follow(trace: Any, emit: Callable[[Any], None], interval: float, alive: Callable[[], bool]) -> bool:
+def _attach_pause(reader: StoreReader, session_id: str) -> Callable[[float], None] | None:
+    """Between polls, attach shows what the run waits for and sends the lines typed (orchestra_cli/attach_chat.py)."""
+    from orchestra_cli.attach_chat import responder_for
+    from orchestra_core.model.layout import ProjectLayout
+
+    responder = responder_for(ProjectLayout(reader.container.project_root()).state_dir, session_id)
+    return responder.wait if responder is not None else None
+
+
+def _follow(
+    trace: Any,
+    emit: Callable[[Any], None],
+    interval: float,
+    alive: Callable[[], bool],
+    pause: Callable[[float], None] | None = None,
+) -> bool:
     """Print every turn, then poll for new ones until the main line's lifecycle says the run ended, or no
-    runner is left to record into it (then once more, for what it recorded before it went).
+    runner is left to record into it (then once more, for what it recorded before it went). `pause` waits
+    between polls (default: sleep).
 
     Returns False when the output went away (a closed pipe) before the end.
     """
@@ -210,7 +227,7 @@ def _follow(trace: Any, emit: Callable[[Any], None], interval: float, alive: Cal
             return False
         if trace.ended or not running:
             return True
-        time.sleep(interval)
+        (pause or time.sleep)(interval)
 
 
 def _silence_stdout() -> None:

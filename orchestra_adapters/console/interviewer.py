@@ -8,11 +8,13 @@ import threading
 import time
 from typing import IO, Any
 
+from orchestra_adapters.console.run_channel import RunChannel
 from orchestra_core.interview.interviewers import InterviewerBase
 from orchestra_core.model.chat import DONE, ChatTurn
 from orchestra_core.model.interview import Answer, Question, QuestionType, split_accelerator
 
 MAX_INVALID_REPLIES = 5
+ATTACH_POLL_S = 0.1  # how often a waiting console looks for an answer sent by `orchestra attach`
 _TIMED_OUT = object()
 _END = object()
 
@@ -35,6 +37,8 @@ class ConsoleInterviewer(InterviewerBase):
         self._given_console = console
         self._input = input_stream if input_stream is not None else sys.stdin
         self._lock = threading.Lock()
+        self.channel: RunChannel | None = None  # set once the session is known (`orchestra attach` answers)
+        self._wait_id: str | None = None
 
     @property
     def _console(self) -> Any:
@@ -50,19 +54,28 @@ class ConsoleInterviewer(InterviewerBase):
                 None if question.timeout_seconds is None else time.monotonic() + question.timeout_seconds
             )
             self._show(question)
-            for _ in range(MAX_INVALID_REPLIES):
-                reply = self._readline(deadline)
-                if reply is _TIMED_OUT:
-                    self._console.print("(no answer in time)", style="yellow")
-                    return question.default or Answer.timeout()
-                if reply is _END:
-                    return Answer.skipped()
-                assert isinstance(reply, str)
-                answer = self._interpret(question, reply.strip())
-                if answer is not None:
-                    return answer
-                self._console.print(f"not a valid answer: {reply.strip()!r}", style="red", markup=False)
-            return Answer.skipped()
+            options = [{"key": option.key, "label": option.label} for option in question.options]
+            self._publish(kind="question", node_id=question.stage, text=question.text, options=options,
+                          type=question.type.value)
+            try:
+                return self._answer(question, deadline)
+            finally:
+                self._unpublish()
+
+    def _answer(self, question: Question, deadline: float | None) -> Answer:
+        for _ in range(MAX_INVALID_REPLIES):
+            reply = self._readline(deadline)
+            if reply is _TIMED_OUT:
+                self._console.print("(no answer in time)", style="yellow")
+                return question.default or Answer.timeout()
+            if reply is _END:
+                return Answer.skipped()
+            assert isinstance(reply, str)
+            answer = self._interpret(question, reply.strip())
+            if answer is not None:
+                return answer
+            self._console.print(f"not a valid answer: {reply.strip()!r}", style="red", markup=False)
+        return Answer.skipped()
 
     def reply(self, turn: ChatTurn) -> str:
         """The terminal chat of an interactive node: prints the agent's reply, reads the human's line (end of
@@ -72,8 +85,23 @@ class ConsoleInterviewer(InterviewerBase):
             self._console.print(turn.agent_message, markup=False, highlight=False)
             self._console.print("(/done, /approve or /reject ends the conversation)", style="dim", markup=False)
             self._console.print("you> ", end="", markup=False, highlight=False)
-            line = self._readline(None)
+            self._publish(kind="chat", node_id=turn.node_id, text=turn.agent_message,
+                          exchanges=[list(pair) for pair in turn.exchanges])
+            try:
+                line = self._readline(None)
+            finally:
+                self._unpublish()
             return DONE if line is _END else str(line)
+
+    def _publish(self, **waiting: Any) -> None:
+        """Tell `orchestra attach` what waits (when the run has an attach channel)."""
+        if self.channel is not None:
+            self._wait_id = self.channel.publish(waiting)
+
+    def _unpublish(self) -> None:
+        if self.channel is not None:
+            self.channel.clear()
+        self._wait_id = None
 
     def inform(self, message: str, stage: str) -> None:
         self._console.print(f"[{stage}] {message}", markup=False, highlight=False)
@@ -111,15 +139,35 @@ class ConsoleInterviewer(InterviewerBase):
         return Answer(reply, text=reply)
 
     def _readline(self, deadline: float | None) -> object:
+        descriptor = _fileno(self._input)
+        if self.channel is not None and self._wait_id is not None and descriptor is not None:
+            return self._read_line_or_attach(descriptor, deadline)
         if deadline is not None:
             remaining = max(deadline - time.monotonic(), 0.0)
-            descriptor = _fileno(self._input)
             if descriptor is not None:
                 ready, _, _ = select.select([descriptor], [], [], remaining)
                 if not ready:
                     return _TIMED_OUT
         line = self._input.readline()
         return _END if line == "" else line.rstrip("\r\n")
+
+
+    def _read_line_or_attach(self, descriptor: int, deadline: float | None) -> object:
+        """A line typed here or an answer sent by `orchestra attach`, whichever comes first."""
+        assert self.channel is not None and self._wait_id is not None
+        while True:
+            sent = self.channel.take(self._wait_id)
+            if sent is not None:
+                self._console.print(f"{sent}  (from orchestra attach)", markup=False, highlight=False)
+                return sent
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return _TIMED_OUT
+            wait = ATTACH_POLL_S if remaining is None else min(ATTACH_POLL_S, remaining)
+            ready, _, _ = select.select([descriptor], [], [], wait)
+            if ready:
+                line = self._input.readline()
+                return _END if line == "" else line.rstrip("\r\n")
 
 
 def option_line(number: int, key: str, label: str) -> str:

@@ -143,7 +143,8 @@ def _begin(options: RunOptions, container: Container, start: StartSession, graph
     from orchestra_core.runs.ports import RunPorts
 
     initial_context = parse_set_values(options.set_values)
-    arguments = run_arguments(container, interviewer=_interviewer(options), graph=graph)
+    interviewer, console = _interviewer(options)
+    arguments = run_arguments(container, interviewer=interviewer, graph=graph)
     run_options = CoreRunOptions(
         settings=arguments.pop("settings"),
         project_root=arguments.pop("project_root"),
@@ -157,6 +158,10 @@ def _begin(options: RunOptions, container: Container, start: StartSession, graph
     assert ports.store is not None
     run = PipelineRun(graph, start(ports.store), ports, run_options)
     _announce(run, options)
+    if console is not None:  # `orchestra attach SESSION` answers what the console waits for
+        from orchestra_adapters.console.run_channel import RunChannel, channel_dir
+
+        console.channel = RunChannel(channel_dir(run.layout.state_dir, run.session_id))
     try:
         return run.open()
     except BaseException:
@@ -254,17 +259,19 @@ def _announce(run: PipelineRun, options: RunOptions) -> None:
         typer.echo(f"logs    {run.logs_root}")
 
 
-def _interviewer(options: RunOptions) -> Any:
+def _interviewer(options: RunOptions) -> tuple[Any, Any]:
+    """The run's interviewer, and its console (None with --auto-approve)."""
     from orchestra_adapters.console.interviewer import ConsoleInterviewer
     from orchestra_core.interview import AutoApproveInterviewer, StageAnswersInterviewer
 
-    fallback: Any = AutoApproveInterviewer() if options.auto_approve else ConsoleInterviewer()
+    console = None if options.auto_approve else ConsoleInterviewer()
+    fallback: Any = console or AutoApproveInterviewer()
     if options.answers is None:
-        return fallback
+        return fallback, console
     from orchestra_adapters.console.answers_file import load_answers_file
 
     answers = load_answers_file(options.answers)
-    return StageAnswersInterviewer(answers, source=str(options.answers), fallback=fallback)
+    return StageAnswersInterviewer(answers, source=str(options.answers), fallback=fallback), console
 
 
 def _observers(options: RunOptions) -> list[Any]:

@@ -1,0 +1,70 @@
+"""The attach channel (orchestra_adapters/console/run_channel.py): answers reach only the wait they answer,
+and what is read from the channel directory is bounded and checked."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from orchestra_adapters.console.run_channel import MAX_FILE_BYTES, ChannelError, RunChannel, channel_dir
+from orchestra_cli.attach_chat import AttachResponder
+
+
+def test_an_answer_reaches_the_wait_it_answers_and_older_answers_are_dropped(tmp_path: Path) -> None:
+    channel = RunChannel(channel_dir(tmp_path, "s1"))
+    first = channel.publish({"kind": "chat", "node_id": "synth", "text": "Draft"})
+    channel.send(first, "stale")
+    second = channel.publish({"kind": "chat", "node_id": "synth", "text": "Draft 2"})
+    assert channel.waiting() == {"kind": "chat", "node_id": "synth", "text": "Draft 2", "id": second}
+    assert channel.take(second) is None  # the answer to the first wait is gone, not taken
+    channel.send(second, "Make it shorter")
+    channel.send(second, "and again")
+    assert channel.take(second) == "Make it shorter"
+    assert channel.take(second) == "and again"
+    channel.clear()
+    assert channel.waiting() is None
+
+
+def test_malformed_oversized_and_symlinked_files_are_ignored(tmp_path: Path) -> None:
+    channel = RunChannel(channel_dir(tmp_path, "s1"))
+    wait = channel.publish({"kind": "question", "node_id": "gate", "text": "Ship?"})
+    (channel.inbox / "0-bad.json").write_text("{not json", encoding="utf-8")
+    (channel.inbox / "1-list.json").write_text("[1, 2]", encoding="utf-8")
+    (channel.inbox / "2-number.json").write_text(json.dumps({"id": wait, "reply": 7}), encoding="utf-8")
+    (channel.inbox / "3-big.json").write_text(json.dumps({"id": wait, "reply": "x" * MAX_FILE_BYTES}))
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"id": wait, "reply": "from a link"}), encoding="utf-8")
+    os.symlink(secret, channel.inbox / "4-link.json")
+    assert channel.take(wait) is None
+    assert os.listdir(channel.inbox) == []
+    assert secret.exists()  # the link was removed, not what it points to
+    channel.waiting_file.write_text('{"id": 3}', encoding="utf-8")
+    assert channel.waiting() is None
+
+
+@pytest.mark.parametrize("session", ["../escape", "a/b", "", ".hidden", "x" * 200])
+def test_a_session_id_that_is_not_one_names_no_channel(tmp_path: Path, session: str) -> None:
+    with pytest.raises(ChannelError):
+        channel_dir(tmp_path, session)
+
+
+def test_the_responder_shows_a_wait_once_and_sends_the_typed_line(tmp_path: Path) -> None:
+    channel = RunChannel(channel_dir(tmp_path, "s1"))
+    wait = channel.publish({"kind": "question", "node_id": "ship", "text": "Ship it?",
+                            "options": [{"key": "Y", "label": "Yes"}]})
+    read, write = os.pipe()
+    out = io.StringIO()
+    with os.fdopen(read) as typed, os.fdopen(write, "w") as keyboard:
+        responder = AttachResponder(channel, typed, out)
+        responder.wait(0.01)
+        responder.wait(0.01)
+        assert out.getvalue().count("[?] Ship it? (ship)") == 1 and "[Y] Yes" in out.getvalue()
+        keyboard.write("Y\n")
+        keyboard.flush()
+        responder.wait(5)
+    assert channel.take(wait) == "Y"
+    assert "(sent to ship)" in out.getvalue()
