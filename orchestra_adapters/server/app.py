@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from orchestra_adapters.server import pages, views
+from orchestra_adapters.server import chat, pages, views
 from orchestra_adapters.server.questions import UnknownAnswerError
 from orchestra_adapters.server.runs import ServerRun
 from orchestra_adapters.server.service import PipelineService, RequestError
@@ -40,6 +40,7 @@ def create_app(service: PipelineService, *, token: str | None = None) -> Starlet
         Route("/sessions", endpoints.sessions, methods=["GET"]),
         Route("/sessions/{id}", endpoints.session, methods=["GET"]),
         *pages.routes(),
+        *chat.routes(service),
     ]
     app = Starlette(
         routes=routes,

@@ -87,7 +87,7 @@ class PipelineService:
         container = build_container(config_path=self._config, pipeline_path=path, cwd=self._cwd, backend=backend)
         try:
             graph = self._prepare(container, text, path)
-            interviewer = None if auto_approve else HttpInterviewer()
+            interviewer = None if auto_approve else _chat_interviewer()
             run = self._begin(container, graph, text, path, initial, interviewer)
         except OrchestraError as error:
             close_container(container)
@@ -255,3 +255,10 @@ def _diagnostic_json(diagnostic: Any) -> dict[str, Any]:
         "edge": list(edge) if edge else None,
         "fix": diagnostic.fix,
     }
+
+
+def _chat_interviewer() -> HttpInterviewer:
+    """Human gates as questions, interactive nodes as a chat (server/chat.py, which imports this module)."""
+    from orchestra_adapters.server.chat import HttpChatInterviewer
+
+    return HttpChatInterviewer()

@@ -1,0 +1,184 @@
+"""The chat of interactive nodes over HTTP: `GET /pipelines/{id}/chat` (the conversation so far and whether it
+waits for the human) and `POST /pipelines/{id}/chat` (`{"message": TEXT}`, the human's next message).
+
+A run started here talks through its interviewer's ChatBox. A run started elsewhere (`orchestra run` in a
+terminal) shows its conversation from the session store, and a message posted to it goes through the attach
+channel its console polls (orchestra_adapters/console/run_channel.py), as `orchestra attach` sends one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from orchestra_adapters.server.questions import HttpInterviewer
+from orchestra_adapters.server.service import PipelineService, RequestError
+from orchestra_core.model.chat import DONE, ChatTurn
+
+MAX_MESSAGE_CHARS = 32 * 1024
+
+
+class ChatBox:
+    """The conversation of the interactive node a run served here is in: `reply` (the run's side) waits until
+    `post` gives the human's message, or `cancel` (then `/done`)."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._inbox: deque[str] = deque()
+        self._cancelled = False
+        self.node_id: str | None = None
+        self.messages: list[dict[str, str]] = []
+        self.waiting = False
+
+    def reply(self, turn: ChatTurn) -> str:
+        with self._changed:
+            self.node_id = turn.node_id
+            self.messages = [
+                entry
+                for agent, human in turn.exchanges
+                for entry in ({"role": "agent", "text": agent}, {"role": "human", "text": human})
+            ] + [{"role": "agent", "text": turn.agent_message}]
+            self._inbox.clear()
+            self.waiting = not self._cancelled
+            self._changed.wait_for(lambda: bool(self._inbox) or self._cancelled)
+            self.waiting = False
+            message = self._inbox.popleft() if self._inbox else DONE
+            self.messages.append({"role": "human", "text": message})
+            return message
+
+    def post(self, message: str) -> bool:
+        """Give the waiting conversation its next message; False when nothing waits."""
+        with self._changed:
+            if not self.waiting or self._inbox:
+                return False
+            self._inbox.append(message)
+            self._changed.notify_all()
+            return True
+
+    def cancel(self) -> None:
+        """The run is cancelled: a waiting conversation ends (`/done`), and so will any later one."""
+        with self._changed:
+            self._cancelled = True
+            self._changed.notify_all()
+
+    def to_json(self) -> dict[str, Any]:
+        with self._changed:
+            return {"node_id": self.node_id, "waiting": self.waiting, "messages": list(self.messages)}
+
+
+class HttpChatInterviewer(HttpInterviewer):
+    """The server's interviewer: human gates as questions, interactive nodes through its `chat`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chat = ChatBox()
+
+    def reply(self, turn: ChatTurn) -> str:
+        return self.chat.reply(turn)
+
+    def cancel(self) -> None:
+        self.chat.cancel()
+        super().cancel()
+
+
+def routes(service: PipelineService) -> list[Route]:
+    """The chat endpoints."""
+    endpoints = _ChatEndpoints(service)
+    return [
+        Route("/pipelines/{id}/chat", endpoints.show, methods=["GET"]),
+        Route("/pipelines/{id}/chat", endpoints.send, methods=["POST"]),
+    ]
+
+
+class _ChatEndpoints:
+    def __init__(self, service: PipelineService) -> None:
+        self.service = service
+
+    async def show(self, request: Request) -> Response:
+        return JSONResponse(await run_in_threadpool(self._show, request.path_params["id"]))
+
+    async def send(self, request: Request) -> Response:
+        from orchestra_adapters.server.app import json_body
+
+        body = await json_body(request)
+        message = body.get("message")
+        if not isinstance(message, str) or not message.strip():
+            raise RequestError(400, '"message" must be the human\'s message (a non-empty string)')
+        if len(message) > MAX_MESSAGE_CHARS:
+            raise RequestError(400, f'"message" is longer than {MAX_MESSAGE_CHARS} characters')
+        return JSONResponse(await run_in_threadpool(self._send, request.path_params["id"], message), status_code=202)
+
+    def _show(self, session_id: str) -> dict[str, Any]:
+        box = self._box(session_id)
+        if box is not None:
+            return {"id": session_id, **box.to_json()}
+        found = self._stored(session_id)
+        wait = self._channel_wait(session_id)
+        if wait is not None and wait.get("kind") == "chat":
+            node = str(wait.get("node_id") or "")
+            found["messages"].append({"role": "agent", "text": wait["text"]})
+            found.update(node_id=node, waiting=True)
+        return found
+
+    def _send(self, session_id: str, message: str) -> dict[str, Any]:
+        box = self._box(session_id)
+        if box is not None:
+            if not box.post(message):
+                raise RequestError(409, f"no conversation of session {session_id} waits for a message")
+            return {"id": session_id, "node_id": box.node_id, "sent": message}
+        self._stored(session_id)  # 404 for an unknown session
+        channel, wait = self._channel(session_id), self._channel_wait(session_id)
+        if channel is None or wait is None or wait.get("kind") != "chat":
+            raise RequestError(409, f"no conversation of session {session_id} waits for a message")
+        channel.send(wait["id"], message)
+        return {"id": session_id, "node_id": wait.get("node_id"), "sent": message}
+
+    def _box(self, session_id: str) -> ChatBox | None:
+        run = self.service.run_of(session_id)
+        interviewer = run.interviewer if run is not None else None
+        return interviewer.chat if isinstance(interviewer, HttpChatInterviewer) else None
+
+    def _stored(self, session_id: str) -> dict[str, Any]:
+        """The conversation recorded in the store (404 for an unknown session)."""
+        from orchestra_adapters.server import views
+        from orchestra_core.model.records import HumanInteraction, InteractionMode
+        from orchestra_core.session.api import history
+        from orchestra_core.session.catalog import HUMAN_INTERACTION
+        from orchestra_core.session.codec import decode_record
+
+        views.pipeline_status(self.service, session_id)
+        messages: list[dict[str, str]] = []
+        node: str | None = None
+        turns = [turn for turn in history(self.service.store, session_id) if turn.type_id == HUMAN_INTERACTION.type_id]
+        for turn in reversed(turns):
+            record = decode_record(turn)
+            if isinstance(record, HumanInteraction) and record.mode is InteractionMode.INTERACTIVE:
+                if record.node_id != node:
+                    messages, node = [], record.node_id  # the latest node's conversation
+                messages += [{"role": "agent", "text": record.question}, {"role": "human", "text": record.answer or ""}]
+        return {"id": session_id, "node_id": node, "waiting": False, "messages": messages}
+
+    def _channel_wait(self, session_id: str) -> dict[str, Any] | None:
+        """What a run elsewhere waits for (None unless it is running: a killed run leaves its file)."""
+        from orchestra_adapters.server import views
+
+        channel = self._channel(session_id)
+        if channel is None or views.pipeline_status(self.service, session_id)["status"] != "running":
+            return None
+        wait: dict[str, Any] | None = channel.waiting()
+        return wait
+
+    def _channel(self, session_id: str) -> Any:
+        from orchestra_adapters.console.run_channel import ChannelError, RunChannel, channel_dir
+        from orchestra_core.model.layout import ProjectLayout
+
+        try:
+            return RunChannel(channel_dir(ProjectLayout(self.service.project_root).state_dir, session_id))
+        except ChannelError:
+            return None
