@@ -207,12 +207,14 @@
       this.source = null;
       this.refreshTimer = null;
       this.questionPoll = 0;
+      this.chatTimer = null;
     }
 
     async start() {
       document.title = "Orchestra session " + this.id;
       $("#title").textContent = "Session " + this.id;
       $("#cancel").addEventListener("click", () => this.cancel());
+      this.setUpChat();
       try {
         await this.loadStatus();
       } catch (error) {
@@ -222,6 +224,7 @@
       }
       await Promise.all([this.loadGraph(), this.loadSession(), this.loadQuestions(), this.loadChat()]);
       this.follow();
+      if (this.status === "running") this.pollChat();
     }
 
     // status line and cancel button
@@ -395,19 +398,61 @@
       }
     }
 
-    // The chat of an interactive node (GET {base}/chat, when the server has it): `messages: [{role, text}]`.
+    // The chat of an interactive node: GET {base}/chat answers {node_id, waiting, messages: [{role, text}]};
+    // POST {base}/chat {"message"} sends the human's next message (/done, /approve, /reject end the node).
+    // Hidden when the endpoint is absent or the session has no conversation.
     async loadChat() {
-      let chat;
+      let chat = null;
       try {
         chat = await api(this.base + "/chat");
       } catch (error) {
-        return;
+        chat = null;
       }
-      const messages = (chat && chat.messages) || [];
-      $("#chat").hidden = false;
-      $("#chat-messages").replaceChildren(...messages.map((message) => el("li", {},
-        el("div", { class: "meta" }, message.role || message.author || ""),
-        el("div", { class: "text" }, message.text ?? message.content ?? ""))));
+      const messages = (chat && Array.isArray(chat.messages) && chat.messages) || [];
+      const waiting = Boolean(chat && chat.waiting);
+      $("#chat").hidden = !messages.length && !waiting;
+      if ($("#chat").hidden) return;
+      $("#chat-heading").textContent = "Chat" + (chat.node_id ? " · " + chat.node_id : "");
+      const list = $("#chat-messages");
+      const shown = JSON.stringify(messages);
+      if (list.dataset.shown !== shown) {
+        list.dataset.shown = shown;
+        list.replaceChildren(...messages.map((message) => el("li", { class: "from-" + String(message.role || "") },
+          el("div", { class: "meta" }, message.role === "human" ? "you" : String(message.role || "")),
+          el("div", { class: "text" }, String(message.text ?? "")))));
+        list.scrollTop = list.scrollHeight;
+      }
+      $("#chat-compose").hidden = !waiting;
+      $("#chat").dataset.waiting = String(waiting);
+    }
+
+    setUpChat() {
+      const send = async (message) => {
+        if (!message.trim()) return;
+        for (const button of $("#chat-compose").querySelectorAll("button")) button.disabled = true;
+        try {
+          await api(this.base + "/chat", { method: "POST", body: JSON.stringify({ message }) });
+          $("#chat-input").value = "";
+          showMessage("", false);
+        } catch (error) {
+          showMessage(error.message, true);
+        }
+        for (const button of $("#chat-compose").querySelectorAll("button")) button.disabled = false;
+        await this.loadChat();
+      };
+      $("#chat-send").addEventListener("click", () => send($("#chat-input").value));
+      for (const button of document.querySelectorAll("#chat-compose [data-chat]")) {
+        button.addEventListener("click", () => send(button.dataset.chat));
+      }
+    }
+
+    // While the run goes on, look at its chat now and then: a conversation waits without an event.
+    pollChat() {
+      clearInterval(this.chatTimer);
+      this.chatTimer = setInterval(() => {
+        if (this.status === "running") this.loadChat();
+        else clearInterval(this.chatTimer);
+      }, 1500);
     }
 
     // the live event stream
@@ -433,7 +478,7 @@
       if (status) this.setNode(data.node_id, status);
       if (data.kind === "InterviewStarted") this.pollQuestions();
       if (data.kind === "InterviewCompleted" || data.kind === "InterviewTimeout") this.loadQuestions();
-      if (data.kind === "HumanInteraction" || data.kind === "InteractionMode") this.loadChat();
+      if (/^(HumanInteraction|InteractionMode|AgentTurn|StageStarted)/.test(data.kind)) this.loadChat();
       if (/^(AgentTurn|AgentCommitCreated|UntrackedWritesCommitted)/.test(data.kind)) this.refreshSoon();
       if (/^Stage|^Pipeline|^NodeExecution|^CheckpointSaved$/.test(data.kind)) this.loadStatus().catch(() => {});
     }
