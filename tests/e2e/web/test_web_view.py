@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.chat_project import DRAFTS, chat_project
+from tests.support.chat_project import PIPELINE as CHAT_PIPELINE
 from tests.support.orchestra_project import run_json
 from tests.support.server import STUCK
 from tests.support.web_view import LiveServer, live_server
@@ -127,3 +129,24 @@ def test_a_session_run_from_the_cli_shows_its_recorded_turns(server: LiveServer,
         assert page.get_attribute(f"#graph g.node[data-node='{node_id}']", "data-status") == "succeeded"
     assert "wait: completed success" in page.text_content("#events")
     assert page.get_attribute("#status", "data-status") == "success"
+
+
+def test_an_interactive_node_is_a_chat_on_its_session_page(tmp_path: Path, page: Any) -> None:
+    project = chat_project(tmp_path / "project")
+    server = LiveServer(project)
+    try:
+        session_id = server.submit(CHAT_PIPELINE)
+        page.goto(f"{server.url}/view/{session_id}")
+        page.wait_for_selector('#chat[data-waiting="true"]')
+        assert page.text_content("#chat-messages").count(DRAFTS[0]) == 1
+        page.fill("#chat-input", "Make it shorter")
+        page.click("#chat-send")
+        page.wait_for_selector(f'#chat-messages li:has-text("{DRAFTS[1]}")')
+        assert "Make it shorter" in page.text_content("#chat-messages")
+        page.wait_for_selector('#chat[data-waiting="true"]')
+        page.click('#chat-compose button[data-chat="/approve"]')
+        page.wait_for_selector('#status[data-status="success"]')
+        page.wait_for_selector("#turns li:has-text('synth')")
+        assert page.get_attribute("#graph g.node[data-node='synth']", "data-status") == "succeeded"
+    finally:
+        server.stop()
