@@ -239,7 +239,9 @@ class RunDirectoryFactoryContract(PortContract):
     def test_one_root_is_one_directory_and_roots_are_apart(self) -> None:
         factory = self.make_directories()
         one, two = str(self.tmp / "runs" / "one"), str(self.tmp / "runs" / "two")
-        factory.open(one).write_stage_file("plan", "prompt.md", "first")
+        writing = factory.open(one)
+        writing.write_stage_file("plan", "prompt.md", "first")
+        writing.close()  # stage files may be written in the background: another opener sees them after close
         saving = factory.open(one)
         saving.save_checkpoint(checkpoint())
         saving.close()
