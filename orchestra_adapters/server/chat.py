@@ -8,8 +8,7 @@ channel its console polls (orchestra_adapters/console/run_channel.py), as `orche
 
 from __future__ import annotations
 
-import threading
-from collections import deque
+import json
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -17,74 +16,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from orchestra_adapters.server.questions import HttpInterviewer
+from orchestra_adapters.server.chat_box import ChatBox, HttpChatInterviewer
 from orchestra_adapters.server.service import PipelineService, RequestError
-from orchestra_core.model.chat import DONE, ChatTurn
 
 MAX_MESSAGE_CHARS = 32 * 1024
-
-
-class ChatBox:
-    """The conversation of the interactive node a run served here is in: `reply` (the run's side) waits until
-    `post` gives the human's message, or `cancel` (then `/done`)."""
-
-    def __init__(self) -> None:
-        self._changed = threading.Condition()
-        self._inbox: deque[str] = deque()
-        self._cancelled = False
-        self.node_id: str | None = None
-        self.messages: list[dict[str, str]] = []
-        self.waiting = False
-
-    def reply(self, turn: ChatTurn) -> str:
-        with self._changed:
-            self.node_id = turn.node_id
-            self.messages = [
-                entry
-                for agent, human in turn.exchanges
-                for entry in ({"role": "agent", "text": agent}, {"role": "human", "text": human})
-            ] + [{"role": "agent", "text": turn.agent_message}]
-            self._inbox.clear()
-            self.waiting = not self._cancelled
-            self._changed.wait_for(lambda: bool(self._inbox) or self._cancelled)
-            self.waiting = False
-            message = self._inbox.popleft() if self._inbox else DONE
-            self.messages.append({"role": "human", "text": message})
-            return message
-
-    def post(self, message: str) -> bool:
-        """Give the waiting conversation its next message; False when nothing waits."""
-        with self._changed:
-            if not self.waiting or self._inbox:
-                return False
-            self._inbox.append(message)
-            self._changed.notify_all()
-            return True
-
-    def cancel(self) -> None:
-        """The run is cancelled: a waiting conversation ends (`/done`), and so will any later one."""
-        with self._changed:
-            self._cancelled = True
-            self._changed.notify_all()
-
-    def to_json(self) -> dict[str, Any]:
-        with self._changed:
-            return {"node_id": self.node_id, "waiting": self.waiting, "messages": list(self.messages)}
-
-
-class HttpChatInterviewer(HttpInterviewer):
-    """The server's interviewer: human gates as questions, interactive nodes through its `chat`."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.chat = ChatBox()
-
-    def reply(self, turn: ChatTurn) -> str:
-        return self.chat.reply(turn)
-
-    def cancel(self) -> None:
-        self.chat.cancel()
-        super().cancel()
+MAX_CHAT_BODY_BYTES = 4 * MAX_MESSAGE_CHARS + 1024
 
 
 def routes(service: PipelineService) -> list[Route]:
@@ -104,9 +40,7 @@ class _ChatEndpoints:
         return JSONResponse(await run_in_threadpool(self._show, request.path_params["id"]))
 
     async def send(self, request: Request) -> Response:
-        from orchestra_adapters.server.app import json_body
-
-        body = await json_body(request)
+        body = await _json_object(request)
         message = body.get("message")
         if not isinstance(message, str) or not message.strip():
             raise RequestError(400, '"message" must be the human\'s message (a non-empty string)')
@@ -182,3 +116,20 @@ class _ChatEndpoints:
             return RunChannel(channel_dir(ProjectLayout(self.service.project_root).state_dir, session_id))
         except ChannelError:
             return None
+
+
+async def _json_object(request: Request) -> dict[str, Any]:
+    """The request's JSON object (400 when it is not one, 413 past MAX_CHAT_BODY_BYTES)."""
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_CHAT_BODY_BYTES:
+            raise RequestError(413, f"the body is larger than {MAX_CHAT_BODY_BYTES} bytes")
+        chunks.append(chunk)
+    try:
+        document = json.loads(b"".join(chunks) or b"null")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RequestError(400, f"the body is not valid JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise RequestError(400, "the body must be a JSON object")
+    return document

@@ -258,7 +258,7 @@ def _diagnostic_json(diagnostic: Any) -> dict[str, Any]:
 
 
 def _chat_interviewer() -> HttpInterviewer:
-    """Human gates as questions, interactive nodes as a chat (server/chat.py, which imports this module)."""
-    from orchestra_adapters.server.chat import HttpChatInterviewer
+    """Human gates as questions, interactive nodes as a chat (server/chat_box.py)."""
+    from orchestra_adapters.server.chat_box import HttpChatInterviewer
 
     return HttpChatInterviewer()
