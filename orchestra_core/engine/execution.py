@@ -124,7 +124,8 @@ class StageExecutor:
             outcome, retryable = self._attempt(handler, node, context, stage, visit.cancel)
             if outcome.status in _DONE:
                 break
-            if attempt >= policy.max_attempts or not retryable:
+            cancelled = visit.cancel is not None and visit.cancel.is_set()
+            if attempt >= policy.max_attempts or not retryable or cancelled:  # a cancelled node is not retried
                 outcome = _exhausted(node, outcome, attempt, policy)
                 break
             delay = policy.backoff.delay_for_attempt(attempt, self._rng)

@@ -318,6 +318,7 @@ class RunLoop:
             stage_key=node.id,
             completed_nodes=state.completed_nodes,
             node_outcomes=state.node_outcomes,
+            cancel=self.stop,  # a cancelled (not merely set) stop also cancels the attempt running now
         )
         run = self.executor.execute(node, state.context, visit)
         if node.handler_type == "parallel":

@@ -10,6 +10,7 @@ import pytest
 
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.graph import Graph, Node
+from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.checkpoint import RunStatus
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import (
@@ -394,6 +395,28 @@ def test_a_stop_request_ends_the_run_before_the_next_node() -> None:
     result = harness.run(pipeline, stop=stop)
     assert result.status is RunStatus.FAIL and result.failure_reason == "stopped before node b"
     assert harness.checkpoints()[-1].next_node == "b"
+
+
+def test_a_cancelled_stop_cancels_the_attempt_running_now_and_does_not_retry_it() -> None:
+    stop = Cancellation("the run was cancelled")
+    attempts: list[int] = []
+
+    class WaitForCancel:
+        def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
+            attempts.append(stage.attempt)
+            cancelled = threading.Event()
+            stage.cancel.on_cancel(cancelled.set)
+            stop.cancel()  # as a server's cancel does, while the attempt runs
+            assert cancelled.wait(30), "stopping the run did not cancel the running attempt"
+            return Outcome.fail("cancelled")
+
+    pipeline = graph(
+        'digraph p { start [shape=Mdiamond]; done [shape=Msquare]; a [type="waiter", max_retries=3]; b; '
+        "start -> a -> b -> done }"
+    )
+    result = Harness(handlers={"waiter": WaitForCancel()}).run(pipeline, stop=stop)
+    assert result.status is RunStatus.FAIL and attempts == [1]
+    assert result.node_outcomes["a"].failure_reason == "cancelled"
 
 
 def test_no_start_node_fails_clearly() -> None:
