@@ -92,7 +92,7 @@ def build_drawing(graph: Graph, diagnostics: Iterable[Diagnostic] = ()) -> Any:
     drawing = pygraphviz.AGraph(directed=True, strict=False, name=graph.name or "pipeline")
     title = graph.label or graph.name
     drawing.graph_attr.update(
-        rankdir=graph.attrs.get("rankdir", "TB"), fontname=FONT, label=_escape(title), labelloc="t"
+        rankdir=graph.attrs.get("rankdir", "TB"), fontname=FONT, label=_plain(_escape(title)), labelloc="t"
     )
     drawing.node_attr.update(fontname=FONT, fontsize="11")
     drawing.edge_attr.update(fontname=FONT, fontsize="9", color="#475569")
@@ -119,7 +119,7 @@ def _node_attrs(node: Node, problem: Severity | None) -> dict[str, str]:
         "shape": style.shape,
         "style": style.style,
         "fillcolor": style.fill,
-        "label": "\\n".join(_escape(line) for line in lines),
+        "label": _plain("\\n".join(_escape(line) for line in lines)),
         "tooltip": _escape(f"{node.id} ({node.handler_type})"),
     }
     if problem is not None:
@@ -131,7 +131,7 @@ def _edge_attrs(edge: Edge, problem: Severity | None) -> dict[str, str]:
     parts = [edge.label] if edge.label else []
     if edge.condition:
         parts.append(f"[{edge.condition}]")
-    attrs = {"label": _escape(" ".join(parts))} if parts else {}
+    attrs = {"label": _plain(_escape(" ".join(parts)))} if parts else {}
     if edge.get("loop_restart") in ("true", "yes", "1", "on"):
         attrs["style"] = "dashed"
     if problem is not None:
@@ -179,6 +179,12 @@ def _problem_marks(
 def _escape(text: str) -> str:
     """Graphviz reads backslash sequences in labels (\\n, \\l, \\N...); show the text as written."""
     return text.replace("\\", "\\\\").replace("\r", "").replace("\n", "\\n")
+
+
+def _plain(label: str) -> str:
+    """An escaped label as plain text: pygraphviz writes a value wrapped in `<...>` as an HTML-like label,
+    which Graphviz would parse as markup (a trailing space keeps it a string)."""
+    return f"{label} " if label.startswith("<") and label.endswith(">") else label
 
 
 def _first_line(messages: str, error: Exception) -> str:

@@ -97,6 +97,18 @@ def test_render_svg_shows_labels_handlers_legend_and_problems(tmp_path: Path) ->
     assert "#dc2626" in svg and "#ea580c" in svg
 
 
+def test_labels_wrapped_in_angle_brackets_are_drawn_as_text_not_markup(tmp_path: Path) -> None:
+    out = tmp_path / "hostile.svg"
+    pipeline = parse_dot(
+        'digraph "<b>title</b>" { start [shape=Mdiamond]; done [shape=Msquare]; '
+        'a [label="<script>alert(1)</script>"]; start -> a [label="<i>go</i>"]; a -> done }'
+    )
+    render_graph(pipeline, out)
+    svg = out.read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in svg and "&lt;i&gt;go&lt;/i&gt;" in svg
+    assert "<script" not in svg
+
+
 def test_drawing_uses_handler_shapes() -> None:
     drawing = build_drawing(GRAPH)
     assert drawing.get_node("ask").attr["shape"] == "hexagon"
