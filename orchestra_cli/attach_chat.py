@@ -18,7 +18,9 @@ class AttachResponder:
     End of input (or an input that cannot be polled) leaves attach a follower only.
     """
 
-    def __init__(self, channel: RunChannel, stream: IO[str] | None = None, out: IO[str] | None = None) -> None:
+    def __init__(
+        self, channel: RunChannel, stream: IO[str] | None = None, out: IO[str] | None = None
+    ) -> None:
         self._channel = channel
         self._input = stream if stream is not None else sys.stdin
         self._out = out if out is not None else sys.stdout
@@ -51,7 +53,9 @@ class AttachResponder:
     def _show(self, waiting: dict[str, Any]) -> None:
         node = waiting.get("node_id") or ""
         if waiting.get("kind") == "chat":
-            self._say(f"[{node}] agent:\n{waiting['text']}\n(/done, /approve or /reject ends the conversation)\nyou> ")
+            self._say(
+                f"[{node}] agent:\n{waiting['text']}\n(/done, /approve or /reject ends the conversation)\nyou> "
+            )
             return
         lines = [f"[?] {waiting['text']} ({node})"]
         for option in waiting.get("options") or []:

@@ -69,7 +69,11 @@ class RunChannel:
             path = self.inbox / name
             document = _read_json(path)
             _remove(path)
-            if document is not None and document.get("id") == wait_id and isinstance(document.get("reply"), str):
+            if (
+                document is not None
+                and document.get("id") == wait_id
+                and isinstance(document.get("reply"), str)
+            ):
                 return str(document["reply"])
         return None
 
@@ -81,7 +85,11 @@ class RunChannel:
     def waiting(self) -> dict[str, Any] | None:
         """What waits for a human now (None when nothing does, or the file is not what the run writes)."""
         document = _read_json(self.waiting_file)
-        if document is None or not isinstance(document.get("id"), str) or not isinstance(document.get("text"), str):
+        if (
+            document is None
+            or not isinstance(document.get("id"), str)
+            or not isinstance(document.get("text"), str)
+        ):
             return None
         return document
 
@@ -89,7 +97,7 @@ class RunChannel:
         """Answer the wait `wait_id` with `reply`."""
         self.inbox.mkdir(parents=True, exist_ok=True, mode=0o700)
         name = f"{time.time_ns():020d}-{uuid.uuid4().hex}.json"  # the oldest sorts first
-        text = json.dumps({"id": wait_id, "reply": reply[:MAX_FILE_BYTES // 2]}, ensure_ascii=False)
+        text = json.dumps({"id": wait_id, "reply": reply[: MAX_FILE_BYTES // 2]}, ensure_ascii=False)
         _write_atomically(self.inbox / name, text)
 
 

@@ -46,7 +46,9 @@ class _ChatEndpoints:
             raise RequestError(400, '"message" must be the human\'s message (a non-empty string)')
         if len(message) > MAX_MESSAGE_CHARS:
             raise RequestError(400, f'"message" is longer than {MAX_MESSAGE_CHARS} characters')
-        return JSONResponse(await run_in_threadpool(self._send, request.path_params["id"], message), status_code=202)
+        return JSONResponse(
+            await run_in_threadpool(self._send, request.path_params["id"], message), status_code=202
+        )
 
     def _show(self, session_id: str) -> dict[str, Any]:
         box = self._box(session_id)
@@ -89,13 +91,20 @@ class _ChatEndpoints:
         views.pipeline_status(self.service, session_id)
         messages: list[dict[str, str]] = []
         node: str | None = None
-        turns = [turn for turn in history(self.service.store, session_id) if turn.type_id == HUMAN_INTERACTION.type_id]
+        turns = [
+            turn
+            for turn in history(self.service.store, session_id)
+            if turn.type_id == HUMAN_INTERACTION.type_id
+        ]
         for turn in reversed(turns):
             record = decode_record(turn)
             if isinstance(record, HumanInteraction) and record.mode is InteractionMode.INTERACTIVE:
                 if record.node_id != node:
                     messages, node = [], record.node_id  # the latest node's conversation
-                messages += [{"role": "agent", "text": record.question}, {"role": "human", "text": record.answer or ""}]
+                messages += [
+                    {"role": "agent", "text": record.question},
+                    {"role": "human", "text": record.answer or ""},
+                ]
         return {"id": session_id, "node_id": node, "waiting": False, "messages": messages}
 
     def _channel_wait(self, session_id: str) -> dict[str, Any] | None:

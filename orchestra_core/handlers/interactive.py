@@ -67,12 +67,16 @@ class InteractiveChat:
         history: The conversation an interrupted run left in (session id, node id); None: always fresh.
     """
 
-    def __init__(self, call: BackendCall, conversation: Conversation, history: HistoryLoader | None = None) -> None:
+    def __init__(
+        self, call: BackendCall, conversation: Conversation, history: HistoryLoader | None = None
+    ) -> None:
         self._call = call
         self._conversation = conversation
         self._history = history
 
-    def run(self, node: Node, prompt: str, context: Context, stage: StageRun, on_turn: OnTurn | None) -> str | Outcome:
+    def run(
+        self, node: Node, prompt: str, context: Context, stage: StageRun, on_turn: OnTurn | None
+    ) -> str | Outcome:
         """The node's result once the human ends the conversation."""
         restored = self._history(stage.session_id, node.id) if self._history is not None else ChatHistory()
         exchanges = list(restored.exchanges)
@@ -120,7 +124,9 @@ class InteractiveChat:
         started = clock.monotonic()
         message = self._conversation.reply(ChatTurn(node.id, shown, exchanges)).strip() or DONE
         answer = Answer(message, text=message)
-        stage.emit(InterviewCompleted, question=question, answer=answer, duration_s=clock.monotonic() - started)
+        stage.emit(
+            InterviewCompleted, question=question, answer=answer, duration_s=clock.monotonic() - started
+        )
         return message
 
 

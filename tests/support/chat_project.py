@@ -54,4 +54,6 @@ def agent_state(project: Path, session: str = "1") -> list[tuple[str, str]]:
     finally:
         connection.close()
     assert saved is not None
-    return [(message.type, str(message.content)) for message in saved.checkpoint["channel_values"]["messages"]]
+    return [
+        (message.type, str(message.content)) for message in saved.checkpoint["channel_values"]["messages"]
+    ]

@@ -33,8 +33,14 @@ GATE = """digraph gate {
 
 def _start(project: Path, *arguments: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [str(ORCHESTRA), *arguments], cwd=project, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True, env={**os.environ, "NO_COLOR": "1"},
+        [str(ORCHESTRA), *arguments],
+        cwd=project,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, "NO_COLOR": "1"},
     )
 
 
@@ -72,7 +78,9 @@ def test_attach_takes_part_in_an_interactive_conversation(tmp_path: Path) -> Non
         attacher = _start(project, "attach", "1")
         with processes(attacher):
             send(attacher, "Make it shorter")
-            assert wait_until(lambda: waiting(project).get("text") == DRAFTS[1] or runner.poll() is not None, 60)
+            assert wait_until(
+                lambda: waiting(project).get("text") == DRAFTS[1] or runner.poll() is not None, 60
+            )
             send(attacher, "/approve")
             assert runner.wait(60) == 0, runner.stderr.read() if runner.stderr else ""
             assert attacher.wait(60) == 0
@@ -84,7 +92,9 @@ def test_attach_takes_part_in_an_interactive_conversation(tmp_path: Path) -> Non
 
 def test_attach_answers_a_human_gate(tmp_path: Path) -> None:
     project = tmp_path / "p"
-    write_files(project, {"orchestra.yaml": SCRIPTED_PROVIDER, "gate.dot": GATE, "cassette.yaml": "default: hi\n"})
+    write_files(
+        project, {"orchestra.yaml": SCRIPTED_PROVIDER, "gate.dot": GATE, "cassette.yaml": "default: hi\n"}
+    )
     runner = _start(project, "run", "gate.dot", "--quiet", "--json")
     with processes(runner):
         assert wait_until(lambda: waiting(project).get("kind") == "question" or runner.poll() is not None, 60)
@@ -92,7 +102,9 @@ def test_attach_answers_a_human_gate(tmp_path: Path) -> None:
         attacher = _start(project, "attach", "1")
         with processes(attacher):
             send(attacher, "N")
-            assert runner.wait(60) == 0, runner.stdout.read() + runner.stderr.read()  # (communicate would close the run's stdin: end of input at its console)
+            assert runner.wait(60) == 0, (
+                runner.stdout.read() + runner.stderr.read()
+            )  # (communicate would close the run's stdin: end of input at its console)
             assert attacher.wait(60) == 0, attacher.stderr.read() if attacher.stderr else ""
             shown = attacher.stdout.read() if attacher.stdout else ""
             out = runner.stdout.read() if runner.stdout else ""
@@ -100,5 +112,5 @@ def test_attach_answers_a_human_gate(tmp_path: Path) -> None:
     assert json.loads(out)["completed_nodes"] == ["start", "ship", "polish", "done"]
     from orchestra_core.model.records import HumanInteraction
 
-    (_, gate), = records_of(project, "1", HumanInteraction)
+    ((_, gate),) = records_of(project, "1", HumanInteraction)
     assert gate.selected_option == "[N] No" and gate.question == "Ship it?"

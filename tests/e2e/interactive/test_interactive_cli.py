@@ -24,11 +24,16 @@ def test_scripted_replies_reach_the_agent_and_approve_ends_the_node(tmp_path: Pa
     result = run_json("run", "chat.dot", "--answers", "answers.yaml", cwd=project)
     assert result["status"] == "success" and result["node_outcomes"]["synth"] == "success"
     assert conversation(project) == [
-        (DRAFTS[0], "Make it shorter"), (DRAFTS[1], "Even shorter"), (DRAFTS[2], "/approve"),
+        (DRAFTS[0], "Make it shorter"),
+        (DRAFTS[1], "Even shorter"),
+        (DRAFTS[2], "/approve"),
     ]
     said = [(role, text) for role, text in agent_state(project) if role in ("human", "ai")]
     assert said[1:] == [
-        ("ai", DRAFTS[0]), ("human", "Make it shorter"), ("ai", DRAFTS[1]), ("human", "Even shorter"),
+        ("ai", DRAFTS[0]),
+        ("human", "Make it shorter"),
+        ("ai", DRAFTS[1]),
+        ("human", "Even shorter"),
         ("ai", DRAFTS[2]),
     ]
     assert PROMPT in said[0][1]
@@ -41,8 +46,11 @@ def test_each_human_message_is_stored_before_the_agent_turn_it_causes(tmp_path: 
     run_json("run", "chat.dot", "--answers", "answers.yaml", cwd=project)
     from tests.support.orchestra_project import session_records
 
-    kinds = [type(record).__name__ for _, record in session_records(project, "1")
-             if type(record).__name__ in ("AgentTurn", "HumanInteraction")]
+    kinds = [
+        type(record).__name__
+        for _, record in session_records(project, "1")
+        if type(record).__name__ in ("AgentTurn", "HumanInteraction")
+    ]
     assert kinds == ["AgentTurn", "HumanInteraction", "AgentTurn", "HumanInteraction"]
 
 
@@ -77,8 +85,13 @@ def test_auto_approve_runs_an_interactive_node_autonomously(tmp_path: Path) -> N
 def test_kill_mid_conversation_and_resume_continues_with_the_next_reply(tmp_path: Path) -> None:
     project = chat_project(tmp_path / "p", ["Make it shorter", "Even shorter", "/approve"])
     runner = subprocess.Popen(  # the console chat: one line on stdin, then it waits for the next
-        [str(ORCHESTRA), "run", "chat.dot", "--quiet"], cwd=project, stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, text=True,
+        [str(ORCHESTRA), "run", "chat.dot", "--quiet"],
+        cwd=project,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        text=True,
         env={**os.environ, "NO_COLOR": "1"},
     )
     try:
@@ -98,12 +111,17 @@ def test_kill_mid_conversation_and_resume_continues_with_the_next_reply(tmp_path
     resumed = run_json("resume", "1", "--answers", "answers.yaml", cwd=project)
     assert resumed["status"] == "success"
     assert conversation(project) == [
-        (DRAFTS[0], "Make it shorter"), (DRAFTS[1], "Even shorter"), (DRAFTS[2], "/approve"),
+        (DRAFTS[0], "Make it shorter"),
+        (DRAFTS[1], "Even shorter"),
+        (DRAFTS[2], "/approve"),
     ]
     assert [turn.turn_number for turn in _agent_turns(project)] == [0, 1, 2]
     said = [(role, text) for role, text in agent_state(project) if role in ("human", "ai")]
     assert said[1:] == [
-        ("ai", DRAFTS[0]), ("human", "Make it shorter"), ("ai", DRAFTS[1]), ("human", "Even shorter"),
+        ("ai", DRAFTS[0]),
+        ("human", "Make it shorter"),
+        ("ai", DRAFTS[1]),
+        ("human", "Even shorter"),
         ("ai", DRAFTS[2]),
     ]
 

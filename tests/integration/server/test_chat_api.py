@@ -36,7 +36,11 @@ def _waiting_for(client: TestClient, session_id: str, text: str) -> dict[str, An
     def check() -> dict[str, Any] | None:
         response = client.get(f"/pipelines/{session_id}/chat")  # 404 until the other process made the session
         chat = response.json()
-        return chat if response.status_code == 200 and chat["waiting"] and chat["messages"][-1]["text"] == text else None
+        return (
+            chat
+            if response.status_code == 200 and chat["waiting"] and chat["messages"][-1]["text"] == text
+            else None
+        )
 
     return wait_until(check, f"the chat to wait after {text!r}")
 
@@ -48,12 +52,20 @@ def _status(client: TestClient, session_id: str) -> str:
     )
 
 
-def test_a_conversation_over_http_reaches_the_agent_and_approve_ends_it(client: TestClient, project: Path) -> None:
+def test_a_conversation_over_http_reaches_the_agent_and_approve_ends_it(
+    client: TestClient, project: Path
+) -> None:
     session_id = client.post("/pipelines", json={"path": "chat.dot"}).json()["id"]
     chat = _waiting_for(client, session_id, DRAFTS[0])
-    assert chat == {"id": session_id, "node_id": "synth", "waiting": True,
-                    "messages": [{"role": "agent", "text": DRAFTS[0]}]}
-    assert client.post(f"/pipelines/{session_id}/chat", json={"message": "Make it shorter"}).status_code == 202
+    assert chat == {
+        "id": session_id,
+        "node_id": "synth",
+        "waiting": True,
+        "messages": [{"role": "agent", "text": DRAFTS[0]}],
+    }
+    assert (
+        client.post(f"/pipelines/{session_id}/chat", json={"message": "Make it shorter"}).status_code == 202
+    )
     chat = _waiting_for(client, session_id, DRAFTS[1])
     assert [m["role"] for m in chat["messages"]] == ["agent", "human", "agent"]
     client.post(f"/pipelines/{session_id}/chat", json={"message": "/approve"})
@@ -72,7 +84,9 @@ def test_bad_chat_requests_get_4xx(client: TestClient) -> None:
     for body in ({}, {"message": ""}, {"message": 3}, {"message": "x" * 40000}):
         response = client.post(f"/pipelines/{session_id}/chat", json=body)
         assert response.status_code == 400 and "message" in response.json()["error"]
-    bad = client.post(f"/pipelines/{session_id}/chat", content=b"{nope", headers={"content-type": "application/json"})
+    bad = client.post(
+        f"/pipelines/{session_id}/chat", content=b"{nope", headers={"content-type": "application/json"}
+    )
     assert bad.status_code == 400
     assert client.post(f"/pipelines/{session_id}/cancel").status_code == 202
     assert _status(client, session_id) == "cancelled"
@@ -83,8 +97,12 @@ def test_bad_chat_requests_get_4xx(client: TestClient) -> None:
 @pytest.mark.slow
 def test_the_chat_of_a_run_started_by_orchestra_run_elsewhere(client: TestClient, project: Path) -> None:
     runner = subprocess.Popen(  # its console's stdin stays open and silent: the answer comes over HTTP
-        [str(ORCHESTRA), "run", "chat.dot", "--quiet"], cwd=project, stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        [str(ORCHESTRA), "run", "chat.dot", "--quiet"],
+        cwd=project,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
         env={**os.environ, "NO_COLOR": "1"},
     )
     try:

@@ -54,8 +54,9 @@ def test_a_session_id_that_is_not_one_names_no_channel(tmp_path: Path, session: 
 
 def test_the_responder_shows_a_wait_once_and_sends_the_typed_line(tmp_path: Path) -> None:
     channel = RunChannel(channel_dir(tmp_path, "s1"))
-    wait = channel.publish({"kind": "question", "node_id": "ship", "text": "Ship it?",
-                            "options": [{"key": "Y", "label": "Yes"}]})
+    wait = channel.publish(
+        {"kind": "question", "node_id": "ship", "text": "Ship it?", "options": [{"key": "Y", "label": "Yes"}]}
+    )
     read, write = os.pipe()
     out = io.StringIO()
     with os.fdopen(read) as typed, os.fdopen(write, "w") as keyboard:

@@ -23,8 +23,13 @@ def _session(*records: object) -> tuple[InMemorySessionStore, str]:
 def _turn(number: int, reply: str, *, tools: bool = False, node: str = "synth") -> AgentTurn:
     calls = [ToolCall(name="project:read-file", args={"path": "a"})] if tools else []
     return AgentTurn(
-        node_id=node, turn_number=number, model="m", provider="scripted",
-        messages=[{"role": "assistant", "content": reply}], tool_calls=calls, agent_state_ref=f"langgraph:t:{number}",
+        node_id=node,
+        turn_number=number,
+        model="m",
+        provider="scripted",
+        messages=[{"role": "assistant", "content": reply}],
+        tool_calls=calls,
+        agent_state_ref=f"langgraph:t:{number}",
     )
 
 
@@ -52,15 +57,21 @@ def test_a_message_the_agent_never_answered_is_sent_again() -> None:
 
 
 def test_an_agent_stopped_between_tool_calls_continues() -> None:
-    store, session = _session(_turn(0, "Draft one"), _said("Shorter", "Draft one"), _turn(1, "Reading", tools=True))
+    store, session = _session(
+        _turn(0, "Draft one"), _said("Shorter", "Draft one"), _turn(1, "Reading", tools=True)
+    )
     assert chat_history(store, session, "synth").next_step == CONTINUE
 
 
 def test_only_this_node_since_the_latest_checkpoint_counts() -> None:
     gate = r.HumanInteraction("synth", r.InteractionMode.GATE, "Ship?", answer="yes")
     store, session = _session(
-        _turn(0, "Old"), _said("old message", "Old"), r.CheckpointRecord(current_node="synth"),
-        _turn(0, "Other node", node="other"), gate, _turn(0, "Draft one"),
+        _turn(0, "Old"),
+        _said("old message", "Old"),
+        r.CheckpointRecord(current_node="synth"),
+        _turn(0, "Other node", node="other"),
+        gate,
+        _turn(0, "Draft one"),
     )
     history = chat_history(store, session, "synth")
     assert (history.next_step, history.agent_message, history.exchanges) == (ANSWERED, "Draft one", ())
