@@ -91,8 +91,11 @@ def _copy(repo_root: Path, worktree: Path, path: str) -> str:
         info = source.lstat()
         if os.path.lexists(target):
             return "already in the worktree"
+        # checked before mkdir too (resolve follows the links that exist): no directory is made outside
+        if not _inside(target.parent, worktree):
+            return "its directory in the worktree leads outside it"
         target.parent.mkdir(parents=True, exist_ok=True)
-        if not target.parent.resolve().is_relative_to(worktree.resolve()):
+        if not _inside(target.parent, worktree):
             return "its directory in the worktree leads outside it"
         if stat.S_ISLNK(info.st_mode):
             return _copy_link(root, source, target)
@@ -105,6 +108,10 @@ def _copy(repo_root: Path, worktree: Path, path: str) -> str:
     except OSError as error:
         return f"could not copy: {error.strerror or error}"
     return ""
+
+
+def _inside(path: Path, top: Path) -> bool:
+    return path.resolve().is_relative_to(top.resolve())
 
 
 def _copy_link(root: Path, source: Path, target: Path) -> str:

@@ -138,3 +138,19 @@ def test_parallel_branch_worktrees_get_the_files_too(harness: Harness) -> None:
     worktree = branches.worktree_path("fan:left", "project")
     assert (worktree / ".env").read_text() == "SECRET=1\n"
     assert (worktree / "secrets/deep/key.pem").read_text() == "KEY\n"
+
+
+def test_a_directory_linked_out_of_the_worktree_gets_nothing_not_even_a_directory(
+    harness: Harness, tmp_path: Path
+) -> None:
+    repo = harness.repo("project", {**FILES, ".gitignore": "cfg/\n", ".worktreeinclude": "cfg/\n"})
+    repo.write("cfg/sub/app.env", "SECRET=1\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    os.symlink(outside, worktree / "cfg")  # as a session branch that turned cfg into a link would check out
+    assert copy_included_files(SubprocessGit(), repo.path, worktree, harness.events.append) == []
+    assert list(outside.iterdir()) == []
+    [event] = harness.events_of(IncludedFileSkipped)
+    assert event.path == "cfg/sub/app.env" and "outside" in event.reason
