@@ -16,6 +16,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from orchestra_adapters.server import chat, pages, views
+from orchestra_adapters.server.origin import SameOriginGuard
 from orchestra_adapters.server.questions import UnknownAnswerError
 from orchestra_adapters.server.runs import ServerRun
 from orchestra_adapters.server.service import PipelineService, RequestError
@@ -25,7 +26,8 @@ MAX_BODY_BYTES = 1 << 20
 
 
 def create_app(service: PipelineService, *, token: str | None = None) -> Starlette:
-    """The server's ASGI app over `service`; with `token`, every request needs `Authorization: Bearer <token>`."""
+    """The server's ASGI app over `service`; with `token`, every request needs `Authorization: Bearer <token>`;
+    without, it refuses other sites' pages (a Host that is not a loopback name, a POST from another Origin)."""
     endpoints = _Endpoints(service)
     routes = [
         Route("/pipelines", endpoints.submit, methods=["POST"]),
@@ -50,6 +52,8 @@ def create_app(service: PipelineService, *, token: str | None = None) -> Starlet
     app.state.token = token or None
     if token:
         app.add_middleware(BearerToken, token=token)
+    else:
+        app.add_middleware(SameOriginGuard)
     return app
 
 

@@ -56,11 +56,6 @@ def serve(
 
 def is_loopback(host: str) -> bool:
     """Whether `host` is a loopback address (or `localhost`)."""
-    import ipaddress
+    from orchestra_adapters.server.origin import is_loopback as loopback
 
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+    return loopback(host)

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+# The base URL of test clients of a server without a token (it answers only loopback names).
+LOCAL = "http://127.0.0.1"
 
 TOOL_RUN = """digraph tool_run {
     start [shape=Mdiamond]; done [shape=Msquare]

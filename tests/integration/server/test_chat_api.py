@@ -16,7 +16,7 @@ from orchestra_adapters.server.app import create_app
 from orchestra_adapters.server.service import PipelineService
 from tests.support.chat_project import DRAFTS, chat_project, conversation
 from tests.support.orchestra_project import ORCHESTRA
-from tests.support.server import wait_until
+from tests.support.server import LOCAL, wait_until
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def client(project: Path) -> Iterator[TestClient]:
     service = PipelineService(cwd=project)
-    with TestClient(create_app(service), raise_server_exceptions=False) as client:
+    with TestClient(create_app(service), base_url=LOCAL, raise_server_exceptions=False) as client:
         yield client
     service.close()
 

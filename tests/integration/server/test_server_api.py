@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 
 from orchestra_adapters.server.app import MAX_BODY_BYTES, create_app
 from orchestra_adapters.server.service import PipelineService
-from tests.support.server import GATED, STUCK, TOOL_RUN, make_project, sse_messages, wait_until
+from tests.support.server import GATED, LOCAL, STUCK, TOOL_RUN, make_project, sse_messages, wait_until
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def service(project: Path) -> Iterator[PipelineService]:
 
 @pytest.fixture
 def client(service: PipelineService) -> Iterator[TestClient]:
-    with TestClient(create_app(service), raise_server_exceptions=False) as client:
+    with TestClient(create_app(service), base_url=LOCAL, raise_server_exceptions=False) as client:
         yield client
 
 
@@ -182,7 +182,7 @@ def test_cancel_releases_a_waiting_human_gate(client: TestClient, service: Pipel
 def test_a_session_run_elsewhere_is_read_from_the_store(project: Path, client: TestClient) -> None:
     other = PipelineService(cwd=project)  # another server (or the CLI): this one did not start it
     try:
-        with TestClient(create_app(other)) as first:
+        with TestClient(create_app(other), base_url=LOCAL) as first:
             session_id = _submit(first, dot=GATED, auto_approve=True)
             _finished(other, session_id)
     finally:
@@ -212,6 +212,28 @@ def test_the_token_is_required_on_every_request(service: PipelineService) -> Non
         refused = client.get("/nope", headers={"Authorization": "s3cret"})
         assert refused.status_code == 401 and "bearer token" in refused.json()["error"]
         assert client.get("/sessions", headers={"Authorization": "Bearer s3cret"}).json() == {"sessions": []}
+
+
+def test_without_a_token_other_sites_pages_are_refused(service: PipelineService) -> None:
+    """A page of another site in the user's browser can neither post to a server without a token (CSRF) nor
+    reach it under its own name (DNS rebinding); the server's own pages and clients like curl can."""
+    with TestClient(create_app(service), base_url="http://127.0.0.1:8765") as client:
+        cross = client.post("/pipelines", json={"dot": TOOL_RUN}, headers={"Origin": "https://evil.example"})
+        assert cross.status_code == 403 and "another origin" in cross.json()["error"]
+        sandboxed = client.post("/pipelines", content=b'{"dot": "x"}', headers={"Origin": "null"})
+        assert sandboxed.status_code == 403
+        assert client.get("/sessions", headers={"Origin": "https://evil.example"}).status_code == 200
+        own = client.post("/pipelines", json={"dot": TOOL_RUN}, headers={"Origin": "http://127.0.0.1:8765"})
+        assert own.status_code == 201
+        assert client.post("/pipelines", json={"dot": TOOL_RUN}).status_code == 201  # curl sends no Origin
+        _finished(service, own.json()["id"])
+    for base in ("http://localhost:8765", "http://[::1]:8765"):
+        with TestClient(create_app(service), base_url=base) as client:
+            assert client.get("/sessions").status_code == 200
+    with TestClient(create_app(service), base_url="http://evil.example:8765") as client:
+        rebound = client.get("/sessions")
+        assert rebound.status_code == 403 and "not a loopback name" in rebound.json()["error"]
+        assert client.get("/").status_code == 403
 
 
 @pytest.mark.parametrize(
@@ -328,7 +350,7 @@ def test_a_provider_without_its_key_is_refused_before_a_session_exists(tmp_path:
     )
     service = PipelineService(cwd=project)
     try:
-        with TestClient(create_app(service)) as client:
+        with TestClient(create_app(service), base_url=LOCAL) as client:
             dot = 'digraph llm { start [shape=Mdiamond]; done [shape=Msquare]; plan [prompt="Plan"]; start -> plan -> done }'
             response = client.post("/pipelines", json={"dot": dot})
             assert response.status_code == 400, response.text

@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 from orchestra_adapters.server.app import create_app
 from orchestra_adapters.server.pages import TOKEN_COOKIE, cookie_value
 from orchestra_adapters.server.service import PipelineService
-from tests.support.server import TOOL_RUN, make_project, wait_until
+from tests.support.server import LOCAL, TOOL_RUN, make_project, wait_until
 
 TOKEN = "s3cret-token"
 
@@ -29,7 +29,7 @@ def service(tmp_path: Path) -> Iterator[PipelineService]:
 def test_the_pages_are_html_with_a_strict_content_security_policy(
     service: PipelineService, path: str, marker: str
 ) -> None:
-    with TestClient(create_app(service)) as client:
+    with TestClient(create_app(service), base_url=LOCAL) as client:
         response = client.get(path)
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
     assert marker in response.text and '<script src="/static/app.js" defer>' in response.text
@@ -40,7 +40,7 @@ def test_the_pages_are_html_with_a_strict_content_security_policy(
 
 
 def test_the_static_files_are_served_from_the_package_and_nothing_else_is(service: PipelineService) -> None:
-    with TestClient(create_app(service)) as client:
+    with TestClient(create_app(service), base_url=LOCAL) as client:
         script = client.get("/static/app.js")
         style = client.get("/static/style.css")
         assert client.get("/static/index.html").status_code == 404
@@ -51,7 +51,7 @@ def test_the_static_files_are_served_from_the_package_and_nothing_else_is(servic
 
 
 def test_the_json_api_keeps_its_paths(service: PipelineService) -> None:
-    with TestClient(create_app(service)) as client:
+    with TestClient(create_app(service), base_url=LOCAL) as client:
         session_id = client.post("/pipelines", json={"dot": TOOL_RUN}).json()["id"]
         wait_until(lambda: client.get(f"/pipelines/{session_id}").json()["status"] != "running", "the run to end")
         assert client.get(f"/sessions/{session_id}").json()["session_id"] == session_id
