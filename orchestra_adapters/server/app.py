@@ -4,7 +4,6 @@ views, JSON in and out, behind an optional bearer token."""
 from __future__ import annotations
 
 import hmac
-import json
 from typing import Any
 
 from starlette.applications import Starlette
@@ -16,6 +15,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from orchestra_adapters.server import chat, pages, views
+from orchestra_adapters.server.body import json_object
 from orchestra_adapters.server.origin import SameOriginGuard
 from orchestra_adapters.server.questions import UnknownAnswerError
 from orchestra_adapters.server.runs import ServerRun
@@ -102,30 +102,6 @@ class BearerToken:
         await self.app(scope, receive, send)
 
 
-async def json_body(request: Request) -> dict[str, Any]:
-    """The request's JSON object, read up to MAX_BODY_BYTES.
-
-    Raises:
-        RequestError: Too large (413), not JSON or not an object (400).
-    """
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise RequestError(413, f"the body is larger than {MAX_BODY_BYTES} bytes")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise RequestError(413, f"the body is larger than {MAX_BODY_BYTES} bytes")
-        chunks.append(chunk)
-    try:
-        document = json.loads(b"".join(chunks) or b"null")
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise RequestError(400, f"the body is not valid JSON: {exc}") from None
-    if not isinstance(document, dict):
-        raise RequestError(400, "the body must be a JSON object")
-    return document
-
-
 class _Endpoints:
     def __init__(self, service: PipelineService) -> None:
         self.service = service
@@ -140,7 +116,7 @@ class _Endpoints:
         return run
 
     async def submit(self, request: Request) -> Response:
-        body = await json_body(request)
+        body = await json_object(request, MAX_BODY_BYTES)
         run = await run_in_threadpool(self.service.submit, body)
         return JSONResponse({"id": run.session_id, "status": run.status}, status_code=201)
 
@@ -182,7 +158,7 @@ class _Endpoints:
 
     async def answer(self, request: Request) -> Response:
         run = await run_in_threadpool(self._run, request)
-        body = await json_body(request)
+        body = await json_object(request, MAX_BODY_BYTES)
         reply = body.get("answer")
         if not isinstance(reply, str) or not reply.strip():
             raise RequestError(400, '"answer" must be an option key or label (a non-empty string)')

@@ -8,7 +8,6 @@ channel its console polls (orchestra_adapters/console/run_channel.py), as `orche
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -16,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from orchestra_adapters.server.body import json_object
 from orchestra_adapters.server.chat_box import ChatBox, HttpChatInterviewer
 from orchestra_adapters.server.service import PipelineService, RequestError
 
@@ -40,7 +40,7 @@ class _ChatEndpoints:
         return JSONResponse(await run_in_threadpool(self._show, request.path_params["id"]))
 
     async def send(self, request: Request) -> Response:
-        body = await _json_object(request)
+        body = await json_object(request, MAX_CHAT_BODY_BYTES)
         message = body.get("message")
         if not isinstance(message, str) or not message.strip():
             raise RequestError(400, '"message" must be the human\'s message (a non-empty string)')
@@ -125,20 +125,3 @@ class _ChatEndpoints:
             return RunChannel(channel_dir(ProjectLayout(self.service.project_root).state_dir, session_id))
         except ChannelError:
             return None
-
-
-async def _json_object(request: Request) -> dict[str, Any]:
-    """The request's JSON object (400 when it is not one, 413 past MAX_CHAT_BODY_BYTES)."""
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_CHAT_BODY_BYTES:
-            raise RequestError(413, f"the body is larger than {MAX_CHAT_BODY_BYTES} bytes")
-        chunks.append(chunk)
-    try:
-        document = json.loads(b"".join(chunks) or b"null")
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise RequestError(400, f"the body is not valid JSON: {exc}") from None
-    if not isinstance(document, dict):
-        raise RequestError(400, "the body must be a JSON object")
-    return document
