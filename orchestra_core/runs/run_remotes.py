@@ -80,7 +80,10 @@ class RunRemotes:
         if not targets:
             return
         pushed = self._remote_heads(targets) if self._resumed else {}
-        self._pusher = SessionPusher(self._remotes, targets, emit, session_id=session_id, pushed=pushed)
+        lookup = [name for name in targets if self._resumed and name not in pushed]  # asked again at the push
+        self._pusher = SessionPusher(
+            self._remotes, targets, emit, session_id=session_id, pushed=pushed, lookup=lookup
+        )
         subscribe(self._on_event)
 
     def finish(self, succeeded: bool, heads: Mapping[str, str]) -> None:
@@ -93,19 +96,20 @@ class RunRemotes:
         """The run stopped without `finish` (interrupted, crashed): push what checkpoints asked for."""
         self.finish(False, {})
 
+    def _remote_heads(self, targets: Mapping[str, PushTarget]) -> dict[str, str]:
+        """What the remotes hold now, as the lease of the first push of a resumed session (a remote that
+        cannot be reached now is left out: the pusher asks it before that push)."""
+        assert self._remotes is not None
+        heads = {}
+        for name, target in targets.items():
+            with suppress(Exception):
+                heads[name] = self._remotes.remote_head(target.url, target.branch) or ""
+        return heads
+
     def _on_event(self, event: object) -> None:
         pusher = self._pusher
         if pusher is not None and isinstance(event, WorkspaceSnapshotRecorded) and event.snapshot is not None:
             pusher.request(event.heads)
-
-    def _remote_heads(self, targets: Mapping[str, PushTarget]) -> dict[str, str]:
-        """What the remotes hold now, as the lease of the first push of a resumed session."""
-        assert self._remotes is not None
-        heads = {}
-        for name, target in targets.items():
-            with suppress(Exception):  # unknown: the push then reports the problem
-                heads[name] = self._remotes.remote_head(target.url, target.branch) or ""
-        return heads
 
 
 def _with_session(event: WorkspaceEvent, session_id: str) -> WorkspaceEvent:

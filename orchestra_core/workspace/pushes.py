@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
 from attrs import frozen
@@ -60,6 +60,7 @@ class SessionPusher:
         *,
         session_id: str = "",
         pushed: Mapping[str, str] | None = None,
+        lookup: Collection[str] = (),
     ) -> None:
         """Args:
             remotes: The GitRemotes port.
@@ -67,12 +68,15 @@ class SessionPusher:
             emit: Receives RemotePushed and PushFailed events.
             session_id: Put on the events.
             pushed: Repo name -> the SHA its remote branch holds now (the lease); default: the branch is new.
+            lookup: Repos whose lease is unknown (a resumed session): the remote is asked before their first
+                push, and asked again at the next push when it could not be reached.
         """
         self._remotes = remotes
         self._targets = dict(targets)
         self._emit = emit
         self._session_id = session_id
         self._pushed = dict(pushed or {})
+        self._lookup = set(lookup)
         self._wanted: dict[str, str] = {}
         self._lock = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -130,15 +134,20 @@ class SessionPusher:
 
     def _push(self, repo: str, sha: str) -> None:
         target = self._targets[repo]
-        with self._lock:
-            expected = self._pushed.get(repo, "")
-        if expected == sha:
-            return
         if is_protected(target.branch, list(target.protected)):
             reason = f"{target.branch} is a protected branch; Orchestra never pushes to one"
             self._failed(target, sha, reason, "protected")
             return
         try:
+            if repo in self._lookup:  # a lease guessed as "" would reject every push to an existing branch
+                found = self._remotes.remote_head(target.url, target.branch) or ""
+                with self._lock:
+                    self._pushed[repo] = found
+                    self._lookup.discard(repo)
+            with self._lock:
+                expected = self._pushed.get(repo, "")
+            if expected == sha:
+                return
             self._remotes.push(target.root, target.url, sha, target.branch, expected_remote_sha=expected)
         except RemoteError as error:
             self._failed(target, sha, error.detail or str(error), error.category)

@@ -91,3 +91,21 @@ def test_a_protected_branch_is_never_pushed(tmp_path: Path) -> None:
     [failed] = events
     assert isinstance(failed, PushFailed) and failed.category == "protected"
     assert "release/1.0" not in remotes.branches(URL)
+
+
+def test_a_resumed_session_asks_the_remote_for_its_lease_until_it_answers(tmp_path: Path) -> None:
+    remotes = InMemoryGitRemotes()
+    remotes.add_remote(URL)
+    remotes.clone(URL, tmp_path / "app")
+    earlier, final = remotes.commit(tmp_path / "app"), remotes.commit(tmp_path / "app")
+    remotes.push(tmp_path / "app", URL, earlier, BRANCH, expected_remote_sha="")  # the run before the resume
+    events: list[WorkspaceEvent] = []
+    target = PushTarget("app", tmp_path / "app", URL, BRANCH, ON_COMPLETION)
+    pusher = SessionPusher(remotes, {"app": target}, events.append, session_id="s", lookup=["app"])
+    remotes.fail(URL, "network")  # unreachable when the resumed run first pushes: a network warning
+    pusher.finish({"app": final})
+    [failed] = events
+    assert isinstance(failed, PushFailed) and failed.category == "network"
+    remotes.heal(URL)  # the next push asks again, so its lease is what the remote holds, not ""
+    pusher.finish({"app": final})
+    assert isinstance(events[-1], RemotePushed) and remotes.branches(URL)[BRANCH] == final
