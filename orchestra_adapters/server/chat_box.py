@@ -17,6 +17,7 @@ class ChatBox:
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
+        self._one_at_a_time = threading.Lock()  # parallel interactive nodes take turns (a post is for the one shown)
         self._inbox: deque[str] = deque()
         self._cancelled = False
         self.node_id: str | None = None
@@ -24,7 +25,7 @@ class ChatBox:
         self.waiting = False
 
     def reply(self, turn: ChatTurn) -> str:
-        with self._changed:
+        with self._one_at_a_time, self._changed:
             self.node_id = turn.node_id
             self.messages = [
                 entry

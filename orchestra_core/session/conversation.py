@@ -8,7 +8,7 @@ after the session's latest checkpoint are the conversation of the node being run
 from __future__ import annotations
 
 from orchestra_core.model import records as r
-from orchestra_core.model.chat import ANSWERED, CONTINUE, SEND, START, ChatHistory, Exchange
+from orchestra_core.model.chat import ANSWERED, CONTINUE, SEND, START, ChatHistory, Exchange, end_command
 from orchestra_core.model.turn import AgentTurn
 from orchestra_core.ports.session_store import SessionStore
 from orchestra_core.session.api import history
@@ -48,6 +48,8 @@ def _history(entries: list[object]) -> ChatHistory:
         if isinstance(entry, r.HumanInteraction):
             exchanges.append((entry.question, entry.answer or ""))
             turns_since = []
+            if end_command(entry.answer or ""):  # that conversation ended (a retry starts a new one)
+                exchanges, last = [], None
         else:
             assert isinstance(entry, AgentTurn)
             turns_since.append(entry)

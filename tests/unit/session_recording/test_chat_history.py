@@ -75,3 +75,18 @@ def test_only_this_node_since_the_latest_checkpoint_counts() -> None:
     )
     history = chat_history(store, session, "synth")
     assert (history.next_step, history.agent_message, history.exchanges) == (ANSWERED, "Draft one", ())
+
+
+def test_a_conversation_ended_by_the_human_is_not_sent_to_the_agent_again() -> None:
+    # /reject fails the node; its retry (or a resume before the node's checkpoint) starts a new conversation
+    store, session = _session(_turn(0, "Draft one"), _said("/reject", "Draft one"))
+    history = chat_history(store, session, "synth")
+    assert (history.next_step, history.exchanges, history.turn_number) == (START, (), -1)
+
+
+def test_a_retry_after_an_ended_conversation_resumes_its_own_conversation() -> None:
+    store, session = _session(
+        _turn(0, "Draft one"), _said("/Done ", "Draft one"), _turn(0, "Draft again"), _said("Shorter", "Draft again")
+    )
+    history = chat_history(store, session, "synth")
+    assert (history.next_step, history.exchanges) == (SEND, (("Draft again", "Shorter"),))
