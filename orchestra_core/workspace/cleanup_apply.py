@@ -122,10 +122,18 @@ class Cleanup:
 
 
 def _remove_empty_dirs(top: Path) -> None:
-    """Remove the directories under `top` that hold nothing (no file anywhere below them); `top` stays."""
+    """Remove the directories under `top` that hold nothing (no file anywhere below them); `top` stays.
+
+    A worktree (a directory with `.git`) is not looked into: the empty directories of a running or kept
+    session's files are not cleanup's to remove.
+    """
     if not top.is_dir():
         return
-    for current, _dirs, _files in os.walk(top, topdown=False, followlinks=False):
-        if Path(current) != top:
+    found = []
+    for current, dirs, _files in os.walk(top, followlinks=False):
+        dirs[:] = [name for name in dirs if not os.path.lexists(os.path.join(current, name, ".git"))]
+        found.append(Path(current))
+    for directory in reversed(found):  # the deepest first
+        if directory != top:
             with suppress(OSError):  # not empty (or not ours to remove): it stays
-                Path(current).rmdir()
+                directory.rmdir()
