@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import re
+import stat
 import time
 import uuid
 from pathlib import Path
@@ -53,7 +54,7 @@ class RunChannel:
     def publish(self, waiting: dict[str, Any]) -> str:
         """Say what waits for a human (`kind`, `node_id`, `text`, ...); returns the wait's id."""
         wait_id = uuid.uuid4().hex
-        self.inbox.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _private_dirs(self.inbox)
         _write_atomically(self.waiting_file, json.dumps({**waiting, "id": wait_id}, ensure_ascii=False))
         return wait_id
 
@@ -95,25 +96,45 @@ class RunChannel:
 
     def send(self, wait_id: str, reply: str) -> None:
         """Answer the wait `wait_id` with `reply`."""
-        self.inbox.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _private_dirs(self.inbox)
         name = f"{time.time_ns():020d}-{uuid.uuid4().hex}.json"  # the oldest sorts first
         text = json.dumps({"id": wait_id, "reply": reply[: MAX_FILE_BYTES // 2]}, ensure_ascii=False)
         _write_atomically(self.inbox / name, text)
 
 
+def _private_dirs(inbox: Path) -> None:
+    """`attach/`, `attach/<session>/` and its `inbox/`, each created 0700 (mkdir's `mode` applies to the last
+    one only): a wait carries the conversation, for the project's owner only."""
+    channel = inbox.parent
+    for directory in (channel.parent, channel, inbox):
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+
 def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     aside = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    aside.write_text(text, encoding="utf-8")
+    descriptor = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
+        stream.write(text)
     os.replace(aside, path)
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
     """The file's JSON object; None when it is missing, not a regular file, too large or not an object."""
+    # Opened without following a link or blocking on a FIFO, then checked and read through the same descriptor:
+    # a file swapped in after a check cannot make the run read a link's target, hang or read without bound.
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
+        descriptor = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(descriptor, "rb") as stream:
+            if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+                return None
+            data = stream.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
             return None
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(data.decode("utf-8"))
     except (OSError, ValueError):
         return None
     return document if isinstance(document, dict) else None

@@ -69,3 +69,28 @@ def test_the_responder_shows_a_wait_once_and_sends_the_typed_line(tmp_path: Path
         responder.wait(5)
     assert channel.take(wait) == "Y"
     assert "(sent to ship)" in out.getvalue()
+
+
+def test_the_channel_is_private_to_the_projects_owner(tmp_path: Path) -> None:
+    previous = os.umask(0o022)  # the usual umask: mkdir and open would give the group and others read access
+    try:
+        channel = RunChannel(channel_dir(tmp_path, "s1"))
+        wait = channel.publish({"kind": "chat", "node_id": "synth", "text": "the agent's draft"})
+        channel.send(wait, "a reply")
+    finally:
+        os.umask(previous)
+    directories = (tmp_path / "attach", channel.directory, channel.inbox)
+    modes = {path.name: path.stat().st_mode & 0o777 for path in directories}
+    assert modes == {"attach": 0o700, "s1": 0o700, "inbox": 0o700}
+    files = [channel.waiting_file, *channel.inbox.iterdir()]
+    assert len(files) == 2 and {path.stat().st_mode & 0o777 for path in files} == {0o600}
+
+
+def test_a_fifo_in_the_channel_is_dropped_without_blocking_the_run(tmp_path: Path) -> None:
+    channel = RunChannel(channel_dir(tmp_path, "s1"))
+    wait = channel.publish({"kind": "chat", "node_id": "synth", "text": "Draft"})
+    os.mkfifo(channel.inbox / "0-fifo.json")
+    channel.clear()
+    os.mkfifo(channel.waiting_file)
+    assert channel.waiting() is None
+    assert channel.take(wait) is None and os.listdir(channel.inbox) == []
