@@ -83,10 +83,10 @@ class HttpInterviewer:
             return list(self._pending.values())
 
     def ask(self, question: Question) -> Answer:
-        if self._cancelled.is_set():
-            return Answer.skipped()
         parked = PendingQuestion(question)
-        with self._lock:
+        with self._lock:  # checked with the parking, so a cancel cannot come in between and miss it
+            if self._cancelled.is_set():
+                return Answer.skipped()
             self._pending[parked.id] = parked
         try:
             parked.answered.wait(question.timeout_seconds)
@@ -122,6 +122,8 @@ class HttpInterviewer:
 
     def cancel(self) -> None:
         """Release every waiting question (answered as skipped) and skip those asked from now on."""
-        self._cancelled.set()
-        for parked in self.pending():
+        with self._lock:
+            self._cancelled.set()
+            parked_now = list(self._pending.values())
+        for parked in parked_now:
             parked.answered.set()
