@@ -126,7 +126,7 @@ class _Endpoints:
     async def events(self, request: Request) -> Response:
         session_id = request.path_params["id"]
         last = request.headers.get("last-event-id", "0").strip() or "0"
-        if not last.isdigit():
+        if not (last.isascii() and last.isdigit()):  # "²".isdigit() too, which int() refuses
             raise RequestError(400, f"Last-Event-ID {last!r} is not an event id (a number)")
         run = self.service.run_of(session_id)
         if run is not None:
@@ -181,7 +181,7 @@ class _Endpoints:
 
     async def sessions(self, request: Request) -> Response:
         raw = request.query_params.get("limit", "50")
-        if not raw.isdigit() or int(raw) < 1:
+        if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
             raise RequestError(400, f"limit {raw!r} must be a positive whole number")
         return JSONResponse(await run_in_threadpool(views.sessions_json, self.service, int(raw)))
 

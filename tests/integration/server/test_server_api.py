@@ -306,6 +306,7 @@ def test_an_oversized_body_is_refused(client: TestClient) -> None:
         ("GET", "/pipelines", 405),
         ("PUT", "/pipelines/1/cancel", 405),
         ("GET", "/sessions?limit=zero", 400),
+        ("GET", "/sessions?limit=%C2%B2", 400),
     ],
 )
 def test_unknown_ids_routes_and_methods_get_json_errors(
@@ -320,8 +321,9 @@ def test_unknown_ids_routes_and_methods_get_json_errors(
 def test_a_bad_last_event_id_is_refused(client: TestClient, service: PipelineService) -> None:
     session_id = _submit(client, dot=TOOL_RUN)
     _finished(service, session_id)
-    response = client.get(f"/pipelines/{session_id}/events", headers={"Last-Event-ID": "abc"})
-    assert response.status_code == 400 and "Last-Event-ID" in response.json()["error"]
+    for bad in (b"abc", b"\xb2"):  # \xb2 is "2" as a superscript: a digit to str.isdigit, not to int()
+        response = client.get(f"/pipelines/{session_id}/events", headers={"Last-Event-ID": bad})
+        assert response.status_code == 400 and "Last-Event-ID" in response.json()["error"]
 
 
 def test_an_answer_must_be_a_non_empty_string(client: TestClient, service: PipelineService) -> None:
