@@ -78,8 +78,8 @@ class ConsoleInterviewer(InterviewerBase):
         return Answer.skipped()
 
     def reply(self, turn: ChatTurn) -> str:
-        """The terminal chat of an interactive node: prints the agent's reply, reads the human's line (end of
-        input is `/done`)."""
+        """The terminal chat of an interactive node: prints the agent's reply, reads the human's line (an empty
+        line is asked again; end of input is `/done`)."""
         with self._lock:
             self._console.print(f"[{turn.node_id}] agent:", style="bold green", markup=False, highlight=False)
             self._console.print(turn.agent_message, markup=False, highlight=False)
@@ -89,6 +89,9 @@ class ConsoleInterviewer(InterviewerBase):
                           exchanges=[list(pair) for pair in turn.exchanges])
             try:
                 line = self._readline(None)
+                while isinstance(line, str) and not line.strip():  # an empty line ends nothing: asked again
+                    self._console.print("you> ", end="", markup=False, highlight=False)
+                    line = self._readline(None)
             finally:
                 self._unpublish()
             return DONE if line is _END else str(line)

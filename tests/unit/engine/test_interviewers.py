@@ -117,6 +117,15 @@ def test_console_end_of_input_is_skipped() -> None:
     assert console("")[0].ask(CHOICE).is_skipped
 
 
+def test_console_chat_asks_again_after_an_empty_line_and_end_of_input_is_done() -> None:
+    from orchestra_core.model.chat import DONE, ChatTurn
+
+    interviewer, shown = console("\n   \nMake it shorter\n")
+    assert interviewer.reply(ChatTurn("synth", "Draft one")) == "Make it shorter"
+    assert shown.getvalue().count("you> ") == 3
+    assert interviewer.reply(ChatTurn("synth", "Draft two")) == DONE
+
+
 def test_console_timeout_gives_the_default_or_timeout() -> None:
     read_fd, write_fd = os.pipe()
     try:
