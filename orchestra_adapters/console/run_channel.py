@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import stat
 import time
 import uuid
@@ -81,6 +82,10 @@ class RunChannel:
     def clear(self) -> None:
         """Nothing waits any more."""
         _remove(self.waiting_file)
+
+    def remove(self) -> None:
+        """The run is over: the channel's directory goes (answers sent too late with it)."""
+        shutil.rmtree(self.directory, ignore_errors=True)
 
     # Attach's side -------------------------------------------------------------------------------------
     def waiting(self) -> dict[str, Any] | None:

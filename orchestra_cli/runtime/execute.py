@@ -128,6 +128,7 @@ def execute(options: RunOptions, container: Container, start: StartSession, grap
             raise fail(f"session {run.session_id} failed: {error}", EXIT_FAILED) from None
         finally:
             run.close()
+            _remove_attach_channel(run)
         _report(options, result, run)
         return 0 if result.succeeded else EXIT_FAILED
     finally:
@@ -167,6 +168,13 @@ def _begin(options: RunOptions, container: Container, start: StartSession, graph
     except BaseException:
         run.close()
         raise
+
+
+def _remove_attach_channel(run: PipelineRun) -> None:
+    """The run no longer waits for anyone: its `orchestra attach` channel directory goes (if it has one)."""
+    from orchestra_adapters.console.run_channel import RunChannel, channel_dir
+
+    RunChannel(channel_dir(run.layout.state_dir, run.session_id)).remove()
 
 
 def make_container(options: RunOptions, pipeline: Path | None) -> Container:

@@ -87,7 +87,7 @@ def test_attach_takes_part_in_an_interactive_conversation(tmp_path: Path) -> Non
             shown = attacher.stdout.read() if attacher.stdout else ""
     assert conversation(project) == [(DRAFTS[0], "Make it shorter"), (DRAFTS[1], "/approve")]
     assert DRAFTS[0] in shown and DRAFTS[1] in shown and "you> " in shown
-    assert not (project / ".orchestra" / "attach" / "1" / "waiting.json").exists()
+    assert not (project / ".orchestra" / "attach" / "1").exists()  # the channel goes with the run
 
 
 def test_attach_answers_a_human_gate(tmp_path: Path) -> None:
