@@ -25,6 +25,7 @@ from orchestra_core.model.events import (
     StageFailed,
     StageRetrying,
     StageStarted,
+    StageWarning,
 )
 from orchestra_core.model.values import format_duration
 
@@ -60,6 +61,8 @@ def describe(event: EngineEvent) -> str | None:
         text = f"? {event.question.stage}: answered {event.answer.text or event.answer.value}"
     elif isinstance(event, InterviewTimeout):
         text = f"? {event.stage}: no answer within the timeout"
+    elif isinstance(event, StageWarning):
+        text = f"! {event.node_id}: warning: {event.message}"
     elif isinstance(event, PipelineCompleted):
         text = f"pipeline succeeded in {format_duration(event.duration_s, 'seconds')}"
     elif isinstance(event, PipelineFailed):

@@ -4,8 +4,9 @@ The agent runs; its reply goes to the human (a Conversation); the human's messag
 until the human ends it: `/done` keeps the agent's last outcome, `/approve` succeeds, `/reject` fails. Each
 human message is recorded as an interview (a `HumanInteraction` turn in interactive mode) before the agent
 sees it, so an interrupted run resumes the conversation where it was (`ChatHistory`). A backend with
-resumable agent state (LangGraph) continues its own conversation from the last agent turn; any other backend
-gets the conversation so far written into its prompt.
+resumable agent state (LangGraph, Claude Code's session) continues its own conversation from the last agent
+turn; any other backend, or one whose state is lost (`AgentStateLost`, with a warning), gets the
+conversation so far written into its prompt.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from orchestra_core.engine.stage import StageRun
-from orchestra_core.model.agent_resume import AgentResume
+from orchestra_core.model.agent_resume import AgentResume, AgentStateLost
 from orchestra_core.model.chat import (
     ANSWERED,
     APPROVE,
@@ -29,7 +30,7 @@ from orchestra_core.model.chat import (
     end_command,
 )
 from orchestra_core.model.context import Context
-from orchestra_core.model.events import InterviewCompleted, InterviewStarted
+from orchestra_core.model.events import InterviewCompleted, InterviewStarted, StageWarning
 from orchestra_core.model.graph import Node
 from orchestra_core.model.interview import Answer, Question, QuestionType
 from orchestra_core.model.outcome import Outcome, StageStatus
@@ -87,13 +88,25 @@ class InteractiveChat:
             if on_turn is not None:
                 on_turn(turn)
 
+        def replay() -> str | Outcome:
+            text = transcript_prompt(prompt, exchanges) if exchanges else prompt
+            return self._call(node, text, context, track)
+
         def agent(message: str) -> str | Outcome:
             number, state = last[0]
             if state is None:  # no agent state to continue: the conversation goes into the prompt
-                text = transcript_prompt(prompt, exchanges) if exchanges else prompt
-                return self._call(node, text, context, track)
+                return replay()
             context.apply_updates(AgentResume(node.id, number, state, message).context_values())
-            return self._call(node, message or prompt, context, track)
+            try:
+                return self._call(node, message or prompt, context, track)
+            except AgentStateLost as lost:
+                if lost.warn:
+                    stage.emit(
+                        StageWarning,
+                        node_id=node.id,
+                        message=f"{lost}; the conversation so far is replayed in a new prompt",
+                    )
+                return replay()
 
         if restored.next_step == ANSWERED:
             result: str | Outcome = restored.agent_message

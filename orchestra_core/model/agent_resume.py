@@ -17,6 +17,7 @@ from typing import Any
 from attrs import frozen
 
 from orchestra_core.model.context import Context
+from orchestra_core.model.errors import OrchestraError
 
 RESUME_NODE = "internal.resume_node"
 RESUME_AGENT_STATE = "internal.resume_agent_state"
@@ -43,6 +44,20 @@ class AgentResume:
             RESUME_TURN_NUMBER: self.turn_number,
             **({RESUME_MESSAGE: self.message} if self.message else {}),
         }
+
+
+class AgentStateLost(OrchestraError):
+    """A backend cannot continue the agent state it was asked to (a CLI agent's session files are gone, or the
+    CLI keeps no session it can resume); the interactive node then replays the conversation in a new prompt.
+
+    Attributes:
+        warn: True when the state was expected to continue (the user is told); False when the backend never
+            continues this kind of state (the replay is the normal way).
+    """
+
+    def __init__(self, message: str, *, warn: bool = True) -> None:
+        super().__init__(message)
+        self.warn = warn
 
 
 def agent_resume_for(node_id: str, context: Context) -> AgentResume | None:

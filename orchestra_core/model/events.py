@@ -160,6 +160,15 @@ class AgentTurnCompleted(EngineEvent):
     turn: AgentTurn
 
 
+@frozen(kw_only=True)
+class StageWarning(EngineEvent):
+    """Something in a running stage the user should know about that does not fail it (e.g. an agent's own
+    conversation could not be resumed and is replayed in a new prompt)."""
+
+    node_id: str
+    message: str
+
+
 # Parallel execution
 
 

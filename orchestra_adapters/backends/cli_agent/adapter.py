@@ -36,6 +36,11 @@ class CliAgentAdapter(Protocol):
         """The provider recorded in agent turns and commit trailers (`anthropic`)."""
         ...
 
+    @property
+    def resumes_sessions(self) -> bool:
+        """Whether `spec.resume_session` continues the CLI's own recorded session (Claude Code: `--resume`)."""
+        ...
+
     def command(self, spec: CliAgentSpec, workdir: Path) -> list[str]:
         """The full command line; configuration files it needs are written into `workdir` (private).
 

@@ -29,6 +29,7 @@ from orchestra_adapters.mcp.tool_host import ToolHost
 from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import WriteTracker
+from orchestra_core.model.agent_resume import AgentResume, AgentStateLost, agent_resume_for
 from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
@@ -62,8 +63,11 @@ class _AgentChoice:
 class CLIAgentBackend:
     """Runs codergen nodes with a CLI agent (Claude Code, Codex) through its adapter.
 
-    A resume point in the context (`resume --turn`, model/agent_resume.py) is ignored: the CLI's own session
-    is not continued, so the node runs again from its start on the turn's code.
+    An interactive node's next human message (a resume point with a message, model/agent_resume.py)
+    continues the CLI's own session when the adapter `resumes_sessions` (Claude Code: `--resume`, with only
+    the message on stdin); when it cannot (another CLI, or the session is unknown to it: a new machine, its
+    files gone) the call raises AgentStateLost and the node replays the conversation in a new prompt. Any
+    other resume point (`resume --turn`) is ignored: the node runs again from its start on the turn's code.
 
     Args:
         adapter: The CLI agent's flags and stream format.
@@ -111,7 +115,16 @@ class CLIAgentBackend:
         cancel: Cancellation | None = None,
     ) -> str | Outcome:
         """Run the node's task with the CLI agent; its final answer is the response. `cancel` kills the agent's
-        process group (the agent, its MCP servers, whatever they started) at once."""
+        process group (the agent, its MCP servers, whatever they started) at once.
+
+        Raises:
+            AgentStateLost: Asked to continue the agent's session (an interactive node's next message), it
+                cannot: the adapter resumes no session, or the CLI does not know the session.
+        """
+        resume = agent_resume_for(node.id, context)
+        session = self._session_to_resume(resume)
+        if session is not None and resume is not None:
+            prompt = resume.message
         try:
             executable = self.executable()
             choice = self._choice(node, context)
@@ -134,13 +147,25 @@ class CLIAgentBackend:
                 timeout_s=node.timeout or self._settings.timeout or DEFAULT_TIMEOUT_S,
                 extra_args=self._settings.args,
                 env=self._settings.env,
+                resume_session=session,
             )
             watch = self._runtime.watch_worktrees(context)
             execution = _Execution(self, node, choice, toolbox, tracker, on_turn, watch, host, cancel)
+            if session is not None and resume is not None:
+                execution.number_turns_from(resume.turn_number + 1)
             try:
                 return execution.run(spec, prompt, Path(scratch))
             finally:
                 self.usage.add(node.id, execution.usage)
+
+    def _session_to_resume(self, resume: AgentResume | None) -> str | None:
+        """The CLI session an interactive node's next message continues (None: not such a call)."""
+        if resume is None or not resume.message:
+            return None
+        owner, _, session = (resume.agent_state_ref or "").partition(":")
+        if not self.adapter.resumes_sessions or owner != self.adapter.name or not session:
+            raise AgentStateLost(f"{self.adapter.name} does not resume its own session here", warn=False)
+        return session
 
     def _choice(self, node: Node, context: Context) -> _AgentChoice:
         resolver = self._runtime.resolver
@@ -193,11 +218,17 @@ class _Execution:
         self._watch = watch
         self._host = host
         self._turn_number = 0
+        self._resumed = ""
         self._model = choice.model
         self._session = ""
         self.usage = NodeUsage()
 
+    def number_turns_from(self, number: int) -> None:
+        """A continued session numbers its turns on from the node's last recorded turn."""
+        self._turn_number = number
+
     def run(self, spec: CliAgentSpec, prompt: str, scratch: Path) -> str | Outcome:
+        self._resumed = spec.resume_session or ""
         started = time.monotonic()
         assembler = TurnAssembler(self._report, self._orchestra_name)
         try:
@@ -250,6 +281,9 @@ class _Execution:
                 f"node {node}: {name} did not finish within {process_timeout(process)}; {_tail(process)}"
             )
         result = assembler.result
+        if self._resumed and not self._session:  # no init line: the CLI never took the session up
+            detail = (result.detail or result.text) if result is not None else _tail(process)
+            raise AgentStateLost(f"{name} could not resume its session {self._resumed}: {detail}")
         if result is None:
             return Outcome.fail(
                 f"node {node}: {name} exited with status {status} without a result; {_tail(process)}"
@@ -272,7 +306,7 @@ class _Execution:
             tool_calls=draft.tool_calls(),
             files_written=self._tracker.flush(),
             token_usage=draft.usage,
-            agent_state_ref=f"{self._adapter.name}:{self._session}" if self._session else None,
+            agent_state_ref=self._state_ref(),
             duration_s=time.monotonic() - draft.started,
         )
         self._turn_number += 1
@@ -280,6 +314,10 @@ class _Execution:
             self._on_turn(turn)
         if draft.used_native_tools:
             self._sweep()
+
+    def _state_ref(self) -> str | None:
+        """`claude-code:<session id>`: the CLI's own session these turns belong to."""
+        return f"{self._adapter.name}:{self._session}" if self._session else None
 
     def _sweep(self) -> None:
         """Commit, apart and with a warning, whatever changed in the worktrees outside Orchestra's tools."""
@@ -302,6 +340,7 @@ class _Execution:
             provider=self._adapter.provider,
             messages=[{"role": "system", "content": UNTRACKED_NOTE}],
             files_written=changed,
+            agent_state_ref=self._state_ref(),
             untracked=True,
         )
         self._turn_number += 1

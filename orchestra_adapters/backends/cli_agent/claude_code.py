@@ -32,11 +32,14 @@ class ClaudeCode:
 
     Only the native tools named in `allowed_tools` are offered (none by default: Orchestra's MCP tools
     read, search and write); the writing tools never are, and `Bash` only when named. The MCP servers'
-    tools are pre-approved (`--allowedTools mcp__<server>`), since print mode cannot ask.
+    tools are pre-approved (`--allowedTools mcp__<server>`), since print mode cannot ask. A resumed run
+    (`--resume=<session id>`) continues the session Claude Code keeps under its config directory (by working
+    directory): an unknown id ends the run with an error result and no `init` line.
     """
 
     name = "claude-code"
     default_command = "claude"
+    resumes_sessions = True
     provider = "anthropic"
 
     def command(self, spec: CliAgentSpec, workdir: Path) -> list[str]:
@@ -50,6 +53,7 @@ class ClaudeCode:
             "--output-format",
             "stream-json",
             "--verbose",
+            *([f"--resume={spec.resume_session}"] if spec.resume_session else []),
             # Only the user's own settings: a repo's .claude/settings.json is agent-writable, and its hooks
             # would run commands on the host.
             "--setting-sources",

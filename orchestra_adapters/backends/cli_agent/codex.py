@@ -36,6 +36,7 @@ class Codex:
 
     name = "codex"
     default_command = "codex"
+    resumes_sessions = False  # `codex exec resume` exists (0.169.0) but is not wired yet: the prompt replays
     provider = "openai"
 
     def command(self, spec: CliAgentSpec, workdir: Path) -> list[str]:

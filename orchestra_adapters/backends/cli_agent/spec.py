@@ -26,6 +26,8 @@ class CliAgentSpec:
         timeout_s: Seconds before the agent and everything it started are killed; None: no limit.
         extra_args: Arguments added at the end of the command line, as given.
         env: Environment variables for the agent (on top of the inherited environment).
+        resume_session: The CLI's own session to continue (the stdin then carries only the next message);
+            None: a new session. Only for adapters that `resumes_sessions`.
     """
 
     executable: tuple[str, ...] = field(converter=str_tuple)
@@ -37,3 +39,4 @@ class CliAgentSpec:
     timeout_s: float | None = None
     extra_args: tuple[str, ...] = field(default=(), converter=str_tuple)
     env: Mapping[str, str] = field(factory=dict, converter=frozen_map)
+    resume_session: str | None = None

@@ -101,3 +101,14 @@ def test_a_model_name_that_looks_like_an_option_stays_the_models_value(tmp_path:
         argv = adapter.command(spec, tmp_path)
         assert "--model=--dangerously-skip-permissions" in argv
         assert "--dangerously-skip-permissions" not in argv
+
+
+def test_claude_resumes_its_own_session_only_when_asked(tmp_path: Path) -> None:
+    fresh = ClaudeCode().command(CliAgentSpec(executable=("claude",), cwd=tmp_path), tmp_path)
+    spec = CliAgentSpec(executable=("claude",), cwd=tmp_path, resume_session="0b1c-session")
+    resumed = ClaudeCode().command(spec, tmp_path)
+
+    assert not any(arg.startswith("--resume") for arg in fresh)
+    # one word, before the variadic tool options (which would swallow a value after them)
+    assert resumed[5] == "--resume=0b1c-session" and resumed.index("--resume=0b1c-session") < resumed.index("--tools")
+    assert ClaudeCode().resumes_sessions and not Codex().resumes_sessions
