@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from orchestra_adapters.console.interviewer import option_line
 from orchestra_adapters.console.run_channel import ChannelError, RunChannel, channel_dir
 
 
@@ -58,9 +59,9 @@ class AttachResponder:
             )
             return
         lines = [f"[?] {waiting['text']} ({node})"]
-        for option in waiting.get("options") or []:
-            if isinstance(option, dict):
-                lines.append(f"  [{option.get('key')}] {option.get('label')}")
+        options = [option for option in waiting.get("options") or [] if isinstance(option, dict)]
+        for number, option in enumerate(options, start=1):  # listed as the run's console lists them
+            lines.append("  " + option_line(number, str(option.get("key")), str(option.get("label"))))
         self._say("\n".join(lines) + "\nanswer> ")
 
     def _say(self, text: str) -> None:

@@ -108,7 +108,7 @@ def test_attach_answers_a_human_gate(tmp_path: Path) -> None:
             assert attacher.wait(60) == 0, attacher.stderr.read() if attacher.stderr else ""
             shown = attacher.stdout.read() if attacher.stdout else ""
             out = runner.stdout.read() if runner.stdout else ""
-    assert "[?] Ship it? (ship)" in shown and "[N] [N] No" in shown
+    assert "[?] Ship it? (ship)" in shown and "2. [N] No" in shown and "[N] [N]" not in shown
     assert json.loads(out)["completed_nodes"] == ["start", "ship", "polish", "done"]
     from orchestra_core.model.records import HumanInteraction
 

@@ -63,7 +63,7 @@ def test_the_responder_shows_a_wait_once_and_sends_the_typed_line(tmp_path: Path
         responder = AttachResponder(channel, typed, out)
         responder.wait(0.01)
         responder.wait(0.01)
-        assert out.getvalue().count("[?] Ship it? (ship)") == 1 and "[Y] Yes" in out.getvalue()
+        assert out.getvalue().count("[?] Ship it? (ship)") == 1 and "1. [Y] Yes" in out.getvalue()
         keyboard.write("Y\n")
         keyboard.flush()
         responder.wait(5)
