@@ -58,6 +58,8 @@ class _ChatEndpoints:
         wait = self._channel_wait(session_id)
         if wait is not None and wait.get("kind") == "chat":
             node = str(wait.get("node_id") or "")
+            if found["node_id"] != node:  # the stored messages are an earlier node's conversation
+                found["messages"] = []
             found["messages"].append({"role": "agent", "text": wait["text"]})
             found.update(node_id=node, waiting=True)
         return found

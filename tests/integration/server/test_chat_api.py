@@ -117,3 +117,42 @@ def test_the_chat_of_a_run_started_by_orchestra_run_elsewhere(client: TestClient
     after = client.get("/pipelines/1/chat").json()
     assert after["waiting"] is False and [m["text"] for m in after["messages"]] == [DRAFTS[0], "/reject"]
     assert client.post("/pipelines/1/chat", json={"message": "too late"}).status_code == 409
+
+
+TWO_NODES = """digraph chat {
+  start [shape=Mdiamond]; done [shape=Msquare]
+  draft [agent.mode="interactive", prompt="Draft it"]
+  polish [agent.mode="interactive", prompt="Polish it"]
+  start -> draft -> polish -> done
+}
+"""
+
+
+@pytest.mark.slow
+def test_the_chat_of_a_run_elsewhere_shows_only_the_waiting_nodes_conversation(
+    client: TestClient, project: Path
+) -> None:
+    from tests.support.orchestra_project import write_files
+
+    cassette = 'nodes:\n  draft:\n    - content: "The draft."\n  polish:\n    - content: "Polished."\n'
+    write_files(project, {"two.dot": TWO_NODES, "cassette.yaml": cassette + 'default: "Done."\n'})
+    runner = subprocess.Popen(
+        [str(ORCHESTRA), "run", "two.dot", "--quiet"],
+        cwd=project,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    try:
+        _waiting_for(client, "1", "The draft.")
+        assert client.post("/pipelines/1/chat", json={"message": "/done"}).status_code == 202
+        chat = _waiting_for(client, "1", "Polished.")
+        assert chat["node_id"] == "polish" and [m["text"] for m in chat["messages"]] == ["Polished."]
+        assert client.post("/pipelines/1/chat", json={"message": "/approve"}).status_code == 202
+        assert runner.wait(60) == 0
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait(10)
