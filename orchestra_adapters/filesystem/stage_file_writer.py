@@ -93,11 +93,10 @@ class StageFileWriter:
             directory, path, data = item
             try:
                 self._write(directory, path, data)
-            except OSError as error:
+            except Exception as error:  # any failure is reported by the next call, never kills the thread
+                reason = error.strerror if isinstance(error, OSError) and error.strerror else repr(error)
                 with self._condition:
-                    self._error = self._error or RunDirectoryError(
-                        f"{path}: cannot write the stage file: {error.strerror or error}"
-                    )
+                    self._error = self._error or RunDirectoryError(f"{path}: cannot write the stage file: {reason}")
             finally:
                 with self._condition:
                     self._queued[path] -= 1

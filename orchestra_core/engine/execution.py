@@ -14,7 +14,7 @@ from attrs import evolve, frozen
 from orchestra_core.engine.fidelity import effective_fidelity, resolve_fidelity, resolve_thread_key
 from orchestra_core.engine.retry import RetryPolicy, build_retry_policy, is_programming_error, is_retryable
 from orchestra_core.engine.stage import EngineServices, Handler, StageRun
-from orchestra_core.model.cancellation import cancellation_scope, linked
+from orchestra_core.model.cancellation import Cancellation, cancellation_scope, linked
 from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.events import EngineEvent, StageCompleted, StageFailed, StageRetrying, StageStarted
@@ -124,7 +124,7 @@ class StageExecutor:
             outcome, retryable = self._attempt(handler, node, context, stage, visit.cancel)
             if outcome.status in _DONE:
                 break
-            cancelled = visit.cancel is not None and visit.cancel.is_set()
+            cancelled = isinstance(visit.cancel, Cancellation) and visit.cancel.stops_running_work
             if attempt >= policy.max_attempts or not retryable or cancelled:  # a cancelled node is not retried
                 outcome = _exhausted(node, outcome, attempt, policy)
                 break

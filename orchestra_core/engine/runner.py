@@ -84,9 +84,9 @@ class PipelineEngine:
             initial_context: Values to start with besides the `graph.*` mirror. On resume None means the
                 manifest's (used only when a loop restart starts over).
             resume_from: Continue from this checkpoint instead of starting at the start node.
-            stop: When set, the run stops before its next node (its checkpoint stays resumable) and a failed
-                attempt is not retried; a `Cancellation` that is `cancel()`ed also cancels the attempt running
-                now (its command killed, its agent loop stopped).
+            stop: When set, the run stops before its next node (its checkpoint stays resumable); a
+                `Cancellation` that is `cancel()`ed also cancels the attempt running now (its command killed, its
+                agent loop stopped), which is not retried.
             observers: Extra observers for this run only.
             on_context: Called with the run's Context whenever a new one is made (start, restart).
 
