@@ -97,9 +97,14 @@ class RemoteSetup:
         root = configured_path(repo, self._config_dir)
         if not root.exists() or (root.is_dir() and not any(root.iterdir())):
             self._port(name).clone(url, root, depth=repo.clone_depth)
-            return RepoCloned(repo=name, url=url, path=str(root), depth=repo.clone_depth)
-        self._port(name).fetch(root, url, [self._refspec(root, url)])
-        return RepoFetched(repo=name, url=url)
+            event: WorkspaceEvent = RepoCloned(repo=name, url=url, path=str(root), depth=repo.clone_depth)
+        else:
+            self._port(name).fetch(root, url, [self._refspec(root, url)])
+            event = RepoFetched(repo=name, url=url)
+        if repo.clone_depth and self._git.resolve_commit(root, repo.base_ref) is None:
+            # The base is older than the shallow history (an old tag or SHA): fetch the rest, once, on demand.
+            self._port(name).deepen(root, url)
+        return event
 
     def _refspec(self, root: Path, url: str) -> str:
         """`origin`'s tracking refs when `origin` is this URL (what a clone set up), else Orchestra's own."""

@@ -142,6 +142,16 @@ def test_a_shallow_clone_runs_per_turn_commits_and_a_parallel_fan_in(tmp_path: P
     assert cloned.depth == 1
 
 
+def test_a_base_older_than_the_shallow_history_is_fetched_on_demand(tmp_path: Path) -> None:
+    bare = bare_remote(tmp_path / "app.git")
+    first = git(bare, "rev-list", "--max-parents=0", "main").strip()  # two commits before main's tip
+    proj = project(tmp_path, bare.as_uri(), f", clone_depth: 1, base_ref: {first}")
+    result = orchestra("run", "rem.dot", "--json", cwd=proj, env=environment(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["repos"]["app"]["base_sha"] == first
+    assert git(proj / "app", "rev-parse", "--is-shallow-repository").strip() == "false"
+
+
 def test_a_password_in_the_remote_url_never_shows(tmp_path: Path) -> None:
     bare = bare_remote(tmp_path / "app.git")
     secret = "hunter2-very-secret"
