@@ -477,7 +477,8 @@ class PipelineRun:
     def close(self) -> None:
         """Write what the recorder holds, then release the backend, the checkout locks and the session lock
         (each at most once)."""
-        self.remotes.close()  # pushes what checkpoints asked for (a push failure is only a warning)
+        with suppress(Exception):  # pushes what checkpoints asked for (a failed push is only a warning; a store
+            self.remotes.close()  # failing to record one must not keep the locks below held)
         with suppress(Exception):  # a store failing here was reported by the run already
             self.recorder.close()
         close = getattr(self.backend, "close", None)
