@@ -88,6 +88,8 @@ def kill_at_the_gate(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
         assert wait_until(lambda: (tmp_path / "started").exists() or runner.poll() is not None, 120)
         assert runner.poll() is None, runner.stderr.read().decode() if runner.stderr else ""
         assert wait_until(lambda: _remote_has(bare, "one.py"), 60)
+        # the push reaches the remote a moment before its RemotePushed event reaches the store
+        assert wait_until(lambda: bool(stored_events(shared / "orchestra.db", RemotePushed)), 60)
         os.killpg(runner.pid, signal.SIGKILL)
         runner.wait(10)
     finally:
