@@ -8,8 +8,8 @@ both written:
 - the README quick start's run (git workspace, LangGraph agent on the cassette, per-turn commits);
 - `orchestra status SESSION` of a session of `--status-turns` turns, text (the target) and `--json`;
 - peak memory (RSS) of the 2,000-node run;
-- the cost per node of the first and the last 100 nodes of a `--flat-nodes` run, from the stages'
-  status.json times (the issue's figure is a 10,000-node run, `--flat-nodes 10000`; the default is 2,000 to
+- the cost per node of the first and the last 100 nodes of a `--flat-nodes` run, from the times the store
+  recorded their checkpoints (the issue's figure is a 10,000-node run, `--flat-nodes 10000`; the default is 2,000 to
   keep `make bench` short);
 - the same linear pipelines run by py-attractor (PyPI), installed into `bench/.venv-peer`, in alternating
   runs, reported as Orchestra / py-attractor ratios (skipped with a message when it cannot be installed).
@@ -112,20 +112,18 @@ def peak_rss_mb(work: Path, size: int) -> float:
 
 
 def per_node_costs(work: Path, size: int) -> dict[str, float]:
-    """Milliseconds per node of the first and the last 100 nodes, from when each stage's status.json was
-    written (stage k's file is written when node k ends)."""
+    """Milliseconds per node of the first and the last 100 nodes, from when the store recorded each node's
+    checkpoint (the run's durable record, written before the next node starts; the stage files are written
+    by a background writer, so their times say when the writer got to them, not when the node ended)."""
     (work / f"p{size}.dot").write_text(linear_dot(size))
     logs = work / f"logs-flat-{size}"
     total = timed(
         [str(ORCHESTRA), "run", f"p{size}.dot", "--backend", "simulate", "--logs-root", str(logs)], work
     )
-
-    def ended(index: int) -> int:
-        return (logs / f"n{index}" / "status.json").stat().st_mtime_ns
-
+    ended = checkpoint_times_ms(work / ".orchestra" / "orchestra.db")[1:]  # the start node's first
     window = min(100, size // 2)
-    first = (ended(window) - ended(0)) / window / 1e6
-    last = (ended(size - 1) - ended(size - 1 - window)) / window / 1e6
+    first = (ended[window] - ended[0]) / window
+    last = (ended[size - 1] - ended[size - 1 - window]) / window
     shutil.rmtree(logs)
     return {
         "flat_nodes": size,
@@ -134,6 +132,24 @@ def per_node_costs(work: Path, size: int) -> dict[str, float]:
         "last_100_ms_per_node": round(last, 3),
         "last_vs_first_100_nodes": round(last / first, 2) if first > 0 else None,
     }
+
+
+def checkpoint_times_ms(store: Path) -> list[int]:
+    """When each checkpoint of the store's newest session was recorded (ms since the epoch), oldest first."""
+    import sqlite3
+
+    from orchestra_core.session.catalog import CHECKPOINT
+
+    connection = sqlite3.connect(store)
+    try:
+        (session,) = connection.execute("SELECT max(id) FROM sessions").fetchone()
+        rows = connection.execute(
+            "SELECT created_at_ms FROM turns WHERE session_id = ? AND type_id = ? ORDER BY id",
+            (session, CHECKPOINT.type_id),
+        ).fetchall()
+    finally:
+        connection.close()
+    return [row[0] for row in rows]
 
 
 def quickstart_run_s(base: Path, runs: int) -> float:

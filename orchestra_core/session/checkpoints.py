@@ -125,6 +125,10 @@ def _snapshot(checkpoint: Checkpoint, repos: Mapping[str, RepoHead]) -> Workspac
 # A full checkpoint after this many deltas bounds the work of reading one back (one page or two of
 # history) while keeping the cost of writing fulls small next to the deltas.
 FULL_EVERY = 256
+# A full checkpoint restates every completed node, so on long runs fulls come at most once per this share of
+# the completed nodes: their cost per node stays flat (a full every 256 nodes made a node of a 10,000-node run
+# cost more than one of a 1,000-node run), at the price of longer delta chains to read back.
+FULL_SHARE = 4
 
 
 class CheckpointDeltas:
@@ -162,7 +166,8 @@ class CheckpointDeltas:
     ) -> CheckpointRecord:
         """The record to append for this checkpoint (a delta when possible)."""
         previous = self._previous
-        if previous is None or self._previous_turn is None or self._chain + 1 >= self._full_every:
+        every = max(self._full_every, len(checkpoint.completed_nodes) // FULL_SHARE)
+        if previous is None or self._previous_turn is None or self._chain + 1 >= every:
             return to_record(checkpoint, repos=repos, source=source, plain_outcome=self._plain_outcome)
         if not _extends(checkpoint.completed_nodes, previous.completed_nodes) or not _extends(
             checkpoint.logs, previous.logs

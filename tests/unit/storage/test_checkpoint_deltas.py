@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from itertools import pairwise
 
 from attrs import evolve
 from hypothesis import given
@@ -14,6 +15,7 @@ from orchestra_core.model.records import CheckpointRecord
 from orchestra_core.ports.session_store import SessionMetadata
 from orchestra_core.session.api import append_record, latest_checkpoint
 from orchestra_core.session.checkpoints import (
+    FULL_SHARE,
     CheckpointDeltas,
     PipelineSource,
     RepoHead,
@@ -81,14 +83,19 @@ def test_every_record_expands_to_the_full_checkpoint(steps: list[tuple]) -> None
 def test_a_linear_run_stores_only_what_each_node_adds() -> None:
     steps = [(NODES[i % len(NODES)] + str(i), StageStatus.SUCCESS, {"k": i}, [], False) for i in range(200)]
     deltas = CheckpointDeltas(FULL_EVERY)
-    sizes = []
+    sizes, fulls = [], []
     for number, checkpoint in enumerate(run_of(steps)):
         record = deltas.record(checkpoint)
         deltas.remember(checkpoint, record, str(number + 1))
         sizes.append(len(record.completed_nodes) + len(record.node_outcomes))
-    deltas_only = [size for number, size in enumerate(sizes) if number % FULL_EVERY]
+        if record.base_turn_id is None:
+            fulls.append(number)
+    deltas_only = [size for number, size in enumerate(sizes) if number not in fulls]
     assert max(deltas_only) == 2  # one node appended, one outcome changed
     assert max(sizes) > 100  # the periodic full checkpoints carry everything
+    # fulls restate every node, so they come at most once per FULL_SHARE of the nodes: flat cost per node
+    assert all(later - earlier >= max(FULL_EVERY, earlier // FULL_SHARE) for earlier, later in pairwise(fulls))
+    assert len(fulls) < len(steps) // FULL_EVERY
 
 
 def test_latest_checkpoint_expands_deltas_from_the_store() -> None:
