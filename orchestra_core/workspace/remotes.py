@@ -9,7 +9,7 @@ from pathlib import Path
 from orchestra_core.model.remote_urls import redact_url
 from orchestra_core.model.settings import RepoSettings
 from orchestra_core.model.workspace_events import RepoCloned, RepoFetched, WorkspaceEvent
-from orchestra_core.ports.git import Git
+from orchestra_core.ports.git import Git, GitError
 from orchestra_core.ports.git_remotes import GitRemotes, RemoteError
 from orchestra_core.workspace.errors import WorkspaceConfigError
 from orchestra_core.workspace.setup import configured_path
@@ -101,10 +101,18 @@ class RemoteSetup:
         else:
             self._port(name).fetch(root, url, [self._refspec(root, url)])
             event = RepoFetched(repo=name, url=url)
-        if repo.clone_depth and self._git.resolve_commit(root, repo.base_ref) is None:
+        if repo.clone_depth and self._lacks(root, repo.base_ref):
             # The base is older than the shallow history (an old tag or SHA): fetch the rest, once, on demand.
             self._port(name).deepen(root, url)
         return event
+
+    def _lacks(self, root: Path, commit: str) -> bool:
+        """Whether the repository at `root` is there but lacks `commit` (when git cannot tell, the setup check
+        that follows reports the problem)."""
+        try:
+            return self._git.resolve_commit(root, commit) is None
+        except GitError:
+            return False
 
     def _refspec(self, root: Path, url: str) -> str:
         """`origin`'s tracking refs when `origin` is this URL (what a clone set up), else Orchestra's own."""
