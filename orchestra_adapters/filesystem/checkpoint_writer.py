@@ -3,7 +3,8 @@
 Replacing checkpoint.json costs milliseconds on ext4 (a file renamed over an existing one is flushed), far
 more than a fast node. So `submit` only hands the newest checkpoint to a writer thread and returns; the
 thread encodes and writes the newest one pending (older pending ones are skipped: coalescing), at most
-one write every MIN_INTERVAL_S, always by temporary file and rename, so readers never see a torn file.
+one write every MIN_INTERVAL_S (or COST_FACTOR times as long as the last write took, when that is longer),
+always by temporary file and rename, so readers never see a torn file.
 When nodes take longer than that, as real ones do, every checkpoint reaches the file within milliseconds
 of its node.
 
@@ -28,6 +29,10 @@ Encode = Callable[[Checkpoint], bytes]
 # second (each costs milliseconds of disk time the store's commits wait behind); a node that takes longer
 # than this has its checkpoint written at once.
 MIN_INTERVAL_S = 0.05
+# The thread also waits this many times as long as its last write took: encoding a checkpoint holds the
+# interpreter's lock for a time that grows with the run (it restates every completed node), so on long runs the
+# writes get rarer and their share of the engine's time stays flat (at most 1 / (1 + COST_FACTOR)).
+COST_FACTOR = 20
 # How long the thread waits for the next checkpoint before it ends: a fast run's nodes keep one thread busy
 # (starting a thread per node would cost about a millisecond each), an idle directory keeps none.
 IDLE_EXIT_S = 0.5
@@ -89,22 +94,22 @@ class CheckpointWriter:
         if error is not None:
             raise error
 
-    def _wait_for_interval(self, last_write: float) -> None:
-        """Hold a pending checkpoint until MIN_INTERVAL_S after the last write (newer ones replace it meanwhile);
+    def _wait_for_interval(self, last_write: float, interval: float) -> None:
+        """Hold a pending checkpoint until `interval` after the last write (newer ones replace it meanwhile);
         a drain or an error ends the wait."""
         while self._pending is not None and self._error is None and not self._draining:
-            rest = last_write + MIN_INTERVAL_S - time.monotonic()
+            rest = last_write + interval - time.monotonic()
             if rest <= 0:
                 return
             self._condition.wait(rest)
 
     def _run(self) -> None:
-        last_write = -MIN_INTERVAL_S
+        last_write, interval = -MIN_INTERVAL_S, MIN_INTERVAL_S
         while True:
             with self._condition:
                 if self._pending is None and self._error is None and not self._draining:
                     self._condition.wait(IDLE_EXIT_S)
-                self._wait_for_interval(last_write)
+                self._wait_for_interval(last_write, interval)
                 if self._pending is None or self._error is not None:
                     self._pending = None
                     self._thread = None
@@ -113,8 +118,10 @@ class CheckpointWriter:
                 checkpoint, paths = self._pending
                 self._pending = None
             try:
+                started = time.monotonic()
                 _write(self._encode(checkpoint), paths, fsync=False)
                 last_write = time.monotonic()
+                interval = max(MIN_INTERVAL_S, (last_write - started) * COST_FACTOR)
             except RunDirectoryError as error:
                 with self._condition:
                     self._error = error
