@@ -10,6 +10,7 @@ from typing import Any
 from orchestra_adapters.server.questions import HttpInterviewer
 from orchestra_adapters.server.runs import (
     FAIL,
+    RUNNING,
     CancellableRunner,
     ServerRun,
     StoppingEngine,
@@ -17,6 +18,8 @@ from orchestra_adapters.server.runs import (
 )
 
 MAX_PIPELINE_BYTES = 1 << 20
+# Finished runs whose live event logs (and `cancelled` status) the server keeps; older ones read from the store.
+KEEP_FINISHED = 50
 
 
 class RequestError(Exception):
@@ -146,8 +149,16 @@ class PipelineService:
         pending.session_id = run.session_id
         with self._lock:
             self._runs[run.session_id] = pending
+            self._forget_old_runs()
         pending.start(lambda: _execute(run, pending, container))
         return pending
+
+    def _forget_old_runs(self) -> None:
+        """Keep the event logs of the KEEP_FINISHED newest finished runs; older ones are read from the store
+        like any session started elsewhere (a long-lived server must not grow with every run)."""
+        finished = [session for session, run in self._runs.items() if run.status != RUNNING]
+        for session in finished[: max(len(finished) - KEEP_FINISHED, 0)]:
+            del self._runs[session]
 
     # Reading ---------------------------------------------------------------------------------------
     def run_of(self, session_id: str) -> ServerRun | None:

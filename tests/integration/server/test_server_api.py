@@ -360,3 +360,20 @@ def test_a_provider_without_its_key_is_refused_before_a_session_exists(tmp_path:
             assert client.get("/sessions").json() == {"sessions": []}
     finally:
         service.close()
+
+
+def test_a_long_lived_server_keeps_only_the_newest_finished_runs_in_memory(
+    client: TestClient, service: PipelineService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestra_adapters.server import service as service_module
+
+    monkeypatch.setattr(service_module, "KEEP_FINISHED", 1)
+    sessions = []
+    for _ in range(3):
+        sessions.append(_submit(client, dot=TOOL_RUN))
+        _finished(service, sessions[-1])
+    kept = [run.session_id for run in service.runs()]
+    assert sessions[0] not in kept and sessions[-1] in kept and len(kept) <= 2
+    for session_id in sessions:  # the forgotten ones are read from the store like any other session
+        assert client.get(f"/pipelines/{session_id}").json()["status"] == "success"
+        assert client.get(f"/pipelines/{session_id}/checkpoint").json()["completed_nodes"] == ["start", "work", "done"]
