@@ -12,7 +12,8 @@ from starlette.concurrency import run_in_threadpool
 from orchestra_adapters.server.runs import ServerRun
 from orchestra_adapters.server.service import PipelineService
 
-WAIT_S = 0.5  # how long one wait for new events lasts before the stream checks on its client
+WAIT_S = 0.5  # how long a live stream stays quiet before it sends a keep-alive (and so learns its client left)
+POLL_S = 0.05  # how often a live stream looks for new events: it waits on the event loop, holding no thread
 STORE_POLL_S = 0.2  # how often a session running elsewhere is read again
 
 
@@ -24,17 +25,23 @@ def frame(event_id: int | None, kind: str, data: dict[str, Any]) -> bytes:
 
 async def run_events(run: ServerRun, last_id: int) -> AsyncIterator[bytes]:
     """The events of a run started here, after `last_id`, then an `end` message with its status."""
+    import anyio
+
     yield b": orchestra events\n\n"
+    quiet = 0.0
     while True:
-        events, finished = await run_in_threadpool(run.events.after, last_id, WAIT_S)
+        events, finished = run.events.after(last_id)  # no wait: a stream must not hold a worker thread
         for number, event in events:
             yield frame(number, str(event.get("kind", "event")), event)
             last_id = number
         if finished:
             yield frame(None, "end", run.to_json())
             return
-        if not events:
+        quiet = 0.0 if events else quiet + POLL_S
+        if quiet >= WAIT_S:
             yield b": keep-alive\n\n"
+            quiet = 0.0
+        await anyio.sleep(POLL_S)
 
 
 async def store_events(service: PipelineService, session_id: str, last_id: int) -> AsyncIterator[bytes]:
