@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from orchestra_core.interview import UnmatchedReplyError, answer_from_reply
 from orchestra_core.model.interview import Answer, Option, Question, QuestionType
 
 YES_NO_OPTIONS = (Option("Y", "Yes"), Option("N", "No"))
@@ -46,26 +47,15 @@ class PendingQuestion:
 
 
 def answer_for(question: Question, reply: str) -> Answer:
-    """The answer a reply gives, matched as `--answers` matches: an option by key (any case), label or target
-    node; yes/no questions take yes/no/y/n (or their option's key or label); free text is taken as it is.
+    """The answer a reply gives, matched as `--answers` matches (`answer_from_reply`).
 
     Raises:
         UnknownAnswerError: The reply matches no option.
     """
-    if question.type is QuestionType.MULTIPLE_CHOICE and question.options:
-        option = question.find_option(reply)
-        if option is None:
-            offered = ", ".join(f"{o.key} ({o.label})" for o in question.options)
-            raise UnknownAnswerError(f"answer {reply!r} matches none of the choices: {offered}")
-        return Answer.choose(option)
-    if question.type in (QuestionType.YES_NO, QuestionType.CONFIRMATION):
-        lowered = reply.strip().lower()
-        if lowered in ("y", "yes", "true"):
-            return Answer.yes()
-        if lowered in ("n", "no", "false"):
-            return Answer.no()
-        raise UnknownAnswerError(f"answer {reply!r} is not yes or no")
-    return Answer(reply, text=reply)
+    try:
+        return answer_from_reply(question, reply)
+    except UnmatchedReplyError as error:
+        raise UnknownAnswerError(f"answer {reply!r} {error}") from None
 
 
 class HttpInterviewer:

@@ -8,6 +8,8 @@ from orchestra_core.interview.interviewers import (
     QueueInterviewer,
     RecordingInterviewer,
     StageAnswersInterviewer,
+    UnmatchedReplyError,
+    answer_from_reply,
     parse_answers,
 )
 from orchestra_core.model.interview import (
@@ -34,7 +36,9 @@ __all__ = [
     "QueueInterviewer",
     "RecordingInterviewer",
     "StageAnswersInterviewer",
+    "UnmatchedReplyError",
     "accelerator_key",
+    "answer_from_reply",
     "match_option",
     "normalize_label",
     "parse_answers",

@@ -134,22 +134,37 @@ class StageAnswersInterviewer(InterviewerBase):
         return DONE
 
     def _to_answer(self, question: Question, reply: str) -> Answer:
-        if question.type is QuestionType.MULTIPLE_CHOICE and question.options:
-            option = question.find_option(reply)
-            if option is None:
-                offered = ", ".join(f"{o.key} ({o.label})" for o in question.options)
-                raise AnswersError(
-                    f"{self._source}: answer {reply!r} for node {question.stage} matches none of its choices: {offered}"
-                )
-            return Answer.choose(option)
-        if question.type in (QuestionType.YES_NO, QuestionType.CONFIRMATION):
-            lowered = reply.strip().lower()
-            if lowered in ("y", "yes", "true"):
-                return Answer.yes()
-            if lowered in ("n", "no", "false"):
-                return Answer.no()
-            raise AnswersError(f"{self._source}: answer {reply!r} for node {question.stage} is not yes or no")
-        return Answer(reply, text=reply)
+        try:
+            return answer_from_reply(question, reply)
+        except UnmatchedReplyError as error:
+            raise AnswersError(f"{self._source}: answer {reply!r} for node {question.stage} {error}") from None
+
+
+class UnmatchedReplyError(ValueError):
+    """A reply matches none of a question's options; the message says how (`matches none of its choices: ...`)."""
+
+
+def answer_from_reply(question: Question, reply: str) -> Answer:
+    """The answer a typed reply gives, as `--answers` and the server match it: an option by key (any case),
+    label or target node; yes/no questions take yes/no/y/n/true/false; free text is taken as it is.
+
+    Raises:
+        UnmatchedReplyError: The reply matches no option.
+    """
+    if question.type is QuestionType.MULTIPLE_CHOICE and question.options:
+        option = question.find_option(reply)
+        if option is None:
+            offered = ", ".join(f"{o.key} ({o.label})" for o in question.options)
+            raise UnmatchedReplyError(f"matches none of its choices: {offered}")
+        return Answer.choose(option)
+    if question.type in (QuestionType.YES_NO, QuestionType.CONFIRMATION):
+        lowered = reply.strip().lower()
+        if lowered in ("y", "yes", "true"):
+            return Answer.yes()
+        if lowered in ("n", "no", "false"):
+            return Answer.no()
+        raise UnmatchedReplyError("is not yes or no")
+    return Answer(reply, text=reply)
 
 
 def parse_answers(document: object, source: str) -> dict[str, list[str]]:

@@ -124,7 +124,7 @@ def test_a_human_gate_is_answered_over_http_by_label(client: TestClient, service
     assert client.get(f"/pipelines/{session_id}").json()["current_node"] == "review"
 
     wrong = client.post(f"/pipelines/{session_id}/questions/{question['id']}/answer", json={"answer": "deploy"})
-    assert wrong.status_code == 400 and "matches none of the choices" in wrong.json()["error"]
+    assert wrong.status_code == 400 and "matches none of its choices" in wrong.json()["error"]
     unknown = client.post(f"/pipelines/{session_id}/questions/nope/answer", json={"answer": "S"})
     assert unknown.status_code == 404
     answered = client.post(f"/pipelines/{session_id}/questions/{question['id']}/answer", json={"answer": "rework"})
