@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 import requests
 
 from tests.support.orchestra_project import ORCHESTRA, orchestra, run_json
-from tests.support.server import GATED, TOOL_RUN, make_project, sse_messages, wait_until
+from tests.support.server import GATED, TOOL_RUN, LiveServer, make_project, sse_messages, wait_until
 
 WAITS_FOR = """digraph {name} {{
     start [shape=Mdiamond]; done [shape=Msquare]
@@ -34,79 +33,19 @@ STUCK = f"""digraph stuck {{
 """
 
 
-class Server:
-    """A running `orchestra serve` and its base URL."""
-
-    def __init__(self, project: Path, token: str | None = None) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
-        env = {**os.environ, "NO_COLOR": "1"}
-        if token:
-            env["ORCHESTRA_SERVER_TOKEN"] = token
-        self.process = subprocess.Popen(
-            [str(ORCHESTRA), "serve", "--port", str(self.port)], cwd=project, env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        )
-        wait_until(self._ready, "the server to answer")
-
-    def _ready(self) -> bool:
-        if self.process.poll() is not None:
-            raise AssertionError(f"orchestra serve exited: {self.process.communicate()}")
-        try:
-            return requests.get(f"{self.url}/sessions", headers=self.headers, timeout=5).status_code in (200, 401)
-        except requests.ConnectionError:
-            return False
-
-    def get(self, path: str, **kwargs: Any) -> requests.Response:
-        return requests.get(self.url + path, headers={**self.headers, **kwargs.pop("headers", {})}, timeout=30, **kwargs)
-
-    def post(self, path: str, body: dict[str, Any] | None = None) -> requests.Response:
-        return requests.post(self.url + path, json=body or {}, headers=self.headers, timeout=30)
-
-    def submit(self, dot: str, **body: Any) -> str:
-        response = self.post("/pipelines", {"dot": dot, **body})
-        assert response.status_code == 201, response.text
-        return str(response.json()["id"])
-
-    def ended(self, session_id: str) -> dict[str, Any]:
-        def check() -> dict[str, Any] | None:
-            status: dict[str, Any] = self.get(f"/pipelines/{session_id}").json()
-            return status if status["status"] != "running" else None
-
-        return wait_until(check, f"session {session_id} to end")
-
-    def stop(self) -> str:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGINT)
-        try:
-            _, stderr = self.process.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            _, stderr = self.process.communicate()
-        assert "Traceback" not in stderr, stderr
-        return stderr
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     return make_project(tmp_path / "project")
 
 
 @pytest.fixture
-def server(project: Path) -> Iterator[Server]:
-    server = Server(project)
+def server(project: Path) -> Iterator[LiveServer]:
+    server = LiveServer(project)
     yield server
     server.stop()
 
 
-def test_two_pipelines_run_at_once_each_in_its_own_session(server: Server, project: Path) -> None:
+def test_two_pipelines_run_at_once_each_in_its_own_session(server: LiveServer, project: Path) -> None:
     # Each run's tool waits for the file the other one's writes: they finish only when both run together.
     first = server.submit(WAITS_FOR.format(name="ping", mine="ping.ready", theirs="pong.ready"))
     second = server.submit(WAITS_FOR.format(name="pong", mine="pong.ready", theirs="ping.ready"))
@@ -117,7 +56,7 @@ def test_two_pipelines_run_at_once_each_in_its_own_session(server: Server, proje
     assert listed == {first: "ping", second: "pong"}
 
 
-def test_an_event_stream_resumes_after_a_disconnect_without_loss_or_duplicates(server: Server) -> None:
+def test_an_event_stream_resumes_after_a_disconnect_without_loss_or_duplicates(server: LiveServer) -> None:
     session_id = server.submit(GATED)
     seen: list[dict[str, Any]] = []
     with server.get(f"/pipelines/{session_id}/events", stream=True) as response:
@@ -150,7 +89,7 @@ def test_an_event_stream_resumes_after_a_disconnect_without_loss_or_duplicates(s
     assert [m["data"] for m in again] == [m["data"] for m in events]
 
 
-def test_cancel_stops_a_run_blocked_in_a_tool_node(server: Server) -> None:
+def test_cancel_stops_a_run_blocked_in_a_tool_node(server: LiveServer) -> None:
     session_id = server.submit(STUCK)
     wait_until(lambda: server.get(f"/pipelines/{session_id}").json()["current_node"] == "wait", "the stuck node")
     wait_until(lambda: _running_commands(f"sleep {STUCK_MARK}"), "the command to start")
@@ -162,7 +101,7 @@ def test_cancel_stops_a_run_blocked_in_a_tool_node(server: Server) -> None:
     assert server.post(f"/pipelines/{session_id}/cancel").status_code == 409
 
 
-def test_sessions_run_from_the_cli_are_served(server: Server, project: Path) -> None:
+def test_sessions_run_from_the_cli_are_served(server: LiveServer, project: Path) -> None:
     (project / "pipeline.dot").write_text(TOOL_RUN, encoding="utf-8")
     session_id = str(run_json("run", "pipeline.dot", cwd=project)["session_id"])
     status = server.get(f"/pipelines/{session_id}").json()
@@ -179,7 +118,7 @@ def test_sessions_run_from_the_cli_are_served(server: Server, project: Path) -> 
 
 
 def test_with_a_token_every_request_must_carry_it(project: Path) -> None:
-    server = Server(project, token="letmein")
+    server = LiveServer(project, token="letmein")
     try:
         assert requests.get(f"{server.url}/sessions", timeout=30).status_code == 401
         wrong = requests.get(f"{server.url}/sessions", headers={"Authorization": "Bearer nope"}, timeout=30)
@@ -192,7 +131,7 @@ def test_with_a_token_every_request_must_carry_it(project: Path) -> None:
 
 
 def test_listening_off_loopback_without_a_token_is_refused(project: Path) -> None:
-    result = orchestra("serve", "--host", "0.0.0.0", "--port", str(_free_port()), cwd=project)
+    result = orchestra("serve", "--host", "0.0.0.0", "--port", "8799", cwd=project)  # refused before it binds
     assert result.returncode == 2
     assert "refusing to listen on 0.0.0.0 without a token" in result.stderr
     assert not (project / ".orchestra").exists()
@@ -212,7 +151,7 @@ def _running_commands(command: str) -> list[int]:
     return found
 
 
-def test_a_session_running_from_the_cli_is_streamed_live_until_it_ends(server: Server, project: Path) -> None:
+def test_a_session_running_from_the_cli_is_streamed_live_until_it_ends(server: LiveServer, project: Path) -> None:
     (project / "waits.dot").write_text(
         """digraph waits {
             start [shape=Mdiamond]; done [shape=Msquare]
