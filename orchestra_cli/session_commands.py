@@ -62,7 +62,13 @@ def status(session: str | None, *, json_output: bool, config: Path | None, limit
     """`orchestra status [SESSION]`; returns the exit code."""
     from orchestra_adapters.collector import collector_off
     from orchestra_cli.output import print_json
-    from orchestra_cli.session_views import SHOWN_AGENT_TURNS, print_session_rows, print_session_summary
+    from orchestra_cli.session_views import (
+        SHOWN_AGENT_TURNS,
+        SHOWN_CHECKPOINTS,
+        SHOWN_NODE_RUNS,
+        print_session_rows,
+        print_session_summary,
+    )
 
     if limit < 1:
         raise fail("--limit must be at least 1")
@@ -84,11 +90,17 @@ def status(session: str | None, *, json_output: bool, config: Path | None, limit
                 else:
                     print_session_rows(rows, location=reader.location or reader.store.location, limit=limit)
                 return EXIT_OK
-            from orchestra_core.session.summary import session_summary
+            store = reader.require(session)
+            if json_output or all_sessions:
+                from orchestra_core.session.summary import session_summary
 
-            # The text view lists the last SHOWN_AGENT_TURNS agent turns (unless --all): only those are read in full.
-            shown = None if json_output or all_sessions else SHOWN_AGENT_TURNS
-            summary = session_summary(reader.require(session), session, reader.locks, full_agent_turns=shown)
+                summary = session_summary(store, session, reader.locks)
+            else:
+                # The text view shows the session's recent end: only that is read (and the counts, from the head).
+                from orchestra_core.session.recent import RecentLimits, recent_session_summary
+
+                limits = RecentLimits(SHOWN_NODE_RUNS, SHOWN_AGENT_TURNS, SHOWN_CHECKPOINTS)
+                summary = recent_session_summary(store, session, reader.locks, limits=limits)
             if json_output:
                 print_json(summary.to_json(), compact=True)
             else:

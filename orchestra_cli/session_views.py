@@ -22,6 +22,7 @@ STATUS_STYLES = {
 }
 SHOWN_CHECKPOINTS = 10
 SHOWN_AGENT_TURNS = 50
+SHOWN_NODE_RUNS = 50
 
 
 def local_time(moment: datetime | None, *, with_date: bool = True) -> str:
@@ -87,12 +88,13 @@ def print_session_summary(summary: SessionSummary, *, all_turns: bool = False) -
     checkpoints."""
     _print_header(summary)
     branches = any(run.branch for run in summary.nodes)
+    totals = summary.totals
     if summary.nodes:
         print()
-        _print_nodes(summary.nodes, branches)
+        _print_nodes(summary.nodes, branches, totals.node_runs, summary.info.session_id)
     if summary.agent_turns:
         print()
-        _print_agent_turns(summary.agent_turns, branches, summary.info.session_id, all_turns)
+        _print_agent_turns(summary.agent_turns, branches, summary.info.session_id, all_turns, totals.agent_turns)
     if summary.repos:
         print()
         print_table(
@@ -144,9 +146,10 @@ def _print_header(summary: SessionSummary) -> None:
     if metadata.parent_session_id:
         fork = f", forked at turn {summary.fork_turn_id}" if summary.fork_turn_id else ""
         lines.append(f"origin   {metadata.spawn_reason or 'fork'} of session {metadata.parent_session_id}{fork}")
-    agent_turns = len(summary.agent_turns)
+    totals = summary.totals
+    agent_turns = totals.agent_turns
     if agent_turns:
-        tokens = token_text(summary.tokens) or "no"
+        tokens = token_text(totals.tokens) or "no"
         lines.append(f"agents   {count_noun(agent_turns, 'agent turn')}, {tokens} tokens (prompt+completion)")
     if summary.branches:
         shown = ", ".join(f"{b.branch} = session {b.session_id}" for b in summary.branches)
@@ -166,16 +169,20 @@ def _status_line(summary: SessionSummary) -> str:
     return f"{status}, ended {local_time(ended)}" + (f" after {format_duration(took, 'readable')}" if took is not None else "")
 
 
-def _print_nodes(runs: Sequence[NodeRun], branches: bool) -> None:
+def _print_nodes(runs: Sequence[NodeRun], branches: bool, total: int, session_id: str) -> None:
     headers = ["#", "node", "handler", "status", "attempts", "duration", "agent turns", "tokens"]
+    hidden = max(0, total - len(runs))
     rows = []
-    for index, run in enumerate(runs, 1):
+    for index, run in enumerate(runs, hidden + 1):
         row = [
             str(index), run.node_id, run.handler_type, run.status, str(run.attempts), _run_time(run),
             str(run.agent_turns) if run.agent_turns else "", token_text(run.tokens),
         ]
         rows.append([*row, run.branch or ""] if branches else row)
-    print_table([*headers, "branch"] if branches else headers, rows, title="nodes")
+    title = f"nodes, the last {len(runs)} of {total}" if hidden else "nodes"
+    print_table([*headers, "branch"] if branches else headers, rows, title=title)
+    if hidden:
+        print(f"({count_noun(hidden, 'earlier node run')} not shown; orchestra status {session_id} --all shows every one)")
     for run in runs:
         if run.failure_reason:
             print(f"  {run.node_id}: {first_line(run.failure_reason, 200)}")
@@ -188,11 +195,14 @@ def _run_time(run: NodeRun) -> str:
     return f"{format_duration((datetime.now(UTC) - run.started_at).total_seconds(), 'readable')} so far"
 
 
-def _print_agent_turns(turns: Sequence[TurnView], branches: bool, session_id: str, all_turns: bool) -> None:
+def _print_agent_turns(
+    turns: Sequence[TurnView], branches: bool, session_id: str, all_turns: bool, total: int
+) -> None:
     from orchestra_core.model.turn import AgentTurn
 
-    hidden = 0 if all_turns else max(0, len(turns) - SHOWN_AGENT_TURNS)
-    turns = turns[hidden:]
+    if not all_turns:
+        turns = turns[-SHOWN_AGENT_TURNS:]
+    hidden = max(0, total - len(turns))
     headers = ["turn", "node", "#", "model", "tools", "files written", "commit", "tokens", "time"]
     rows = []
     for turn in turns:
@@ -217,11 +227,11 @@ def _print_agent_turns(turns: Sequence[TurnView], branches: bool, session_id: st
 
 
 def _print_checkpoints(summary: SessionSummary) -> None:
-    checkpoints = summary.checkpoints
-    shown = checkpoints[-SHOWN_CHECKPOINTS:]
+    shown = summary.checkpoints[-SHOWN_CHECKPOINTS:]
+    total = summary.totals.checkpoints
     title = f"checkpoints (orchestra replay {summary.info.session_id} --checkpoint TURN)"
-    if len(shown) < len(checkpoints):
-        title += f", the last {len(shown)} of {len(checkpoints)} (--json lists all)"
+    if len(shown) < total:
+        title += f", the last {len(shown)} of {total} (--json lists all)"
     print_table(
         ["turn", "after", "at"],
         [[t.turn_id, t.node_id or "(before start)", local_time(t.created_at)] for t in shown],
@@ -235,6 +245,8 @@ def _print_snapshots(summary: SessionSummary) -> None:
     title = "workspace snapshots (each repo's head where a checkpoint found one moved; resume restores these)"
     if len(shown) < len(rows):
         title += f", the last {len(shown)} of {len(rows)} (--json lists all)"
+    elif summary.counts is not None and summary.totals.checkpoints > len(summary.checkpoints):
+        title += ", the latest (--json lists all)"
     repos = sorted({name for row in rows for name in row.heads})
     print_table(
         ["checkpoint", "after", *repos],

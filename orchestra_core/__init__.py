@@ -64,6 +64,8 @@ _EXPORTS: dict[str, str] = {
     "RunDirectoryFactory": "orchestra_core.ports.run_directory",
     "SessionLocks": "orchestra_core.ports.session_locks",
     "SessionStore": "orchestra_core.ports.session_store",
+    "SessionTotals": "orchestra_core.ports.session_store",
+    "SessionTotalsReader": "orchestra_core.ports.session_store",
     # Records and events
     "AgentTurn": "orchestra_core.model.turn",
     "TokenUsage": "orchestra_core.model.turn",
@@ -149,6 +151,8 @@ __all__ = [
     "SessionNotFoundError",
     "SessionStatus",
     "SessionStore",
+    "SessionTotals",
+    "SessionTotalsReader",
     "Severity",
     "StageRun",
     "StageStatus",
@@ -229,6 +233,8 @@ if TYPE_CHECKING:
         SessionMetadata,
         SessionStatus,
         SessionStore,
+        SessionTotals,
+        SessionTotalsReader,
         StoredTurn,
     )
     from orchestra_core.runs.events import RunEvent

@@ -9,8 +9,8 @@ from typing import Any
 from orchestra_adapters.storage.payload import decode_payload, decompress
 from orchestra_adapters.storage.sqlite_errors import DAMAGE_SYMPTOMS
 from orchestra_core.model.store_errors import StoreCorruptError
-from orchestra_core.ports.session_store import SessionInfo, SessionMetadata, StoredTurn
-from orchestra_core.session.cursor import status_from_code
+from orchestra_core.ports.session_store import SessionInfo, SessionMetadata, SessionTotals, StoredTurn
+from orchestra_core.session.cursor import STATUS_CODES, SessionCursor, status_from_code
 from orchestra_core.session.identifiers import format_id
 
 SESSION_SELECT = (
@@ -18,14 +18,22 @@ SESSION_SELECT = (
     "s.parent_session_id, s.spawn_reason, t.depth, t.status "
     "FROM sessions s LEFT JOIN turns t ON t.id = s.head_turn_id"
 )
+# A turn row's running totals (SessionTotals, in field order) and its latest lifecycle turn.
+TOTALS_COLUMNS = (
+    "agent_turns, prompt_tokens, completion_tokens, node_runs, checkpoints, pushes, rollbacks, cleanups, "
+    "parallel, session_branches, lifecycle_id"
+)
+_T_TOTALS = ", ".join(f"t.{column}" for column in TOTALS_COLUMNS.split(", "))
 HEAD_SELECT = (
-    "SELECT s.head_turn_id, t.depth, t.checkpoint_id, t.status "
+    f"SELECT s.head_turn_id, t.depth, t.checkpoint_id, t.status, {_T_TOTALS} "
     "FROM sessions s LEFT JOIN turns t ON t.id = s.head_turn_id WHERE s.id = ?"
 )
 HEAD_AND_TOP_SELECT = (
-    "SELECT s.head_turn_id, t.depth, t.checkpoint_id, t.status, (SELECT COALESCE(MAX(id), 0) FROM turns) "
+    f"SELECT s.head_turn_id, t.depth, t.checkpoint_id, t.status, {_T_TOTALS}, "
+    "(SELECT COALESCE(MAX(id), 0) FROM turns) "
     "FROM sessions s LEFT JOIN turns t ON t.id = s.head_turn_id WHERE s.id = ?"
 )
+TURN_CURSOR_SELECT = f"SELECT t.id, t.depth, t.checkpoint_id, t.status, {_T_TOTALS} FROM turns t WHERE t.id = ?"
 TURN_SELECT = (
     "SELECT t.id, t.parent_id, t.depth, t.type_id, t.type_version, t.created_at_ms, t.payload, "
     "b.compression, b.data FROM {source} LEFT JOIN blobs b ON t.payload IS NULL AND b.hash = t.payload_hash"
@@ -55,6 +63,22 @@ def session_info(row: tuple[Any, ...]) -> SessionInfo:
         head_turn_id=format_id(head_id),
         head_depth=depth or 0,
     )
+
+
+def cursor_of(row: tuple[Any, ...]) -> SessionCursor:
+    """The SessionCursor kept in a turn row: its checkpoint id, status code and `TOTALS_COLUMNS`, in that
+    order (the columns `HEAD_SELECT` and `TURN_CURSOR_SELECT` read after a turn's id and depth)."""
+    checkpoint_id, status, *counts, lifecycle_id = row
+    totals = SessionTotals.of([count or 0 for count in counts], format_id(lifecycle_id))
+    return SessionCursor(format_id(checkpoint_id), status_from_code(status or 0), totals)
+
+
+def cursor_columns(cursor: SessionCursor) -> tuple[Any, ...]:
+    """A cursor as the values of a turn row's checkpoint id, status code and `TOTALS_COLUMNS`."""
+    totals = cursor.totals
+    checkpoint = int(cursor.checkpoint_turn_id) if cursor.checkpoint_turn_id else None
+    lifecycle = int(totals.lifecycle_turn_id) if totals.lifecycle_turn_id else None
+    return (checkpoint, STATUS_CODES[cursor.status], *totals.counts(), lifecycle)
 
 
 def stored_turn(row: tuple[Any, ...], location: str) -> StoredTurn:

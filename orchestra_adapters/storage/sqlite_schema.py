@@ -9,6 +9,7 @@ from pathlib import Path
 
 from orchestra_adapters.storage.payload import decode_payload, decompress
 from orchestra_adapters.storage.sqlite_errors import DAMAGE_SYMPTOMS, damage_found, store_error
+from orchestra_adapters.storage.sqlite_rows import TOTALS_COLUMNS, cursor_columns
 from orchestra_core.model.store_errors import (
     StoreCorruptError,
     StoreError,
@@ -16,8 +17,8 @@ from orchestra_core.model.store_errors import (
     StoreUnavailableError,
     StoreVersionError,
 )
-from orchestra_core.session.cursor import LIFECYCLE_TYPE_ID, STATUS_CODES, SessionCursor, status_from_code
-from orchestra_core.session.identifiers import format_id
+from orchestra_core.session.cursor import LIFECYCLE_TYPE_ID, SessionCursor
+from orchestra_core.session.totals import COUNTED_TYPE_IDS
 
 _V1 = """
 CREATE TABLE schema_version (version INTEGER NOT NULL);
@@ -66,7 +67,27 @@ ALTER TABLE turns ADD COLUMN checkpoint_id INTEGER;
 ALTER TABLE turns ADD COLUMN status INTEGER NOT NULL DEFAULT 0;
 """
 
-LATEST_VERSION = 2
+# Version 3: each turn's running totals (SessionTotals: agent turns, tokens, node runs, ... and the latest
+# lifecycle turn), so `status` of a long session reads counts from the head; sessions found by their parent;
+# whether each session is one straight chain from its fork point (no append after an older turn), so that
+# "is this turn in its history" is an id comparison instead of a walk.
+_V3 = """
+ALTER TABLE turns ADD COLUMN agent_turns INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN prompt_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN completion_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN node_runs INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN checkpoints INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN pushes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN rollbacks INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN cleanups INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN parallel INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN session_branches INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN lifecycle_id INTEGER;
+ALTER TABLE sessions ADD COLUMN linear INTEGER NOT NULL DEFAULT 1;
+CREATE INDEX sessions_by_parent ON sessions (parent_session_id);
+"""
+
+LATEST_VERSION = 3
 _OWN_TABLES = {"schema_version", "sessions", "turns", "blobs", "bundles"}
 
 
@@ -192,15 +213,45 @@ def current_version(connection: sqlite3.Connection, path: str) -> int:
 
 
 def _create_v1(connection: sqlite3.Connection, path: str) -> None:
-    for statement in _V1.split(";"):
-        if statement.strip():
-            connection.execute(statement)
+    _execute_script(connection, _V1)
 
 
 def _add_session_cursor(connection: sqlite3.Connection, path: str) -> None:
-    for statement in _V2.split(";"):
+    _execute_script(connection, _V2)
+    _backfill_cursors(connection, path, "checkpoint_id = ?, status = ?", frozenset({LIFECYCLE_TYPE_ID}), 2)
+
+
+def _add_session_totals(connection: sqlite3.Connection, path: str) -> None:
+    _execute_script(connection, _V3)
+    assignments = ", ".join(f"{column} = ?" for column in ("checkpoint_id", "status", *TOTALS_COLUMNS.split(", ")))
+    _backfill_cursors(connection, path, assignments, COUNTED_TYPE_IDS, None)
+    _backfill_linear(connection)
+
+
+def _backfill_linear(connection: sqlite3.Connection) -> None:
+    """Mark every session whose turns do not each follow the one before (or its fork point) as not linear."""
+    last: dict[int, int | None] = dict(connection.execute("SELECT id, base_turn_id FROM sessions").fetchall())
+    branched: set[int] = set()
+    for turn_id, parent_id, session_id in connection.execute(
+        "SELECT id, parent_id, session_id FROM turns ORDER BY id"
+    ).fetchall():
+        if parent_id != last.get(session_id):
+            branched.add(session_id)
+        last[session_id] = turn_id
+    connection.executemany("UPDATE sessions SET linear = 0 WHERE id = ?", [(number,) for number in branched])
+
+
+def _execute_script(connection: sqlite3.Connection, script: str) -> None:
+    for statement in script.split(";"):
         if statement.strip():
             connection.execute(statement)
+
+
+def _backfill_cursors(
+    connection: sqlite3.Connection, path: str, assignments: str, decoded: frozenset[str], width: int | None
+) -> None:
+    """Compute every turn's cursor from its parent's, oldest first, and store the first `width` of its
+    `cursor_columns` (all when None); only the data of `decoded` types is read."""
     cursors: dict[int, SessionCursor] = {}
     rows = connection.execute(
         "SELECT t.id, t.parent_id, t.type_id, t.payload, b.compression, b.data FROM turns t "
@@ -209,7 +260,7 @@ def _add_session_cursor(connection: sqlite3.Connection, path: str) -> None:
     for turn_id, parent_id, type_id, inline, compression, blob in rows.fetchall():
         parent = cursors.get(parent_id, SessionCursor()) if parent_id else SessionCursor()
         data = {}
-        if type_id == LIFECYCLE_TYPE_ID:  # the only type whose data moves the cursor
+        if type_id in decoded:
             try:
                 data = decode_payload(inline if inline is not None else decompress(compression, blob))
             except ValueError as error:
@@ -218,16 +269,12 @@ def _add_session_cursor(connection: sqlite3.Connection, path: str) -> None:
                 ) from None
         cursor = parent.after(str(turn_id), type_id, data)
         cursors[turn_id] = cursor
-        checkpoint = int(cursor.checkpoint_turn_id) if cursor.checkpoint_turn_id else None
-        connection.execute(
-            "UPDATE turns SET checkpoint_id = ?, status = ? WHERE id = ?",
-            (checkpoint, STATUS_CODES[cursor.status], turn_id),
-        )
+        values = cursor_columns(cursor)[:width]
+        connection.execute(f"UPDATE turns SET {assignments} WHERE id = ?", (*values, turn_id))
 
 
-def cursor_of(checkpoint_id: int | None, status: int) -> SessionCursor:
-    """The SessionCursor stored in a turn row's columns."""
-    return SessionCursor(format_id(checkpoint_id), status_from_code(status))
-
-
-_MIGRATIONS: dict[int, Callable[[sqlite3.Connection, str], None]] = {1: _create_v1, 2: _add_session_cursor}
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection, str], None]] = {
+    1: _create_v1,
+    2: _add_session_cursor,
+    3: _add_session_totals,
+}

@@ -22,14 +22,18 @@ from orchestra_adapters.storage.sqlite_rows import (
     HEAD_SELECT,
     IN_HISTORY,
     SESSION_SELECT,
+    TOTALS_COLUMNS,
+    TURN_CURSOR_SELECT,
     TURN_SELECT,
+    cursor_columns,
+    cursor_of,
     decompressed,
     from_ms,
     session_info,
     stored_turn,
     to_ms,
 )
-from orchestra_adapters.storage.sqlite_schema import cursor_of, open_database
+from orchestra_adapters.storage.sqlite_schema import open_database
 from orchestra_core.model.store_errors import (
     BlobNotFoundError,
     BundleConflictError,
@@ -44,6 +48,7 @@ from orchestra_core.ports.session_store import (
     SessionHead,
     SessionInfo,
     SessionMetadata,
+    SessionTotals,
     StoredTurn,
     TurnAppend,
     TurnData,
@@ -51,7 +56,7 @@ from orchestra_core.ports.session_store import (
 )
 from orchestra_core.session.bundle import parse_bundle_id
 from orchestra_core.session.codec import normalize_turn_data
-from orchestra_core.session.cursor import STATUS_CODES, SessionCursor
+from orchestra_core.session.cursor import SessionCursor
 from orchestra_core.session.identifiers import format_id, normalize_blob_hash, parse_id
 
 DEFAULT_BUSY_TIMEOUT_S = 5.0
@@ -115,7 +120,7 @@ class SqliteSessionStore:
 
     def head(self, session_id: Id) -> SessionHead:
         with self._guard(f"read session {session_id}") as connection:
-            head_id, depth, _checkpoint, _status = self._head_row(connection, session_id)
+            head_id, depth = self._head_row(connection, session_id)[:2]
             return SessionHead(str(parse_id(session_id)), format_id(head_id), depth or 0)
 
     def append(
@@ -138,26 +143,26 @@ class SqliteSessionStore:
         with self._transaction(action) as connection:
             # The write lock is held from BEGIN IMMEDIATE on, so ids are handed out here, in order: a
             # checkpoint's cursor points at itself, so it needs its id before the insert.
-            heads: dict[int, tuple[Any, ...]] = {}
+            heads: dict[int, tuple[int | None, int, SessionCursor]] = {}
             next_id: int | None = None
             rows: list[tuple[Any, ...]] = []
             stored: list[StoredTurn] = []
             for turn, (number, plain, payload, digest, blob) in zip(turns, prepared, strict=True):
                 if number not in heads:
-                    *head, top = self._head_and_top(connection, number)
-                    heads[number] = tuple(head)
+                    head_id, depth, cursor, top = self._head_and_top(connection, number)
+                    heads[number] = (head_id, depth, cursor)
                     next_id = top + 1 if next_id is None else next_id
                 assert next_id is not None
-                parent_id, depth, checkpoint_id, status = heads[number]
+                parent_id, depth, parent_cursor = heads[number]
                 if turn.parent_turn_id is not None:
-                    parent_id, depth, checkpoint_id, status = self._turn_row(connection, turn.parent_turn_id)
-                parent = cursor_of(checkpoint_id, status) if parent_id else SessionCursor()
-                cursor = parent.after(str(next_id), turn.type_id, plain)
+                    parent_id, depth, parent_cursor = self._turn_cursor(connection, turn.parent_turn_id)
+                    if parent_id != heads[number][0]:
+                        connection.execute("UPDATE sessions SET linear = 0 WHERE id = ?", (number,))
+                cursor = (parent_cursor if parent_id else SessionCursor()).after(str(next_id), turn.type_id, plain)
                 turn_depth = depth + 1 if parent_id else 0
-                checkpoint = parse_id(cursor.checkpoint_turn_id)
                 rows.append((
                     next_id, parent_id, turn_depth, number, turn.type_id, turn.type_version, created_ms, digest,
-                    None if blob is not None else payload, checkpoint, STATUS_CODES[cursor.status],
+                    None if blob is not None else payload, *cursor_columns(cursor),
                 ))  # fmt: skip
                 if blob is not None:
                     connection.execute(
@@ -168,7 +173,7 @@ class SqliteSessionStore:
                     str(next_id), format_id(parent_id), turn_depth, turn.type_id, turn.type_version, plain,
                     from_ms(created_ms),
                 ))  # fmt: skip
-                heads[number] = (next_id, turn_depth, checkpoint, STATUS_CODES[cursor.status])
+                heads[number] = (next_id, turn_depth, cursor)
                 next_id += 1
             _insert_turns(connection, rows)
             connection.executemany(
@@ -185,12 +190,24 @@ class SqliteSessionStore:
         blob = compress(payload, threshold=_COMPRESS_FROM) if len(payload) > self._inline_limit else None
         return number, plain, payload, content_hash(payload), blob
 
-    def _head_and_top(self, connection: sqlite3.Connection, number: int) -> tuple[Any, ...]:
-        """The session's head row (head id, depth, checkpoint id, status) and the largest turn id so far."""
+    def _head_and_top(
+        self, connection: sqlite3.Connection, number: int
+    ) -> tuple[int | None, int, SessionCursor, int]:
+        """The session's head (id, depth, cursor) and the largest turn id so far."""
         row = connection.execute(HEAD_AND_TOP_SELECT, (number,)).fetchone()
         if row is None:
             raise self._no_session(number)
-        return tuple(row)
+        head_id, depth, *cursor, top = row
+        return head_id, depth or 0, cursor_of(tuple(cursor)), top
+
+    def _turn_cursor(self, connection: sqlite3.Connection, turn_id: Id) -> tuple[int, int, SessionCursor]:
+        """A turn's id, depth and cursor."""
+        number = parse_id(turn_id)
+        row = None if number is None else connection.execute(TURN_CURSOR_SELECT, (number,)).fetchone()
+        if row is None:
+            raise TurnNotFoundError(f"no turn {str(turn_id)!r} in session store {self.location}")
+        found, depth, *cursor = row
+        return found, depth, cursor_of(tuple(cursor))
 
     def get_turn(self, session_id: Id, turn_id: Id) -> StoredTurn:
         with self._guard(f"read turn {turn_id}") as connection:
@@ -219,6 +236,35 @@ class SqliteSessionStore:
                 target = self._in_history(connection, session_id, at_turn_id)
                 checkpoint_id = self._turn_row(connection, target)[2]
             return self._load(connection, checkpoint_id) if checkpoint_id else None
+
+    def session_totals(self, session_id: Id, *, own: bool = False) -> SessionTotals:
+        with self._guard(f"read the totals of session {session_id}") as connection:
+            row = self._head_row(connection, session_id)
+            totals = cursor_of(row[2:]).totals if row[0] is not None else SessionCursor().totals
+            if own:
+                base = parse_id(self.fork_point(session_id))
+                if base is not None:
+                    totals = totals.since(self._turn_cursor(connection, base)[2].totals)
+            return totals
+
+    def child_sessions(self, session_id: Id) -> list[SessionInfo]:
+        with self._guard(f"read the forks of session {session_id}") as connection:
+            number = self._number(session_id)
+            if connection.execute("SELECT 1 FROM sessions WHERE id = ?", (number,)).fetchone() is None:
+                raise self._no_session(session_id)
+            rows = connection.execute(
+                f"{SESSION_SELECT} WHERE s.parent_session_id = ? ORDER BY s.id", (str(number),)
+            )
+            return [session_info(row) for row in rows.fetchall()]
+
+    def fork_point(self, session_id: Id) -> str | None:
+        with self._guard(f"read session {session_id}") as connection:
+            row = connection.execute(
+                "SELECT base_turn_id FROM sessions WHERE id = ?", (self._number(session_id),)
+            ).fetchone()
+            if row is None:
+                raise self._no_session(session_id)
+            return format_id(row[0])
 
     def put_blob(self, data: bytes) -> str:
         content = bytes(data)
@@ -351,16 +397,23 @@ class SqliteSessionStore:
         return connection.execute("SELECT parent_id FROM turns WHERE id = ?", (number,)).fetchone()[0]
 
     def _in_history(self, connection: sqlite3.Connection, session_id: Id, turn_id: Id) -> int:
-        head = self._head_row(connection, session_id)[0]
-        target = parse_id(turn_id)
-        if (
-            head is None
-            or target is None
-            or connection.execute(IN_HISTORY, (head, target, target)).fetchone() is None
-        ):
+        number, target = self._number(session_id), parse_id(turn_id)
+        row = connection.execute(
+            "SELECT head_turn_id, base_turn_id, linear FROM sessions WHERE id = ?", (number,)
+        ).fetchone()
+        if row is None:
+            raise self._no_session(session_id)
+        head = row[0]
+        found = (
+            False if head is None or target is None else _on_straight_chain(connection, number, row, target)
+        )
+        if found is None:  # a session appended to after an older turn: walk its chain
+            found = connection.execute(IN_HISTORY, (head, target, target)).fetchone() is not None
+        if not found:
             raise TurnNotFoundError(
                 f"turn {str(turn_id)!r} is not in the history of session {session_id} ({self.location})"
             )
+        assert target is not None
         return target
 
     def _load(self, connection: sqlite3.Connection, turn_id: int) -> StoredTurn:
@@ -374,18 +427,46 @@ class SqliteSessionStore:
         return stored_turn(row, self.location)
 
 
+def _on_straight_chain(
+    connection: sqlite3.Connection, number: int, session: tuple[Any, ...], target: int
+) -> bool | None:
+    """Whether turn `target` is in the history of session `number` (its row `session`: head, fork point,
+    linear), answered from ids while the session and the sessions it was forked from are each one straight
+    chain (their turns' ids grow along it); None when one of them is not."""
+    found = connection.execute("SELECT session_id FROM turns WHERE id = ?", (target,)).fetchone()
+    if found is None:
+        return False
+    owner = found[0]
+    head, base, linear = session
+    while True:
+        if not linear:
+            return None
+        if target > head:
+            return False
+        if owner == number:
+            return True
+        if base is None:
+            return False
+        if target == base:
+            return True
+        (number,) = connection.execute("SELECT session_id FROM turns WHERE id = ?", (base,)).fetchone()
+        row = connection.execute("SELECT base_turn_id, linear FROM sessions WHERE id = ?", (number,)).fetchone()
+        head, (base, linear) = base, row
+
+
 _TURN_COLUMNS = (
     "id, parent_id, depth, session_id, type_id, type_version, created_at_ms, payload_hash, payload, "
-    "checkpoint_id, status"
+    f"checkpoint_id, status, {TOTALS_COLUMNS}"
 )
-_ROWS_PER_INSERT = 256  # 11 values each, far below SQLite's limit on parameters
+_VALUES = "(" + ", ".join("?" * len(_TURN_COLUMNS.split(", "))) + ")"
+_ROWS_PER_INSERT = 256  # 22 values each, far below SQLite's limit on parameters (32,766)
 
 
 def _insert_turns(connection: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
     """Insert turn rows with one statement per `_ROWS_PER_INSERT` rows (a node's turns in one)."""
     for start in range(0, len(rows), _ROWS_PER_INSERT):
         chunk = rows[start : start + _ROWS_PER_INSERT]
-        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
+        values = ", ".join([_VALUES] * len(chunk))
         connection.execute(
             f"INSERT INTO turns ({_TURN_COLUMNS}) VALUES {values}", [value for row in chunk for value in row]
         )

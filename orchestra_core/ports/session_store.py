@@ -108,6 +108,64 @@ class StoredTurn:
 
 
 @frozen
+class SessionTotals:
+    """Running counts over a session's history, kept per turn by stores that claim `SessionTotalsReader`.
+
+    Like the cursor, a turn's totals are its parent's plus what the turn adds, so they are right for forks
+    and explicit-parent appends. `orchestra status` reads them from the head instead of decoding every turn.
+
+    Attributes:
+        agent_turns: `dev.orchestra.AgentTurn` turns.
+        prompt_tokens: Prompt tokens of those agent turns.
+        completion_tokens: Completion tokens of those agent turns.
+        node_runs: `dev.orchestra.NodeExecution` turns that start a node (event `started`).
+        checkpoints: `dev.orchestra.Checkpoint` turns.
+        pushes: `dev.orchestra.RemotePushed` turns.
+        rollbacks: `dev.orchestra.SessionRolledBack` turns.
+        cleanups: `dev.orchestra.SessionCleanedUp` turns.
+        parallel: `dev.orchestra.ParallelExecution` turns (fan-outs, fan-ins and their branches).
+        session_branches: `dev.orchestra.SessionBranchCreated` turns (one per workspace repo of a run).
+        lifecycle_turn_id: The latest `dev.orchestra.PipelineLifecycle` turn (None: none yet).
+    """
+
+    agent_turns: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    node_runs: int = 0
+    checkpoints: int = 0
+    pushes: int = 0
+    rollbacks: int = 0
+    cleanups: int = 0
+    parallel: int = 0
+    session_branches: int = 0
+    lifecycle_turn_id: str | None = None
+
+    @classmethod
+    def of(cls, counts: Sequence[int], lifecycle_turn_id: str | None = None) -> SessionTotals:
+        """Totals from `counts()`'s tuple and the lifecycle pointer."""
+        agents, prompt, completion, nodes, checkpoints, pushes, rollbacks, cleanups, parallel, branches = counts
+        return cls(
+            agents, prompt, completion, nodes, checkpoints, pushes, rollbacks, cleanups, parallel, branches,
+            lifecycle_turn_id,
+        )  # fmt: skip
+
+    def since(self, base: SessionTotals) -> SessionTotals:
+        """What the turns after the turn whose totals are `base` added (a fork's own turns)."""
+        newer = self.lifecycle_turn_id != base.lifecycle_turn_id
+        return SessionTotals.of(
+            [mine - theirs for mine, theirs in zip(self.counts(), base.counts(), strict=True)],
+            self.lifecycle_turn_id if newer else None,
+        )
+
+    def counts(self) -> tuple[int, ...]:
+        """The counters in field order (without the lifecycle pointer)."""
+        return (
+            self.agent_turns, self.prompt_tokens, self.completion_tokens, self.node_runs, self.checkpoints,
+            self.pushes, self.rollbacks, self.cleanups, self.parallel, self.session_branches,
+        )  # fmt: skip
+
+
+@frozen
 class TurnAppend:
     """One turn of an `append_batch`: appended to `session_id` at its head (or after `parent_turn_id`)."""
 
@@ -273,4 +331,37 @@ class SessionStore(Protocol):
 
     def close(self) -> None:
         """Release connections and files; the store cannot be used afterwards."""
+        ...
+
+
+@runtime_checkable
+class SessionTotalsReader(Protocol):
+    """An optional capability of a SessionStore: running totals per turn, and a session's forks by parent.
+
+    A store that claims it keeps `SessionTotals` per turn (`orchestra_core.session.totals`), so that a view of a
+    long session (`orchestra status SESSION`) reads its counts from the head and only the turns it shows.
+    """
+
+    def session_totals(self, session_id: Id, *, own: bool = False) -> SessionTotals:
+        """The totals at the session's head; with `own`, only what its own turns added (after a fork).
+
+        Raises:
+            SessionNotFoundError: No such session.
+        """
+        ...
+
+    def child_sessions(self, session_id: Id) -> list[SessionInfo]:
+        """The sessions whose metadata names this one as `parent_session_id`, oldest first.
+
+        Raises:
+            SessionNotFoundError: No such session.
+        """
+        ...
+
+    def fork_point(self, session_id: Id) -> str | None:
+        """The turn a forked session was forked at (its first own turn's parent); None for a new session.
+
+        Raises:
+            SessionNotFoundError: No such session.
+        """
         ...

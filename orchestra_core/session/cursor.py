@@ -12,11 +12,12 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
-from attrs import evolve, frozen
+from attrs import frozen
 
 from orchestra_core.model.records import LifecycleEvent
-from orchestra_core.ports.session_store import SessionStatus
+from orchestra_core.ports.session_store import SessionStatus, SessionTotals
 from orchestra_core.session.catalog import CHECKPOINT, LIFECYCLE_EVENT, PIPELINE_LIFECYCLE
+from orchestra_core.session.totals import COUNTED_TYPE_IDS, NO_TOTALS, totals_after
 
 CHECKPOINT_TYPE_ID = CHECKPOINT.type_id
 LIFECYCLE_TYPE_ID = PIPELINE_LIFECYCLE.type_id
@@ -52,19 +53,23 @@ class SessionCursor:
     Attributes:
         checkpoint_turn_id: The latest Checkpoint turn at or before the turn (None: none yet).
         status: The session status after the turn.
+        totals: The running totals as of the turn (kept by stores that claim `SessionTotalsReader`).
     """
 
     checkpoint_turn_id: str | None = None
     status: SessionStatus = SessionStatus.NEW
+    totals: SessionTotals = NO_TOTALS
 
     def after(self, turn_id: str, type_id: str, data: Mapping[int, Any]) -> SessionCursor:
         """The cursor of a turn appended on top of the turn this cursor belongs to."""
-        cursor = self
+        if type_id not in COUNTED_TYPE_IDS:
+            return self
+        checkpoint, status = self.checkpoint_turn_id, self.status
         if type_id == CHECKPOINT_TYPE_ID:
-            cursor = evolve(cursor, checkpoint_turn_id=turn_id)
-        if type_id == LIFECYCLE_TYPE_ID:
-            cursor = evolve(cursor, status=status_after_lifecycle(data, cursor.status))
-        return cursor
+            checkpoint = turn_id
+        elif type_id == LIFECYCLE_TYPE_ID:
+            status = status_after_lifecycle(data, status)
+        return SessionCursor(checkpoint, status, totals_after(self.totals, turn_id, type_id, data))
 
 
 def status_after_lifecycle(data: Mapping[int, Any], current: SessionStatus) -> SessionStatus:

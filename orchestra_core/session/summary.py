@@ -71,6 +71,16 @@ class SnapshotRow:
 
 
 @frozen
+class SummaryCounts:
+    """Counts of a whole session (branch sessions included): what the header and the "last N of M" lines say."""
+
+    node_runs: int
+    agent_turns: int
+    tokens: TokenUsage
+    checkpoints: int
+
+
+@frozen
 class SessionSummary:
     """A session with the turns of its branch sessions, summarized.
 
@@ -83,6 +93,8 @@ class SessionSummary:
         repos: Each workspace repo's branch, base and latest head.
         fork_turn_id: For a forked session (a replay), the turn of its origin it was forked at.
         ending: The latest lifecycle turn of the main line, None before the run started.
+        counts: The whole session's counts when `nodes` and `turns` hold only its recent end
+            (`orchestra_core.session.recent`); None when they hold all of it.
     """
 
     info: SessionInfo
@@ -92,6 +104,14 @@ class SessionSummary:
     repos: tuple[RepoState, ...] = ()
     fork_turn_id: str | None = None
     ending: Ending | None = None
+    counts: SummaryCounts | None = None
+
+    @property
+    def totals(self) -> SummaryCounts:
+        """The whole session's counts: `counts` when the summary holds only its recent end, else counted."""
+        if self.counts is not None:
+            return self.counts
+        return SummaryCounts(len(self.nodes), len(self.agent_turns), self.tokens, len(self.checkpoints))
 
     @property
     def agent_turns(self) -> tuple[TurnView, ...]:
@@ -210,7 +230,7 @@ def session_summary(
     trace = SessionTrace(store, str(session_id), brief=full_agent_turns is not None)
     turns = tuple(trace.read())
     if full_agent_turns is not None:
-        turns = _last_agent_turns_in_full(store, turns, full_agent_turns)
+        turns = last_agent_turns_in_full(store, turns, full_agent_turns)
     info = live_info(store, trace.info, locks)
     timeline = Timeline()
     timeline.add(turns)
@@ -233,7 +253,7 @@ def session_summary(
     )
 
 
-def _last_agent_turns_in_full(store: SessionStore, turns: tuple[TurnView, ...], count: int) -> tuple[TurnView, ...]:
+def last_agent_turns_in_full(store: SessionStore, turns: tuple[TurnView, ...], count: int) -> tuple[TurnView, ...]:
     """The turns with the last `count` AgentTurns read again and decoded with all a listing shows."""
     listed = list(turns)
     agent_turns = [index for index, turn in enumerate(listed) if turn.type_id == AGENT_TURN.type_id]
@@ -244,7 +264,9 @@ def _last_agent_turns_in_full(store: SessionStore, turns: tuple[TurnView, ...], 
 
 
 def repo_states(turns: list[TurnView]) -> tuple[RepoState, ...]:
-    """Each repo's branch, base and latest head from the main line's workspace and checkpoint turns."""
+    """Each repo's branch, base and latest head from the main line's workspace and checkpoint turns (the whole
+    history, or the recent end of it from a checkpoint holding a workspace snapshot on: a push older than that
+    snapshot is kept through it)."""
     repos: dict[str, RepoState] = {}
     for turn in turns:
         record = turn.record
@@ -267,8 +289,13 @@ def repo_states(turns: list[TurnView]) -> tuple[RepoState, ...]:
                     snapshot.git_sha,
                     known.pushed_sha if known else None,
                 )
-        elif isinstance(record, w.RemotePushed) and record.repo in repos:
-            repos[record.repo] = evolve(repos[record.repo], pushed_sha=record.sha)
+        elif isinstance(record, w.RemotePushed):
+            known = repos.get(record.repo)
+            repos[record.repo] = (
+                evolve(known, pushed_sha=record.sha)
+                if known
+                else RepoState(record.repo, record.branch, None, record.sha, record.sha)
+            )
     return tuple(repos.values())
 
 

@@ -22,6 +22,7 @@ from orchestra_core.ports.session_store import (
     SessionHead,
     SessionInfo,
     SessionMetadata,
+    SessionTotals,
     StoredTurn,
     TurnAppend,
     TurnData,
@@ -46,6 +47,7 @@ class _Session:
     created_at: datetime
     updated_at: datetime
     head: int | None
+    base: int | None = None
 
 
 class InMemorySessionStore:
@@ -162,6 +164,27 @@ class InMemorySessionStore:
             checkpoint = parse_id(start.cursor.checkpoint_turn_id) if start else None
             return _copy(self._turns[checkpoint].stored) if checkpoint else None
 
+    def session_totals(self, session_id: Id, *, own: bool = False) -> SessionTotals:
+        with self._lock:
+            session = self._sessions[self._session_number(session_id)]
+            totals = self._turns[session.head].cursor.totals if session.head else SessionCursor().totals
+            if own and session.base is not None:
+                totals = totals.since(self._turns[session.base].cursor.totals)
+            return totals
+
+    def child_sessions(self, session_id: Id) -> list[SessionInfo]:
+        with self._lock:
+            parent = str(self._session_number(session_id))
+            return [
+                self._info(number, session)
+                for number, session in sorted(self._sessions.items())
+                if session.metadata.parent_session_id == parent
+            ]
+
+    def fork_point(self, session_id: Id) -> str | None:
+        with self._lock:
+            return format_id(self._sessions[self._session_number(session_id)].base)
+
     def put_blob(self, data: bytes) -> str:
         content = bytes(data)
         blob_hash = blake3_hex(content)
@@ -202,7 +225,7 @@ class InMemorySessionStore:
             self._check_open()
             now = self._now()
             number = len(self._sessions) + 1
-            session = _Session(metadata, now, now, parse_id(head))
+            session = _Session(metadata, now, now, parse_id(head), parse_id(head))
             self._sessions[number] = session
             return self._info(number, session)
 

@@ -26,6 +26,7 @@ from orchestra_core.session.bundle import bundle_bytes, bundle_id
 from orchestra_core.session.codec import decode_record, encode_record
 from orchestra_core.testing.contracts._base import PortContract, cases, raises
 from orchestra_core.testing.contracts.session_samples import RECORDS
+from orchestra_core.testing.contracts.session_totals import TOTALS, SessionTotalsContract
 
 
 def _labels(*names: str) -> Any:
@@ -37,13 +38,16 @@ EVENT = "test.Event"
 META = SessionMetadata(pipeline="pr-review", title="Review PR 42", labels=_labels("ci", "nightly"))
 
 
-class SessionStoreContract(PortContract):
+class SessionStoreContract(SessionTotalsContract, PortContract):
     """Behaviour every SessionStore implementation shares.
 
     A runner implements `make_store()`: an open store (it is closed after each test). Every part of the
     port is basic: runs record forks (parallel branches, replay), blobs (the pipeline's DOT source) and
-    the type bundle, from several threads at once.
+    the type bundle, from several threads at once. One capability is optional: `totals`
+    (`SessionTotalsReader`: running totals per turn, which make `status` of a long session fast).
     """
+
+    OPTIONAL_CAPABILITIES = frozenset({TOTALS})
 
     store: SessionStore
 
@@ -238,6 +242,26 @@ class SessionStoreContract(PortContract):
         for missing in (theirs[0], "999999999", "nope"):
             with raises(TurnNotFoundError):
                 self.store.get_turn(one.session_id, missing)
+
+    def test_get_turn_follows_forks_and_branches(self) -> None:
+        origin = self.store.create_session(META)
+        ids = self._events(origin.session_id, 4)
+        fork = self.store.fork_session(ids[2], SessionMetadata(pipeline="pr-review")).session_id
+        own = self._events(fork, 2)
+        nested = self.store.fork_session(own[0], SessionMetadata(pipeline="pr-review")).session_id
+        nested_own = self._events(nested, 1)
+        for found in (*ids[:3], own[0], nested_own[0]):
+            assert self.store.get_turn(nested, found).turn_id == found
+        for missing in (ids[3], own[1]):
+            with raises(TurnNotFoundError):
+                self.store.get_turn(nested, missing)
+        branch = self.store.append(fork, EVENT, 1, {1: "branch"}, parent_turn_id=own[0])
+        assert self.store.get_turn(fork, branch.turn_id).turn_id == branch.turn_id
+        assert self.store.get_turn(fork, ids[1]).turn_id == ids[1]
+        with raises(TurnNotFoundError):
+            self.store.get_turn(fork, own[1])
+        with raises(TurnNotFoundError):
+            self.store.get_turn(origin.session_id, own[0])
 
     def test_latest_checkpoint_follows_the_head(self) -> None:
         info = self.store.create_session(META)

@@ -7,12 +7,16 @@ from orchestra_core.testing.contracts.session_store import SessionStoreContract
 
 
 class TestSqliteSessionStore(SessionStoreContract):
+    capabilities = frozenset({"totals"})
+
     def make_store(self) -> SqliteSessionStore:
         return SqliteSessionStore(self.tmp / ".orchestra" / "orchestra.db")
 
 
 class TestSqliteSessionStoreWithSmallInlineLimit(SessionStoreContract):
     """Every payload goes through the blob table."""
+
+    capabilities = frozenset({"totals"})
 
     def make_store(self) -> SqliteSessionStore:
         return SqliteSessionStore(self.tmp / "orchestra.db", inline_limit=0)

@@ -10,6 +10,7 @@ import socket
 import time
 from pathlib import Path
 
+from orchestra_adapters.storage.sqlite_schema import LATEST_VERSION
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
 from orchestra_core.session.bundle import bundle_id
 from tests.support.git_repos import git
@@ -63,7 +64,7 @@ def test_a_store_without_its_type_bundle_gets_it(tmp_path: Path) -> None:
     assert code == 0
     assert checks["store"]["detail"] == f"{root / '.orchestra' / 'orchestra.db'}: readable and writable"
     assert checks["type bundle"]["detail"] == f"{bundle_id()} was missing; published it now"
-    assert checks["schema"]["detail"] == "version 2"
+    assert checks["schema"]["detail"] == f"version {LATEST_VERSION}"
     assert doctor(root)[1]["type bundle"]["detail"] == f"{bundle_id()} published"
 
 

@@ -23,7 +23,7 @@ PUBLIC_NAMES = {
     # ports
     "ArtifactStore", "ChatModelFactory", "Clock", "CodergenBackend", "CommandRunner", "CommitMessageGenerator",
     "Git", "GitRemotes", "Interviewer", "PromptLibrary", "RunDirectory", "RunDirectoryFactory", "SessionLocks",
-    "SessionStore", "SystemClock",
+    "SessionStore", "SessionTotals", "SessionTotalsReader", "SystemClock",
     # records and events
     "AgentTurn", "Answer", "EngineEvent", "Option", "Question", "QuestionType", "SessionInfo",
     "SessionMetadata", "SessionStatus", "StoredTurn", "TokenUsage", "ToolCall", "TurnCommit", "TurnView",

@@ -15,7 +15,7 @@ from orchestra_core.model.records import (
     PipelineLifecycle,
 )
 from orchestra_core.model.store_errors import BlobNotFoundError, TurnNotFoundError
-from orchestra_core.ports.session_store import SessionMetadata, SessionStatus
+from orchestra_core.ports.session_store import SessionMetadata, SessionStatus, SessionTotals
 from orchestra_core.session import api
 from orchestra_core.session.catalog import LIFECYCLE_EVENT
 from orchestra_core.session.cursor import SessionCursor, status_after_lifecycle
@@ -123,9 +123,13 @@ def test_lifecycle_events_move_the_status(
 
 def test_the_cursor_ignores_unknown_events_and_other_types() -> None:
     cursor = SessionCursor("4", SessionStatus.RUNNING)
-    assert cursor.after("9", "dev.orchestra.PipelineLifecycle", {1: 77}) == cursor
-    assert cursor.after("9", "t.E", {1: 0}) == cursor
-    assert cursor.after("9", "dev.orchestra.Checkpoint", {}) == SessionCursor("9", SessionStatus.RUNNING)
+    after_unknown_event = cursor.after("9", "dev.orchestra.PipelineLifecycle", {1: 77})
+    assert (after_unknown_event.checkpoint_turn_id, after_unknown_event.status) == ("4", SessionStatus.RUNNING)
+    assert after_unknown_event.totals == SessionTotals(lifecycle_turn_id="9")
+    assert cursor.after("9", "t.E", {1: 0}) is cursor
+    assert cursor.after("9", "dev.orchestra.Checkpoint", {}) == SessionCursor(
+        "9", SessionStatus.RUNNING, SessionTotals(checkpoints=1)
+    )
 
 
 @pytest.mark.parametrize(

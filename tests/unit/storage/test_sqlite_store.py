@@ -10,9 +10,16 @@ import pytest
 from orchestra_adapters.storage.payload import content_hash, encode_payload
 from orchestra_adapters.storage.sqlite_schema import LATEST_VERSION, migrate
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
-from orchestra_core.model.records import CheckpointRecord, LifecycleEvent, PipelineLifecycle
+from orchestra_core.model.records import (
+    CheckpointRecord,
+    LifecycleEvent,
+    NodeEvent,
+    NodeExecution,
+    PipelineLifecycle,
+)
 from orchestra_core.model.store_errors import StoreCorruptError, StoreVersionError
-from orchestra_core.ports.session_store import SessionMetadata, SessionStatus
+from orchestra_core.model.turn import AgentTurn, TokenUsage
+from orchestra_core.ports.session_store import SessionMetadata, SessionStatus, SessionTotals
 from orchestra_core.session import api
 from orchestra_core.session.codec import encode_record
 
@@ -93,6 +100,45 @@ def test_a_version_1_store_is_migrated_and_its_cursor_backfilled(tmp_path: Path)
         found = api.latest_checkpoint(store, "1", at_turn_id="2")
         assert found is not None and found.checkpoint.current_node == "a"
     assert _sql(path, "SELECT version FROM schema_version") == [(LATEST_VERSION,)]
+
+
+def test_a_version_2_store_is_migrated_and_its_totals_backfilled(tmp_path: Path) -> None:
+    path = tmp_path / "orchestra.db"
+    connection = sqlite3.connect(path, isolation_level=None)
+    migrate(connection, str(path), target=2)
+    connection.execute(
+        "INSERT INTO sessions (id, created_at_ms, updated_at_ms, head_turn_id, pipeline) VALUES (1, 0, 0, 5, 'p')"
+    )
+    records = [
+        PipelineLifecycle(LifecycleEvent.STARTED, "p"),
+        NodeExecution("a", NodeEvent.STARTED, "codergen"),
+        AgentTurn(node_id="a", turn_number=1, model="m", provider="p", token_usage=TokenUsage(30, 4)),
+        NodeExecution("a", NodeEvent.COMPLETED, "codergen"),
+        CheckpointRecord("a", ("a",)),
+    ]
+    for number, record in enumerate(records, start=1):
+        encoded = encode_record(record)
+        payload = encode_payload(encoded.data)
+        connection.execute(
+            "INSERT INTO turns (id, parent_id, depth, session_id, type_id, type_version, created_at_ms, payload_hash, "
+            "payload) VALUES (?, ?, ?, 1, ?, ?, 0, ?, ?)",
+            (number, number - 1 or None, number - 1, encoded.type_id, encoded.type_version, content_hash(payload),
+             payload),
+        )  # fmt: skip
+    connection.close()
+    with SqliteSessionStore(path) as store:
+        assert store.session_totals("1") == SessionTotals(
+            agent_turns=1, prompt_tokens=30, completion_tokens=4, node_runs=1, checkpoints=1, lifecycle_turn_id="1"
+        )
+        after = store.append("1", *_encoded(AgentTurn(node_id="b", turn_number=1, model="m", provider="p",
+                                                      token_usage=TokenUsage(1, 1))))  # fmt: skip
+        assert after.turn_id == "6" and store.session_totals("1").agent_turns == 2
+    assert _sql(path, "SELECT version FROM schema_version") == [(LATEST_VERSION,)]
+
+
+def _encoded(record: object) -> tuple:
+    encoded = encode_record(record)
+    return encoded.type_id, encoded.type_version, encoded.data
 
 
 def test_a_store_from_a_newer_orchestra_is_refused(tmp_path: Path) -> None:
