@@ -64,12 +64,15 @@ class SessionCursor:
         """The cursor of a turn appended on top of the turn this cursor belongs to."""
         if type_id not in COUNTED_TYPE_IDS:
             return self
+        totals = totals_after(self.totals, turn_id, type_id, data)
         checkpoint, status = self.checkpoint_turn_id, self.status
         if type_id == CHECKPOINT_TYPE_ID:
             checkpoint = turn_id
         elif type_id == LIFECYCLE_TYPE_ID:
             status = status_after_lifecycle(data, status)
-        return SessionCursor(checkpoint, status, totals_after(self.totals, turn_id, type_id, data))
+        elif totals is self.totals:
+            return self
+        return SessionCursor(checkpoint, status, totals)
 
 
 def status_after_lifecycle(data: Mapping[int, Any], current: SessionStatus) -> SessionStatus:
