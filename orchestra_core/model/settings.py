@@ -19,7 +19,7 @@ ALIASES = ("smart", "worker", "cheap")
 PushPolicy = Literal["never", "on_completion", "on_checkpoint"]
 IsolationMode = Literal["worktree", "in_place"]
 RollbackPolicy = Literal["never", "on_failure"]
-StorageBackend = Literal["sqlite", "cxdb"]
+StorageBackend = Literal["sqlite", "cxdb", "postgres"]
 AgentMode = Literal["autonomous", "interactive"]
 SandboxKind = Literal["none", "bubblewrap"]
 PUSH_POLICIES: tuple[str, ...] = get_args(PushPolicy)
@@ -180,12 +180,15 @@ class AgentSettings:
 
 @frozen
 class StorageSettings:
-    """`storage:`: sqlite (default, `path`) or cxdb (`addr` host:port for writes, `url` for HTTP reads)."""
+    """`storage:`: sqlite (default, `path`), cxdb (`addr` host:port for writes, `url` for HTTP reads) or postgres
+    (`dsn`, or `dsn_env`: the environment variable holding it, so the password stays out of the file)."""
 
     backend: StorageBackend = "sqlite"
     path: str | None = None
     url: str | None = None
     addr: str | None = None
+    dsn: str | None = field(default=None, repr=False)  # may hold a password: never in a repr
+    dsn_env: str | None = None
 
 
 @frozen
