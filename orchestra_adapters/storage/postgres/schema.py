@@ -57,6 +57,26 @@ CREATE TABLE {SCHEMA}.session_runners (
     holder text NOT NULL,
     acquired_at_ms bigint NOT NULL
 );
+CREATE TABLE {SCHEMA}.fleet_sessions (
+    session_id text PRIMARY KEY,
+    state text NOT NULL,
+    task_id text NOT NULL,
+    queue text NOT NULL,
+    worker text NOT NULL DEFAULT '',
+    submission jsonb NOT NULL DEFAULT '{{}}',
+    cancel_requested boolean NOT NULL DEFAULT false,
+    pickups integer NOT NULL DEFAULT 0,
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX fleet_sessions_by_state ON {SCHEMA}.fleet_sessions (state, updated_at DESC);
+CREATE TABLE {SCHEMA}.fleet_workers (
+    name text PRIMARY KEY,
+    queues text NOT NULL,
+    concurrency integer NOT NULL,
+    running jsonb NOT NULL DEFAULT '{{}}',
+    started_at timestamptz NOT NULL,
+    beat_at timestamptz NOT NULL
+);
 INSERT INTO {SCHEMA}.schema_version (version) VALUES (1);
 """
 
