@@ -71,7 +71,17 @@ def _serve(
     settings = container.settings()
     name = name or default_worker_name()
     queues = list(dict.fromkeys(queues or [settings.dispatch.queue]))
-    runner = SessionTaskRunner(lambda: build_container(config_path=config, cwd=cwd), fleet.ledger, name)
+    def make_container() -> Any:  # one per task; its session locks name this worker as their holder
+        from orchestra_adapters.dependency_injection import providers
+        from orchestra_adapters.locks.postgres_session_locks import PostgresSessionLocks
+        from orchestra_adapters.storage.postgres.dsn import configured_dsn
+
+        task_container = build_container(config_path=config, cwd=cwd)
+        dsn = configured_dsn(task_container.settings().storage)
+        task_container.session_locks.override(providers.Singleton(PostgresSessionLocks, dsn, holder=name))
+        return task_container
+
+    runner = SessionTaskRunner(make_container, fleet.ledger, name)
     set_task_runner(runner)
     pickup = Pickup(fleet.ledger, store, locks, fleet.dispatcher, runner.running)
     duties = WorkerDuties(name, queues, concurrency, fleet.ledger, runner, pickup, float(settings.dispatch.pickup_interval))
