@@ -237,3 +237,73 @@ def _wait_cancelled(store: Any, session: str, wait: float) -> str:
         if status in FINAL_STATUSES or time.monotonic() >= deadline:
             return "cancelled" if status == "cancelled" else (f"already ended ({status})" if status in FINAL_STATUSES else f"still {status}")
         time.sleep(0.1)
+
+
+def fleet_view(container: Any, sessions: list[str]) -> dict[str, Any] | None:
+    """`orchestra status`'s view of the fleet (None without one): each worker's last heartbeat and what it runs,
+    and for each of `sessions` handed to the fleet, its state, the worker holding its lock and the node it runs."""
+    settings = container.settings()
+    if not settings.dispatch.fleet or settings.storage.backend != "postgres":
+        return None
+    from datetime import UTC, datetime
+
+    from orchestra_adapters.dispatch.ledger import PostgresFleetLedger
+    from orchestra_adapters.storage.postgres.dsn import configured_dsn
+
+    ledger = PostgresFleetLedger(configured_dsn(settings.storage))
+    try:
+        now = datetime.now(UTC)
+        workers = [
+            {
+                "name": beat.name, "queues": list(beat.queues), "concurrency": beat.concurrency,
+                "running": sorted(beat.running), "last_heartbeat_s": round((now - beat.beat_at).total_seconds(), 1)
+                if beat.beat_at else None,
+            }
+            for beat in ledger.workers()
+        ]  # fmt: skip
+        held = container.session_locks().held_sessions()
+        store = container.session_store()
+        rows = []
+        for session in sessions:
+            entry = ledger.get(session)
+            if entry is None:
+                continue
+            rows.append({
+                "session_id": session, "state": entry.state, "queue": entry.queue, "worker": held.get(session),
+                "node": _running_node(store, session) if session in held else None, "pickups": entry.pickups,
+                "cancel_requested": entry.cancel_requested,
+            })  # fmt: skip
+        return {"workers": workers, "sessions": rows}
+    finally:
+        ledger.close()
+
+
+def _running_node(store: Any, session: str) -> str | None:
+    """The node a session runs now: the newest NodeExecution start without an end, among its latest turns."""
+    from orchestra_core.model.records import NodeEvent, NodeExecution
+    from orchestra_core.session.turn_view import decode_fields
+
+    ended: set[str] = set()
+    for turn in reversed(store.turns(session, limit=64).turns):
+        record = decode_fields(turn)
+        if isinstance(record, NodeExecution):
+            if record.event is NodeEvent.STARTED and record.node_id not in ended:
+                return str(record.node_id)
+            ended.add(record.node_id)
+    return None
+
+
+def print_fleet_view(view: dict[str, Any]) -> None:
+    """The fleet section of `orchestra status`."""
+    typer.echo("")
+    typer.echo(f"workers ({len(view['workers'])})")
+    for worker in view["workers"]:
+        age = worker["last_heartbeat_s"]
+        typer.echo(
+            f"  {worker['name']}  queues {','.join(worker['queues'])}  running {len(worker['running'])}/"
+            f"{worker['concurrency']}  heartbeat {age}s ago" + ("  (silent: lost?)" if age is not None and age > 30 else "")
+        )
+    for row in view["sessions"]:
+        where = f"on {row['worker']}, node {row['node'] or '-'}" if row["worker"] else row["state"]
+        extra = f"  picked up {row['pickups']}x" if row["pickups"] else ""
+        typer.echo(f"  session {row['session_id']}: {where} (queue {row['queue']}){extra}")

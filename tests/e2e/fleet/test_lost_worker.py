@@ -129,6 +129,10 @@ def test_a_worker_killed_mid_node_loses_nothing(tmp_path: Path, redis_server: Re
             if isinstance(record, r.NodeExecution) and record.event is r.NodeEvent.INTERRUPTED
         ]  # fmt: skip
         assert [record.node_id for record in interrupted] == ["slow"]
+        shown = json.loads(orchestra("status", "--json", cwd=fleet.submitter, env=fleet.env).stdout)
+        assert survivor in {worker["name"] for worker in shown["fleet"]["workers"]}
+        picked = {row["session_id"]: row["pickups"] for row in shown["fleet"]["sessions"]}
+        assert picked[victim_session] >= 1 and set(picked) == set(sessions)
         store.close()
         locks.close()
     finally:
