@@ -78,7 +78,7 @@ def throughput(root: Path, dsn: str, broker: str, workers: int, sessions: int, d
     env = {**os.environ, "NO_COLOR": "1"}
     procs = [
         subprocess.Popen([str(ORCHESTRA), "worker", "-c", "1", "--name", f"b{workers}-{n}"], cwd=project, env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         for n in range(workers)
     ]
     store = PostgresSessionStore(dsn)
