@@ -2,14 +2,14 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install sandbox-tools browser cli-agents test lint bench clean
+.PHONY: install sandbox-tools browser fleet-servers cli-agents test lint bench clean
 
-install: $(BIN)/orchestra sandbox-tools browser cli-agents
+install: $(BIN)/orchestra sandbox-tools browser fleet-servers cli-agents
 
 $(BIN)/orchestra: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,mcp]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,fleet]'
 	@touch $(BIN)/orchestra
 
 # bubblewrap for the optional sandbox (`sandbox: {kind: bubblewrap}`): installed with apt-get when missing and we
@@ -38,6 +38,22 @@ browser:
 	        echo "warning: could not install chromium; the web view's browser tests will be skipped"; \
 	    else \
 	        echo "note: /usr/bin/chromium is not installed; the web view's browser tests need it (apt-get install chromium)"; \
+	    fi; \
+	}
+
+# Debian's redis-server and postgresql for the fleet's tests (tests/support/fleet_servers.py starts throwaway
+# servers on loopback and in a temporary directory; the system services are never started): installed with
+# apt-get when missing and we are root; never fails the install (without them, those tests skip and say why,
+# or fail under CI=1).
+fleet-servers:
+	@{ command -v redis-server >/dev/null 2>&1 && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; } || { \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	        echo "installing redis-server and postgresql (the fleet's tests)"; \
+	        apt-get install -y -q --no-install-recommends redis-server postgresql >/dev/null 2>&1 || \
+	        { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends redis-server postgresql >/dev/null 2>&1; } || \
+	        echo "warning: could not install redis-server and postgresql; the fleet's tests will be skipped"; \
+	    else \
+	        echo "note: redis-server and postgresql are not installed; the fleet's tests need them (apt-get install redis-server postgresql)"; \
 	    fi; \
 	}
 

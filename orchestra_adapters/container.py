@@ -102,7 +102,13 @@ def _git_remotes() -> GitRemotes:
     return SubprocessGitRemotes()
 
 
-def _session_locks(project_root: Path) -> SessionLocks:
+def _session_locks(settings: OrchestraSettings, project_root: Path) -> SessionLocks:
+    """Lock files on this machine; with a PostgreSQL store, advisory locks in its database (seen by every machine)."""
+    if settings.storage.backend == "postgres":
+        from orchestra_adapters.locks.postgres_session_locks import PostgresSessionLocks
+        from orchestra_adapters.storage.postgres.dsn import configured_dsn
+
+        return PostgresSessionLocks(configured_dsn(settings.storage))
     from orchestra_adapters.locks import FileSessionLocks
 
     return FileSessionLocks(ProjectLayout(project_root).locks_dir)
@@ -223,7 +229,7 @@ class Container(containers.DeclarativeContainer):
     command_runner = providers.Singleton(_command_runner, settings)
 
     session_store = providers.Resource(_session_store, settings, project_root, clock)
-    session_locks = providers.Singleton(_session_locks, project_root)
+    session_locks = providers.Singleton(_session_locks, settings, project_root)
     git = providers.Singleton(_git)
     git_remotes = providers.Singleton(_git_remotes)
     chat_models = providers.Singleton(_chat_models, settings)

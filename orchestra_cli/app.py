@@ -14,6 +14,7 @@ from orchestra_cli.commands import attach as attach_command
 from orchestra_cli.commands import cleanup as cleanup_command
 from orchestra_cli.commands import compile as compile_command
 from orchestra_cli.commands import doctor as doctor_command
+from orchestra_cli.commands import fleet as fleet_command
 from orchestra_cli.commands import init as init_command
 from orchestra_cli.commands import mcp as mcp_command
 from orchestra_cli.commands import replay as replay_command
@@ -65,4 +66,7 @@ app.command("attach")(attach_command.attach_session)
 app.command("cleanup")(cleanup_command.cleanup)
 app.command("serve")(serve_command.serve)
 app.command("doctor")(doctor_command.run_doctor)
+app.command("worker")(fleet_command.run_worker)
+app.command("submit")(fleet_command.submit_pipeline)
+app.command("cancel")(fleet_command.cancel_session)
 app.add_typer(mcp_command.app, name="mcp")

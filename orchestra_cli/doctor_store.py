@@ -33,7 +33,31 @@ def store_checks(container: Any) -> list[Check]:
     if schema_before is not None and checks[0].status == OK:
         migrated = f" (migrated from {schema_before})" if schema_before < LATEST_VERSION else ""
         checks.append(Check("schema", OK, f"version {LATEST_VERSION}{migrated}"))
+    if settings.backend == "postgres" and checks[0].status == OK:
+        checks += _postgres_checks(container)
     return checks
+
+
+def _postgres_checks(container: Any) -> list[Check]:
+    """A PostgreSQL store's schema version, and its session locks: one taken, seen and let go."""
+    import uuid
+
+    from orchestra_adapters.storage.postgres.schema import LATEST_VERSION
+    from orchestra_core.model.errors import OrchestraError
+
+    checks = [Check("schema", OK, f"version {LATEST_VERSION} (schema orchestra)")]
+    probe = f"doctor-{uuid.uuid4().hex[:12]}"
+    try:
+        locks = container.session_locks()
+        lease = locks.acquire(probe)
+        seen = locks.holder(probe)
+        lease.release()
+        free = locks.holder(probe) is None
+    except OrchestraError as error:
+        return [*checks, Check("session locks", ERROR, str(error))]
+    if not seen or not free:
+        return [*checks, Check("session locks", ERROR, "an advisory lock taken was not seen held, then free")]
+    return [*checks, Check("session locks", OK, "advisory locks held by each runner's connection")]
 
 
 def _use(store: Any) -> list[Check]:

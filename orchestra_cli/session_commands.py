@@ -85,10 +85,15 @@ def status(session: str | None, *, json_output: bool, config: Path | None, limit
                     if reader.store
                     else []
                 )
+                from orchestra_cli.fleet_commands import fleet_view, print_fleet_view
+
+                fleet = fleet_view(reader.container, [row.to_json()["session_id"] for row in rows])
                 if json_output:
-                    print_json({"sessions": [row.to_json() for row in rows]})
+                    print_json({"sessions": [row.to_json() for row in rows], **({"fleet": fleet} if fleet else {})})
                 else:
                     print_session_rows(rows, location=reader.location or reader.store.location, limit=limit)
+                    if fleet:
+                        print_fleet_view(fleet)
                 return EXIT_OK
             store = reader.require(session)
             if json_output or all_sessions:

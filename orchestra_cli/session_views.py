@@ -310,6 +310,7 @@ def _lifecycle_text(record: object) -> str:
         LifecycleEvent.COMPLETED: f"pipeline succeeded{took}",
         LifecycleEvent.FAILED: f"pipeline FAILED{took}{error}",
         LifecycleEvent.INTERRUPTED: f"pipeline interrupted{error}",
+        LifecycleEvent.CANCELLED: f"pipeline cancelled{error}",
     }[record.event]
 
 

@@ -13,7 +13,7 @@ from orchestra_core.model.input_files import MAX_CASSETTE_BYTES, InputFileError,
 from orchestra_core.model.settings import ConfigError, ConfigProblem
 from orchestra_core.ports.chat_models import ProviderConfigError
 
-_TOP_KEYS = ("nodes", "commit_messages", "default")
+_TOP_KEYS = ("nodes", "commit_messages", "default", "delay")
 _REPLY_KEYS = ("content", "tool_calls", "error", "status_code")
 _TOOL_CALL_KEYS = ("name", "args")
 
@@ -58,6 +58,7 @@ class Cassette:
     )
     commit_messages: tuple[str, ...] = field(default=(), converter=str_tuple)
     default: str | None = None
+    delay_s: float = 0.0  # how long the model takes to answer each call (for benchmarks that model latency)
 
 
 def load_cassette(path: Path) -> Cassette:
@@ -138,7 +139,10 @@ class _Reader:
         default = top.get("default")
         if default is not None:
             default = self.text(default, "default", _key_line(top, "default"))
-        return Cassette(self.path, nodes, commit_messages, default)
+        delay = top.get("delay", 0)
+        if isinstance(delay, bool) or not isinstance(delay, int | float) or not 0 <= delay <= 600:
+            raise self.fail("expected a number of seconds from 0 to 600", "delay", _key_line(top, "delay"))
+        return Cassette(self.path, nodes, commit_messages, default, float(delay))
 
     def replies(self, value: Any, key: str, line: int | None) -> tuple[ScriptedReply, ...]:
         items = self.sequence(value, key, line)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import time
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -98,6 +99,8 @@ class ScriptedChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         reply = self.player.next_reply(self.purpose, self.node_id)
+        if self.player.cassette.delay_s:
+            time.sleep(self.player.cassette.delay_s)
         if reply.error is not None:
             raise ScriptedProviderError(reply.error, reply.status_code)
         tool_calls = [

@@ -18,7 +18,8 @@ CXDB_HTTP_PORT = 9010
 def open_session_store(
     settings: StorageSettings, project_root: Path, *, clock: Clock | None = None
 ) -> SessionStore:
-    """Open the configured store: SQLite at `.orchestra/orchestra.db` by default, or a CXDB server.
+    """Open the configured store: SQLite at `.orchestra/orchestra.db` by default, a CXDB server, or a PostgreSQL
+    database (`storage.dsn`, or the variable `storage.dsn_env` names; its schema is created on first use).
 
     `storage.path` may be relative (to the project root) or start with `~`. For CXDB, `storage.addr`
     (binary protocol, host:port) and `storage.url` (HTTP) default to each other's host on the standard
@@ -36,7 +37,12 @@ def open_session_store(
 
         addr, url = cxdb_endpoints(settings)
         return CxdbSessionStore(addr, url, clock=clock)
-    raise StoreError(f"storage.backend: unknown backend {settings.backend!r} (use sqlite or cxdb)")
+    if settings.backend == "postgres":
+        from orchestra_adapters.storage.postgres.dsn import configured_dsn
+        from orchestra_adapters.storage.postgres.store import PostgresSessionStore
+
+        return PostgresSessionStore(configured_dsn(settings), clock=clock)
+    raise StoreError(f"storage.backend: unknown backend {settings.backend!r} (use sqlite, cxdb or postgres)")
 
 
 def store_location(settings: StorageSettings, project_root: Path) -> tuple[str, bool]:
@@ -49,7 +55,19 @@ def store_location(settings: StorageSettings, project_root: Path) -> tuple[str, 
     if settings.backend == "sqlite":
         path = sqlite_path(settings, project_root)
         return str(path), path.is_file()
+    if settings.backend == "postgres":
+        return postgres_location(settings), True
     return str(settings.url or settings.addr or ""), True
+
+
+def postgres_location(settings: StorageSettings) -> str:
+    """The configured PostgreSQL database as messages show it (no password), or the key that should name it."""
+    from orchestra_adapters.storage.postgres.dsn import configured_dsn, display_dsn
+
+    try:
+        return display_dsn(configured_dsn(settings))
+    except StoreError:
+        return f"postgres ({'$' + settings.dsn_env if settings.dsn_env else 'storage.dsn unset'})"
 
 
 def sqlite_path(settings: StorageSettings, project_root: Path) -> Path:

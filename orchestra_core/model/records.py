@@ -21,6 +21,7 @@ class LifecycleEvent(StrEnum):
     FAILED = "failed"
     RESUMED = "resumed"
     INTERRUPTED = "interrupted"
+    CANCELLED = "cancelled"  # `orchestra cancel`: stopped for good, not to be resumed by the fleet
 
 
 class NodeEvent(StrEnum):

@@ -19,7 +19,7 @@ ALIASES = ("smart", "worker", "cheap")
 PushPolicy = Literal["never", "on_completion", "on_checkpoint"]
 IsolationMode = Literal["worktree", "in_place"]
 RollbackPolicy = Literal["never", "on_failure"]
-StorageBackend = Literal["sqlite", "cxdb"]
+StorageBackend = Literal["sqlite", "cxdb", "postgres"]
 AgentMode = Literal["autonomous", "interactive"]
 SandboxKind = Literal["none", "bubblewrap"]
 PUSH_POLICIES: tuple[str, ...] = get_args(PushPolicy)
@@ -180,12 +180,42 @@ class AgentSettings:
 
 @frozen
 class StorageSettings:
-    """`storage:`: sqlite (default, `path`) or cxdb (`addr` host:port for writes, `url` for HTTP reads)."""
+    """`storage:`: sqlite (default, `path`), cxdb (`addr` host:port for writes, `url` for HTTP reads) or postgres
+    (`dsn`, or `dsn_env`: the environment variable holding it, so the password stays out of the file)."""
 
     backend: StorageBackend = "sqlite"
     path: str | None = None
     url: str | None = None
     addr: str | None = None
+    dsn: str | None = field(default=None, repr=False)  # may hold a password: never in a repr
+    dsn_env: str | None = None
+
+
+@frozen
+class DispatchSettings:
+    """`dispatch:`: where work goes. Without `broker` (the default) everything runs in the process that asked for
+    it; with a Redis `broker` (or `broker_env`, the variable holding its URL), `orchestra submit` and parallel
+    branches go to a fleet of `orchestra worker`s (docs/fleet.md).
+
+    Attributes:
+        broker: The Celery broker URL (`redis://host:6379/0`); it is also the result backend.
+        broker_env: The environment variable holding the broker URL (keeps a password out of the file).
+        queue: The default queue.
+        pickup_interval: How often each worker looks for sessions whose worker was lost.
+        visibility_timeout: Redis redelivers a message its worker never acknowledged after this long (work is
+            picked up sooner by the session lock; this only bounds tasks a worker took but never started).
+    """
+
+    broker: str | None = field(default=None, repr=False)  # may hold a password: never in a repr
+    broker_env: str | None = None
+    queue: str = "orchestra"
+    pickup_interval: Seconds = Seconds(5.0)
+    visibility_timeout: Seconds = Seconds(3600.0)
+
+    @property
+    def fleet(self) -> bool:
+        """Whether a broker is configured (work goes to a fleet)."""
+        return bool(self.broker or self.broker_env)
 
 
 @frozen
@@ -253,6 +283,7 @@ class OrchestraSettings:
     storage: StorageSettings = field(factory=StorageSettings)
     prompts: tuple[str, ...] = field(default=("prompts",), converter=str_tuple)
     sandbox: SandboxSettings = field(factory=SandboxSettings)
+    dispatch: DispatchSettings = field(factory=DispatchSettings)
     cli_agents: Mapping[str, CliAgentSettings] = field(factory=dict, converter=frozen_map)
     source_path: Path | None = None
     project_root: Path | None = None

@@ -31,6 +31,7 @@ class SessionStatus(StrEnum):
     SUCCESS = "success"
     FAIL = "fail"
     INTERRUPTED = "interrupted"
+    CANCELLED = "cancelled"  # `orchestra cancel` stopped it for good
 
 
 @frozen

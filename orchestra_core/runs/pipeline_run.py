@@ -20,6 +20,7 @@ from orchestra_core.engine.runner import PipelineEngine
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.handlers import build_registry
 from orchestra_core.model import records
+from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.chat import ChatHistory
 from orchestra_core.model.checkpoint import RunResult
 from orchestra_core.model.context import Context
@@ -366,11 +367,13 @@ class PipelineRun:
         return prepared.graph
 
     # Running ---------------------------------------------------------------------------------------
-    def execute(self) -> RunResult:
+    def execute(self, stop: Cancellation | None = None) -> RunResult:
         """Run (or continue) the pipeline to its end; pipeline failures are results, not exceptions.
 
         A KeyboardInterrupt records the session as interrupted (resumable) and is raised again; any other
         exception (a bug, such as a handler's StageCrashed) records the session failed and is raised again.
+        `stop`, when cancelled, stops the run before its next node and cancels the attempt running now (the
+        fleet's `orchestra cancel`).
         """
         if self.engine is None:
             self.open()
@@ -391,6 +394,7 @@ class PipelineRun:
                 logs_root=self.logs_root,
                 initial_context=initial if checkpoint is None else None,
                 resume_from=checkpoint,
+                stop=stop,
             )
         except KeyboardInterrupt:
             self.record_failure("interrupted", interrupted=True)
@@ -443,6 +447,11 @@ class PipelineRun:
         if directory.read_manifest() is None:
             now = self.ports.clock.now()
             directory.write_manifest(manifest_for(self.graph, self.session_id, directory.root, now, initial_context))
+
+    @property
+    def lease(self) -> SessionLease | None:
+        """The session's lock, while the run holds it."""
+        return self._lease
 
     def record_failure(self, reason: str, *, interrupted: bool = False) -> None:
         """Mark the session failed (or interrupted) when the run could not start or was stopped."""

@@ -58,6 +58,7 @@ LIFECYCLE_EVENT = EnumSpec(
         r.LifecycleEvent.FAILED: 2,
         r.LifecycleEvent.RESUMED: 3,
         r.LifecycleEvent.INTERRUPTED: 4,
+        r.LifecycleEvent.CANCELLED: 5,
     },
 )
 NODE_EVENT = EnumSpec(

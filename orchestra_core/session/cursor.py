@@ -28,6 +28,7 @@ _STATUS_AFTER: Mapping[Enum, SessionStatus] = {
     LifecycleEvent.COMPLETED: SessionStatus.SUCCESS,
     LifecycleEvent.FAILED: SessionStatus.FAIL,
     LifecycleEvent.INTERRUPTED: SessionStatus.INTERRUPTED,
+    LifecycleEvent.CANCELLED: SessionStatus.CANCELLED,
 }
 
 # Compact, pinned codes for stores that keep the status as a number.
@@ -37,6 +38,7 @@ STATUS_CODES = {
     SessionStatus.SUCCESS: 2,
     SessionStatus.FAIL: 3,
     SessionStatus.INTERRUPTED: 4,
+    SessionStatus.CANCELLED: 5,
 }
 _STATUS_BY_CODE = {code: status for status, code in STATUS_CODES.items()}
 

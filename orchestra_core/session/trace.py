@@ -24,7 +24,9 @@ from orchestra_core.session.turn_view import TurnView
 PARALLEL_SPAWN = "parallel"
 BRANCH_TITLE_PREFIX = "branch "
 FORKING_HANDLERS = ("parallel", "stack.manager_loop")
-ENDING_EVENTS = (r.LifecycleEvent.COMPLETED, r.LifecycleEvent.FAILED, r.LifecycleEvent.INTERRUPTED)
+ENDING_EVENTS = (
+    r.LifecycleEvent.COMPLETED, r.LifecycleEvent.FAILED, r.LifecycleEvent.INTERRUPTED, r.LifecycleEvent.CANCELLED,
+)
 DISCOVERY_LIMIT = 200
 _BRANCH_PAGE = 64
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from orchestra_adapters.locks import FileSessionLocks
-from orchestra_core.ports.session_locks import SessionLocks
+from orchestra_core.ports.session_locks import SessionLease, SessionLocks
 from orchestra_core.testing.contracts.session_locks import HolderKiller, SessionLocksContract
 from orchestra_core.testing.session_locks import InMemorySessionLocks
 
@@ -75,3 +79,67 @@ class TestFileSessionLocks(SessionLocksContract):
             holder.wait(timeout=30)
 
         return kill
+
+
+_PG_HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from orchestra_adapters.locks.postgres_session_locks import PostgresSessionLocks
+    lease = PostgresSessionLocks(sys.argv[1], holder="doomed worker").acquire(sys.argv[2])
+    print("locked", flush=True)
+    time.sleep(120)
+    """
+)
+
+
+class TestPostgresSessionLocks(SessionLocksContract):
+    """Advisory locks held by the holder's connection: a killed holder's lock is freed by the database."""
+
+    capabilities = frozenset({"holder_death"})
+
+    @pytest.fixture(autouse=True)
+    def _database(self, postgres_dsn: str) -> None:
+        self.dsn = postgres_dsn
+
+    def make_locks(self) -> SessionLocks:
+        from orchestra_adapters.locks.postgres_session_locks import PostgresSessionLocks
+
+        return _LazyLocks(lambda: PostgresSessionLocks(self.dsn))
+
+    def hold_elsewhere(self, locks: SessionLocks, session_id: str) -> HolderKiller:
+        holder = subprocess.Popen(
+            [sys.executable, "-c", _PG_HOLDER, self.dsn, session_id], cwd=ROOT, stdout=subprocess.PIPE, text=True
+        )
+        self.add_cleanup(holder.wait)
+        self.add_cleanup(holder.kill)
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        holder.stdout.close()
+        assert locks.holder(session_id) == "doomed worker"
+
+        def kill() -> None:
+            holder.kill()
+            holder.wait(timeout=30)
+            deadline = time.monotonic() + 10  # the server ends the dead client's backend (and its locks) at once
+            while locks.holder(session_id) is not None and time.monotonic() < deadline:
+                time.sleep(0.01)
+
+        return kill
+
+
+class _LazyLocks:
+    """Builds the locks on first use: the contract makes them in setup_method, before the database fixture."""
+
+    def __init__(self, make: Callable[[], SessionLocks]) -> None:
+        self._make = make
+        self._locks: SessionLocks | None = None
+
+    def _get(self) -> SessionLocks:
+        if self._locks is None:
+            self._locks = self._make()
+        return self._locks
+
+    def acquire(self, session_id: str) -> SessionLease:
+        return self._get().acquire(session_id)
+
+    def holder(self, session_id: str) -> str | None:
+        return self._get().holder(session_id)

@@ -180,7 +180,7 @@ def test_wrong_types_are_located(tmp_path: Path, text: str, line: int, key: str,
     [
         ("workspace:\n  repos:\n    b:\n      path: x\n      push: always\n", "workspace.repos.b.push", "never, on_completion, on_checkpoint"),
         ("workspace:\n  repos:\n    b:\n      path: x\n      isolation: container\n", "workspace.repos.b.isolation", "worktree, in_place"),
-        ("storage:\n  backend: postgres\n", "storage.backend", "sqlite, cxdb"),
+        ("storage:\n  backend: mysql\n", "storage.backend", "sqlite, cxdb, postgres"),
         ("agents:\n  a:\n    mode: chatty\n", "agents.a.mode", "autonomous, interactive"),
     ],
 )

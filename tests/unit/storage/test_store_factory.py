@@ -51,7 +51,10 @@ def test_cxdb_store_is_opened_lazily(tmp_path: Path) -> None:
     ("settings", "message"),
     [
         (StorageSettings(backend="cxdb"), "storage.addr"),
-        (StorageSettings(backend="postgres"), "storage.backend"),
+        (StorageSettings(backend="mysql"), "storage.backend"),  # type: ignore[arg-type]
+        (StorageSettings(backend="postgres"), "storage.dsn"),
+        (StorageSettings(backend="postgres", dsn_env="ORCHESTRA_TEST_NO_SUCH_DSN"), "storage.dsn_env"),
+        (StorageSettings(backend="postgres", dsn="postgresql://a@b/c", dsn_env="X"), "storage.dsn or storage.dsn_env"),
     ],
 )
 def test_bad_settings_name_the_key(tmp_path: Path, settings: StorageSettings, message: str) -> None:

@@ -291,6 +291,7 @@ PINNED_ENUMS = {
         "failed": 2,
         "resumed": 3,
         "interrupted": 4,
+        "cancelled": 5,
     },
     "dev.orchestra.NodeEvent": {
         "started": 0,
@@ -304,7 +305,7 @@ PINNED_ENUMS = {
     "dev.orchestra.ParallelEvent": {"fan_out": 0, "branch_started": 1, "branch_completed": 2, "fan_in": 3},
 }
 
-PINNED_STATUS_CODES = {"new": 0, "running": 1, "success": 2, "fail": 3, "interrupted": 4}
+PINNED_STATUS_CODES = {"new": 0, "running": 1, "success": 2, "fail": 3, "interrupted": 4, "cancelled": 5}
 
 
 def _current_types() -> dict:

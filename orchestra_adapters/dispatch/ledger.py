@@ -1,0 +1,140 @@
+"""PostgresFleetLedger: the fleet's bookkeeping in the session store's database (tables `fleet_sessions` and
+`fleet_workers`); every state change is one compare-and-set UPDATE."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from orchestra_adapters.storage.postgres.dsn import connection_options, display_dsn
+from orchestra_adapters.storage.postgres.errors import store_error
+from orchestra_adapters.storage.postgres.schema import SCHEMA, migrate
+from orchestra_core.ports.fleet import FleetEntry, FleetState, WorkerBeat
+
+_S = SCHEMA
+_ENTRY = (
+    "SELECT session_id, state, task_id, queue, worker, submission, cancel_requested, pickups, updated_at "
+    f"FROM {_S}.fleet_sessions"
+)
+_RETURNING = "RETURNING session_id, state, task_id, queue, worker, submission, cancel_requested, pickups, updated_at"
+
+
+class PostgresFleetLedger:
+    """The FleetLedger port in PostgreSQL; one connection behind a lock (the ledger is written a few times per
+    session, not per turn)."""
+
+    def __init__(self, dsn: str, *, application_name: str = "orchestra fleet") -> None:
+        self._dsn = dsn
+        self.location = display_dsn(dsn)
+        self._options = connection_options(application_name)
+        self._guard = threading.Lock()
+        self._connection: psycopg.Connection | None = None
+        with self._use("open the fleet ledger") as connection:
+            migrate(connection, self.location)
+
+    def add(self, session_id: str, task_id: str, queue: str, submission: Mapping[str, Any]) -> FleetEntry:
+        with self._use(f"record session {session_id} in the fleet") as connection:
+            row = connection.execute(
+                f"INSERT INTO {_S}.fleet_sessions (session_id, state, task_id, queue, submission) "
+                f"VALUES (%s, 'queued', %s, %s, %s) {_RETURNING}",
+                (session_id, task_id, queue, Jsonb(dict(submission))),
+            ).fetchone()
+        assert row is not None
+        return _entry(row)
+
+    def get(self, session_id: str) -> FleetEntry | None:
+        with self._use(f"read session {session_id} in the fleet") as connection:
+            row = connection.execute(f"{_ENTRY} WHERE session_id = %s", (session_id,)).fetchone()
+        return _entry(row) if row else None
+
+    def entries(self, *, states: Sequence[FleetState] = ("queued", "running", "done"), limit: int = 200) -> list[FleetEntry]:
+        with self._use("list the fleet's sessions") as connection:
+            rows = connection.execute(
+                f"{_ENTRY} WHERE state = ANY(%s) ORDER BY updated_at DESC LIMIT %s", (list(states), limit)
+            ).fetchall()
+        return [_entry(row) for row in rows]
+
+    def start(self, session_id: str, worker: str) -> FleetEntry | None:
+        with self._use(f"start session {session_id} in the fleet") as connection:
+            row = connection.execute(
+                f"UPDATE {_S}.fleet_sessions SET state = 'running', worker = %s, updated_at = now() "
+                f"WHERE session_id = %s AND state <> 'done' {_RETURNING}",
+                (worker, session_id),
+            ).fetchone()
+        return _entry(row) if row else None
+
+    def finish(self, session_id: str, worker: str) -> None:
+        with self._use(f"finish session {session_id} in the fleet") as connection:
+            connection.execute(
+                f"UPDATE {_S}.fleet_sessions SET state = 'done', worker = CASE WHEN %s = '' THEN worker ELSE %s END, "
+                "updated_at = now() WHERE session_id = %s",
+                (worker, worker, session_id),
+            )
+
+    def requeue(self, session_id: str, old_task_id: str, new_task_id: str) -> bool:
+        with self._use(f"requeue session {session_id}") as connection:
+            row = connection.execute(
+                f"UPDATE {_S}.fleet_sessions SET state = 'queued', task_id = %s, pickups = pickups + 1, "
+                "updated_at = now() WHERE session_id = %s AND state = 'running' AND task_id = %s RETURNING 1",
+                (new_task_id, session_id, old_task_id),
+            ).fetchone()
+        return row is not None
+
+    def request_cancel(self, session_id: str) -> FleetEntry | None:
+        with self._use(f"cancel session {session_id}") as connection:
+            row = connection.execute(
+                f"UPDATE {_S}.fleet_sessions SET cancel_requested = true, updated_at = now() "
+                f"WHERE session_id = %s {_RETURNING}",
+                (session_id,),
+            ).fetchone()
+        return _entry(row) if row else None
+
+    def beat(self, worker: WorkerBeat) -> None:
+        with self._use(f"record the heartbeat of {worker.name}") as connection:
+            connection.execute(
+                f"INSERT INTO {_S}.fleet_workers (name, queues, concurrency, running, started_at, beat_at) "
+                "VALUES (%s, %s, %s, %s, COALESCE(%s, now()), now()) ON CONFLICT (name) DO UPDATE SET "
+                "queues = excluded.queues, concurrency = excluded.concurrency, running = excluded.running, "
+                "beat_at = now()",
+                (worker.name, ",".join(worker.queues), worker.concurrency, Jsonb(dict(worker.running)), worker.started_at),
+            )
+
+    def workers(self) -> list[WorkerBeat]:
+        with self._use("list the fleet's workers") as connection:
+            rows = connection.execute(
+                f"SELECT name, queues, concurrency, running, started_at, beat_at FROM {_S}.fleet_workers "
+                "ORDER BY beat_at DESC"
+            ).fetchall()
+        return [
+            WorkerBeat(name, tuple(q for q in queues.split(",") if q), concurrency, running or {}, started, beat)
+            for name, queues, concurrency, running, started, beat in rows
+        ]
+
+    def close(self) -> None:
+        with self._guard:
+            connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.close()
+
+    @contextmanager
+    def _use(self, action: str) -> Iterator[psycopg.Connection]:
+        with self._guard:
+            try:
+                if self._connection is None or self._connection.closed:
+                    self._connection = psycopg.connect(self._dsn, autocommit=True, **self._options)  # type: ignore[arg-type]
+                yield self._connection
+            except psycopg.Error as error:
+                if self._connection is not None:
+                    self._connection.close()
+                    self._connection = None
+                raise store_error(error, self.location, action) from None
+
+
+def _entry(row: Sequence[Any]) -> FleetEntry:
+    session_id, state, task_id, queue, worker, submission, cancel, pickups, updated = row
+    return FleetEntry(session_id, state, task_id, queue, worker, submission or {}, bool(cancel), pickups, updated)

@@ -1,0 +1,108 @@
+"""FleetLedger port: what a fleet of workers shares besides the session store: which sessions were handed to it
+and where each stands, cancel requests, and the workers' heartbeats."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from attrs import field, frozen
+
+from orchestra_core.model.immutable import frozen_map
+
+FleetState = Literal["queued", "running", "done"]
+
+
+@frozen
+class FleetEntry:
+    """A session handed to the fleet.
+
+    Attributes:
+        session_id: The session.
+        state: `queued` (a task waits for a worker), `running` (a worker took the session's lock and runs it) or
+            `done` (it ended: success, fail or cancelled).
+        task_id: The task that should run it now (a requeue after a lost worker replaces it).
+        queue: The queue its session tasks go to.
+        worker: The worker that runs it (or ran it last).
+        submission: What `orchestra submit` recorded: the pipeline's path and blob, the initial context, options.
+        cancel_requested: `orchestra cancel` asked for it to stop.
+        pickups: How often it was picked up again after a lost worker.
+        updated_at: When the entry last changed (UTC).
+    """
+
+    session_id: str
+    state: FleetState
+    task_id: str
+    queue: str
+    worker: str = ""
+    submission: Mapping[str, Any] = field(factory=dict, converter=frozen_map)
+    cancel_requested: bool = False
+    pickups: int = 0
+    updated_at: datetime | None = None
+
+
+@frozen
+class WorkerBeat:
+    """A worker's last heartbeat: who it is, what it serves, what it runs now (session id -> what)."""
+
+    name: str
+    queues: tuple[str, ...]
+    concurrency: int
+    running: Mapping[str, str] = field(factory=dict, converter=frozen_map)
+    started_at: datetime | None = None
+    beat_at: datetime | None = None
+
+
+@runtime_checkable
+class FleetLedger(Protocol):
+    """The fleet's shared bookkeeping (a table beside the session store). Every change of an entry's state is a
+    compare-and-set, so two workers (or two reapers) never both win the same transition.
+
+    Attributes:
+        location: Where the ledger lives, for messages (no password).
+    """
+
+    location: str
+
+    def add(self, session_id: str, task_id: str, queue: str, submission: Mapping[str, Any]) -> FleetEntry:
+        """Record a session handed to the fleet (state `queued`)."""
+        ...
+
+    def get(self, session_id: str) -> FleetEntry | None:
+        """The session's entry, None when the fleet never had it."""
+        ...
+
+    def entries(self, *, states: Sequence[FleetState] = ("queued", "running", "done"), limit: int = 200) -> list[FleetEntry]:
+        """Entries in these states, most recently changed first."""
+        ...
+
+    def start(self, session_id: str, worker: str) -> FleetEntry | None:
+        """The worker holds the session's lock and runs it: state `running` (from `queued` or `running`); None
+        when the entry is `done` or missing."""
+        ...
+
+    def finish(self, session_id: str, worker: str) -> None:
+        """The session ended (state `done`)."""
+        ...
+
+    def requeue(self, session_id: str, old_task_id: str, new_task_id: str) -> bool:
+        """Compare-and-set: a `running` entry still naming `old_task_id` goes back to `queued` with
+        `new_task_id` (one more pickup); False when someone else changed it first."""
+        ...
+
+    def request_cancel(self, session_id: str) -> FleetEntry | None:
+        """Mark the session for cancellation; its entry (None when the fleet never had it)."""
+        ...
+
+    def beat(self, worker: WorkerBeat) -> None:
+        """Record a worker's heartbeat."""
+        ...
+
+    def workers(self) -> list[WorkerBeat]:
+        """Every worker's last heartbeat, newest first."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...
