@@ -89,6 +89,7 @@ INSERT INTO {SCHEMA}.schema_version (version) VALUES (1);
 # Version 2: each turn's running totals (SessionTotals: agent turns, tokens, node runs, ... and the latest
 # lifecycle turn), kept like the cursor, so `status` of a long session reads its counts from the head; sessions
 # found by their parent. Existing turns are backfilled in id order (a parent's id is always below its child's).
+# And the fleet's parallel branches (`fleet_branches`: one row per branch of a session handed to the fleet).
 _V2 = f"""
 ALTER TABLE {SCHEMA}.turns ADD COLUMN agent_turns bigint NOT NULL DEFAULT 0;
 ALTER TABLE {SCHEMA}.turns ADD COLUMN prompt_tokens bigint NOT NULL DEFAULT 0;
@@ -102,6 +103,20 @@ ALTER TABLE {SCHEMA}.turns ADD COLUMN parallel bigint NOT NULL DEFAULT 0;
 ALTER TABLE {SCHEMA}.turns ADD COLUMN session_branches bigint NOT NULL DEFAULT 0;
 ALTER TABLE {SCHEMA}.turns ADD COLUMN lifecycle_id bigint;
 CREATE INDEX sessions_by_parent ON {SCHEMA}.sessions (parent_session_id);
+CREATE TABLE {SCHEMA}.fleet_branches (
+    session_id text NOT NULL,
+    branch text NOT NULL,
+    state text NOT NULL,
+    task_id text NOT NULL,
+    queue text NOT NULL,
+    line text NOT NULL DEFAULT '',
+    worker text NOT NULL DEFAULT '',
+    result jsonb NOT NULL DEFAULT '{{}}',
+    cancel_requested boolean NOT NULL DEFAULT false,
+    pickups integer NOT NULL DEFAULT 0,
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (session_id, branch)
+);
 """
 
 LATEST_VERSION = 2

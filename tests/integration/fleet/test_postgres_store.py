@@ -119,6 +119,7 @@ def test_a_version_1_database_gets_the_totals_of_its_turns(postgres_dsn: str) ->
     with psycopg.connect(postgres_dsn, autocommit=True) as connection:  # back to what version 1 wrote
         connection.execute(f"ALTER TABLE orchestra.turns {', '.join(f'DROP COLUMN {c}' for c in columns)}")
         connection.execute("DROP INDEX orchestra.sessions_by_parent")
+        connection.execute("DROP TABLE orchestra.fleet_branches")
         connection.execute("UPDATE orchestra.schema_version SET version = 1")
     migrated = PostgresSessionStore(postgres_dsn)
     found = {(line, own): migrated.session_totals(line, own=own) for line, own in expected}
