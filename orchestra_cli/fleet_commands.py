@@ -64,6 +64,7 @@ def _serve(
     config: Path | None, cwd: Path,
 ) -> int:
     from orchestra_adapters.container import build_container
+    from orchestra_adapters.dispatch.branch_runner import BranchTaskRunner
     from orchestra_adapters.dispatch.celery_app import set_task_runner
     from orchestra_adapters.dispatch.session_runner import SessionTaskRunner
     from orchestra_adapters.dispatch.worker import Pickup, WorkerDuties, default_worker_name
@@ -81,10 +82,15 @@ def _serve(
         task_container.session_locks.override(providers.Singleton(PostgresSessionLocks, dsn, holder=name))
         return task_container
 
-    runner = SessionTaskRunner(make_container, fleet.ledger, name)
-    set_task_runner(runner)
+    runner = SessionTaskRunner(make_container, fleet.ledger, name, lambda: fleet.run_ports(name, queues))
+    branches = BranchTaskRunner(make_container, fleet.ledger, name)
+    set_task_runner(lambda task: branches(task) if task.kind == "branch" else runner(task))
     pickup = Pickup(fleet.ledger, store, locks, fleet.dispatcher, runner.running)
-    duties = WorkerDuties(name, queues, concurrency, fleet.ledger, runner, pickup, float(settings.dispatch.pickup_interval))
+
+    def running() -> dict[str, str]:
+        return {**runner.running(), **branches.running()}
+
+    duties = WorkerDuties(name, queues, concurrency, fleet.ledger, running, pickup, float(settings.dispatch.pickup_interval))
     duties.start()
     print(
         f"worker {name}: queues {', '.join(queues)}; {concurrency} at once; broker {fleet.broker_location}; "

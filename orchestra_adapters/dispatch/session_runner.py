@@ -15,6 +15,7 @@ from orchestra_core.ports.dispatcher import Task
 from orchestra_core.ports.fleet import FleetEntry, FleetLedger
 from orchestra_core.ports.session_locks import SessionBusyError
 from orchestra_core.ports.session_store import SessionStatus, SessionStore
+from orchestra_core.runs.ports import FleetPorts
 from orchestra_core.session.api import append_record
 
 FINAL = (SessionStatus.SUCCESS, SessionStatus.FAIL, SessionStatus.CANCELLED)
@@ -31,10 +32,19 @@ class SessionTaskRunner:
     for `orchestra cancel`, and stops when its lock's connection breaks (another worker may have the session then).
     """
 
-    def __init__(self, make_container: Callable[[], Any], ledger: FleetLedger, worker: str) -> None:
+    def __init__(
+        self,
+        make_container: Callable[[], Any],
+        ledger: FleetLedger,
+        worker: str,
+        fleet_ports: Callable[[], FleetPorts | None] = lambda: None,
+    ) -> None:
+        """`fleet_ports`: what the sessions' runs send their parallel branches to the fleet with (None: they run
+        them in this worker's threads)."""
         self._make_container = make_container
         self._ledger = ledger
         self.worker = worker
+        self.fleet_ports = fleet_ports
         self._running: dict[str, str] = {}
         self._lock = threading.Lock()
 
@@ -182,7 +192,7 @@ class _SessionRun:
             project_root=arguments.pop("project_root"),
             initial_context=dict(submission.get("context") or {}),
         )
-        return RunPorts(**arguments), options
+        return RunPorts(**arguments, fleet=self.runner.fleet_ports()), options
 
     def _record_pickup(self) -> None:
         """The session was running on a runner that died (its lock was freed without an end): say so."""

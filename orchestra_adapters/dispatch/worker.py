@@ -12,7 +12,7 @@ from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from orchestra_adapters.dispatch.session_runner import FINAL, SessionTaskRunner
+from orchestra_adapters.dispatch.session_runner import FINAL
 from orchestra_core.ports.dispatcher import Dispatcher, Task
 from orchestra_core.ports.fleet import FleetLedger, WorkerBeat
 from orchestra_core.ports.session_locks import SessionLocks
@@ -70,13 +70,13 @@ class WorkerDuties:
         queues: Sequence[str],
         concurrency: int,
         ledger: FleetLedger,
-        runner: SessionTaskRunner,
+        running: Callable[[], dict[str, str]],
         pickup: Pickup,
         pickup_interval_s: float,
     ) -> None:
         self._beat = WorkerBeat(name, tuple(queues), concurrency, started_at=datetime.now(UTC))
         self._ledger = ledger
-        self._runner = runner
+        self._running = running
         self._pickup = pickup
         self._interval = pickup_interval_s
         self._stop = threading.Event()
@@ -89,7 +89,7 @@ class WorkerDuties:
     def beat(self) -> None:
         from attrs import evolve
 
-        self._ledger.beat(evolve(self._beat, running=self._runner.running()))
+        self._ledger.beat(evolve(self._beat, running=self._running()))
 
     def stop(self) -> None:
         self._stop.set()

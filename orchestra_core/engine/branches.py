@@ -72,9 +72,13 @@ class BranchWalker:
             context_changes=_changes(before, context.snapshot()),
             duration_s=self._clock.monotonic() - started,
         )
+        self.keep(start, branch, result)
+        return result
+
+    def keep(self, start: Edge, branch: str, result: BranchResult) -> None:
+        """Keep a branch's result for `take_results` (a branch that ran elsewhere is kept the same way)."""
         with self._lock:
             self._results.setdefault((parent_branch(branch), start.source), {})[start.target] = result
-        return result
 
     def take_results(self, branch: str | None, node: Node) -> list[BranchResult]:
         """The latest results of a parallel node's branches, in branch order (and forget them)."""

@@ -10,9 +10,10 @@ from typing import Any, Protocol
 from attrs import evolve
 
 from orchestra_core.engine.branch_workspaces import BranchWorkspaces, NoBranchWorkspaces
-from orchestra_core.engine.branches import BranchWalker
+from orchestra_core.engine.branches import BranchWalker, parent_branch
 from orchestra_core.engine.emitter import BranchForwarder, Emitter
 from orchestra_core.engine.execution import HandlerResolver, StageExecutor, StageVisit
+from orchestra_core.engine.remote_branches import BranchRequest, RemoteBranches
 from orchestra_core.engine.routing import (
     Advance,
     Finish,
@@ -36,6 +37,7 @@ from orchestra_core.engine.run_state import (
     resumed_edge,
 )
 from orchestra_core.engine.stage import BranchResult
+from orchestra_core.graph.fan_out import branch_edges, distances
 from orchestra_core.model.checkpoint import Checkpoint, RunResult, RunStatus
 from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
@@ -79,6 +81,8 @@ class Engine(Protocol):
     def workspace_snapshot(self) -> WorkspaceSnapshot | None: ...
     @property
     def branch_workspaces(self) -> BranchWorkspaces | None: ...
+    @property
+    def remote_branches(self) -> RemoteBranches | None: ...
 
     def child(self, observers: Sequence[EventObserver]) -> Engine:
         """An engine for a supervised child run."""
@@ -142,7 +146,44 @@ class RunLoop:
     # engine services for handlers
 
     def run_branch(self, start: Edge, context: Context, **kwargs: Any) -> BranchResult:
-        return self.branches.walk(start, context, **kwargs)
+        remote = self.engine.remote_branches
+        branch: str = kwargs["branch"]
+        if remote is None or parent_branch(branch) is not None:  # nested fan-outs run where their branch runs
+            return self.branches.walk(start, context, **kwargs)
+        node = self.graph.nodes[start.source]
+        edges = branch_edges(self.graph, node)
+        stop_at = kwargs["stop_at"]
+        request = BranchRequest(
+            node=node, start=start, index=edges.index(start), branch=branch,
+            nodes=frozenset(distances(self.graph, start.target, stop_at or node.id)), stop_at=stop_at,
+            stage_keys=kwargs["stage_keys"], context=context, visited=tuple(self.state.completed_nodes),
+            cancel=kwargs["cancel"],
+        )  # fmt: skip
+        result = remote.run(request, lambda: self.branches.walk(start, context, **kwargs))
+        self.branches.keep(start, branch, result)
+        return result
+
+    def walk_branch(
+        self,
+        start: Edge,
+        context: Context,
+        *,
+        branch: str,
+        stop_at: str | None,
+        stage_keys: Mapping[str, str],
+        visited: Sequence[str],
+    ) -> BranchResult:
+        """Walk one branch on its own (a worker runs a branch its session's runner sent it): no start node, no
+        checkpoints; its nested fan-outs run here."""
+        self.branches = BranchWalker(self.graph, self.executor, self.clock, self.max_visits, lambda: tuple(visited))
+        try:
+            return self.branches.walk(
+                start, context, branch=branch, stop_at=stop_at, stage_keys=stage_keys, cancel=self.stop
+            )
+        finally:
+            unwritten = self._close_directory()
+            if unwritten is not None:
+                raise CheckpointSaveError(unwritten)
 
     def run_child(
         self,

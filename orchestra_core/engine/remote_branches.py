@@ -1,0 +1,60 @@
+"""The seam between parallel fan-outs and a fleet: a branch of a fan-out on the main line may run elsewhere.
+
+The engine hands each such branch to `RemoteBranches.run` with what the branch needs and a way to run it here; the
+run layer (`orchestra_core.runs.fleet_branches`) sends it to a worker, or runs it here, and returns its result as if
+it had walked the branch itself. The fork before and the join after stay the engine's, exactly as on one machine.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from attrs import field, frozen
+
+from orchestra_core.engine.stage import BranchResult
+from orchestra_core.model.context import Context
+from orchestra_core.model.graph import Edge, Node
+
+
+@frozen
+class BranchRequest:
+    """One branch of a fan-out, with everything its walk needs.
+
+    Attributes:
+        node: The parallel node.
+        start: The edge the branch starts on (`start.target` is its first node).
+        index: The edge's position among the node's branch edges (how a worker finds it in the same graph).
+        branch: The branch path (`<parallel node>:<start node>`).
+        nodes: Every node the branch may run before the join.
+        stop_at: The join node (None: the branch runs to an exit or a dead end).
+        stage_keys: The stage keys of its nodes that other branches may run too.
+        context: The branch's own copy of the context at the fan-out.
+        visited: The nodes the run ran before the fan-out (for `max_visits`).
+        cancel: Set when the branch is no longer wanted (first_success, the node's timeout, a cancel).
+    """
+
+    node: Node
+    start: Edge
+    index: int
+    branch: str
+    nodes: frozenset[str]
+    stop_at: str | None
+    stage_keys: Mapping[str, str]
+    context: Context = field(eq=False)
+    visited: tuple[str, ...]
+    cancel: threading.Event = field(eq=False)
+
+
+class RemoteBranches(Protocol):
+    """Runs the branches of main-line fan-outs (thread-safe: a fan-out's branches call it concurrently)."""
+
+    def forks_every_branch(self, node: Node) -> bool:
+        """Whether the branches of this fan-out may leave this process: each then gets its own workspace branch
+        (also one that only reads), so that a worker can fetch it."""
+        ...
+
+    def run(self, request: BranchRequest, here: Callable[[], BranchResult]) -> BranchResult:
+        """Run the branch: on a worker, or in this process by calling `here()`; its result either way."""
+        ...
