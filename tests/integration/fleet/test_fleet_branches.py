@@ -164,7 +164,7 @@ def test_a_branch_no_worker_takes_runs_on_the_sessions_runner(machines: Machines
 
 def test_a_worker_without_the_repo_reports_the_branch_failed(machines: Machines) -> None:
     machines.worker("w1", yaml=f"storage: {{backend: sqlite, path: '{machines.store_path}'}}\n")
-    result, run = machines.run_session()
+    result, _run = machines.run_session()
     assert not result.succeeded
     assert "has no workspace repo 'project'" in str(result.context.get("parallel.results"))
 
