@@ -210,7 +210,7 @@ def _cancel(container: Any, session: str, wait: float) -> str:
     try:
         if fleet is not None:
             entry = fleet.ledger.request_cancel(info.session_id)
-            if entry is not None:
+            if entry is not None and entry.task_id:  # a session `orchestra run` runs has no task
                 fleet.dispatcher.cancel(TaskHandle(entry.task_id, "session", info.session_id, entry.queue))
         locks = container.session_locks()
         try:

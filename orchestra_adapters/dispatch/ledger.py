@@ -43,7 +43,9 @@ class PostgresFleetLedger:
         with self._use(f"record session {session_id} in the fleet") as connection:
             row = connection.execute(
                 f"INSERT INTO {_S}.fleet_sessions (session_id, state, task_id, queue, submission) "
-                f"VALUES (%s, 'queued', %s, %s, %s) {_RETURNING}",
+                "VALUES (%s, 'queued', %s, %s, %s) ON CONFLICT (session_id) DO UPDATE SET state = 'queued', "
+                "task_id = excluded.task_id, queue = excluded.queue, submission = excluded.submission, worker = '', "
+                f"cancel_requested = false, updated_at = now() {_RETURNING}",
                 (session_id, task_id, queue, Jsonb(dict(submission))),
             ).fetchone()
         assert row is not None

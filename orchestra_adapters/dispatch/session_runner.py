@@ -206,23 +206,7 @@ class _SessionRun:
 
     def _watch(self, run: Any) -> threading.Event:
         """Stop the run on `orchestra cancel` (polled in the ledger) or when its lock's connection breaks."""
-        done = threading.Event()
-        lease = run.lease
-        watch = getattr(lease, "watch", None)
-        if watch is not None:
-            watch(lambda: self.stop.cancel("the session lock's database connection broke"))
-
-        def poll() -> None:
-            while not done.wait(CANCEL_POLL_S):
-                with suppress(Exception):
-                    entry = self.runner._ledger.get(self.session_id)
-                    if entry is not None and entry.cancel_requested:
-                        self.cancelled.set()
-                        self.stop.cancel(CANCEL_REASON)
-                        return
-
-        threading.Thread(target=poll, name=f"orchestra-cancel-{self.session_id}", daemon=True).start()
-        return done
+        return watch_session(run, self.runner._ledger, self.session_id, self.stop, self.cancelled)
 
     def _refuse(self, reason: str) -> dict[str, Any]:
         """The session cannot run on this worker: it ends failed, saying why (nothing else was recorded)."""
@@ -237,8 +221,31 @@ class _SessionRun:
         return _outcome(self.session_id, "refused", "fail", reason)
 
 
+def watch_session(
+    run: Any, ledger: FleetLedger, session_id: str, stop: Cancellation, cancelled: threading.Event
+) -> threading.Event:
+    """Watch a running session: `orchestra cancel` (its ledger entry, polled) sets `cancelled` and cancels `stop`; a
+    broken lock connection cancels `stop`. Set the returned event once the run ended."""
+    done = threading.Event()
+    watch = getattr(run.lease, "watch", None)
+    if watch is not None:
+        watch(lambda: stop.cancel("the session lock's database connection broke"))
+
+    def poll() -> None:
+        while not done.wait(CANCEL_POLL_S):
+            with suppress(Exception):
+                entry = ledger.get(session_id)
+                if entry is not None and entry.cancel_requested:
+                    cancelled.set()
+                    stop.cancel(CANCEL_REASON)
+                    return
+
+    threading.Thread(target=poll, name=f"orchestra-cancel-{session_id}", daemon=True).start()
+    return done
+
+
 def _outcome(session_id: str, outcome: str, status: str, detail: str = "") -> dict[str, Any]:
     return {"session_id": session_id, "outcome": outcome, "status": status, "detail": detail}
 
 
-__all__ = ["FINAL", "SessionTaskRunner"]
+__all__ = ["CANCEL_REASON", "FINAL", "SessionTaskRunner", "watch_session"]

@@ -14,7 +14,7 @@ from typing import Any
 
 from orchestra_adapters.dispatch.session_runner import FINAL
 from orchestra_core.ports.dispatcher import Dispatcher, Task
-from orchestra_core.ports.fleet import FleetLedger, WorkerBeat
+from orchestra_core.ports.fleet import SESSION_ORIGIN_RUN, FleetLedger, WorkerBeat
 from orchestra_core.ports.session_locks import SessionLocks
 from orchestra_core.ports.session_store import SessionStore
 
@@ -53,6 +53,9 @@ class Pickup:
                 self._ledger.finish(entry.session_id, "")
                 continue
             if self._locks.holder(entry.session_id) is not None:
+                continue
+            if entry.submission.get("origin") == SESSION_ORIGIN_RUN:  # its runner was a command: not the fleet's
+                self._ledger.finish(entry.session_id, "")
                 continue
             task_id = uuid.uuid4().hex
             if self._ledger.requeue(entry.session_id, entry.task_id, task_id):

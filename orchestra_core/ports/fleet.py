@@ -100,7 +100,8 @@ class FleetLedger(Protocol):
     location: str
 
     def add(self, session_id: str, task_id: str, queue: str, submission: Mapping[str, Any]) -> FleetEntry:
-        """Record a session handed to the fleet (state `queued`)."""
+        """Record a session handed to the fleet (state `queued`); an entry it had is replaced (a session run again
+        by `orchestra resume`), keeping only its pickup count."""
         ...
 
     def get(self, session_id: str) -> FleetEntry | None:

@@ -37,7 +37,6 @@ from orchestra_core.session.recorder import SessionRecorder
 from orchestra_core.workspace.branches import BranchWorktrees
 
 LIVE_WORKER_S = 15.0  # a worker whose last heartbeat is older than this (three beats) is not counted as serving
-NO_WORKER_GRACE_S = 15.0  # a branch nobody may take fails after waiting this long without a live worker of its queue
 
 
 class FleetBranches:
@@ -235,15 +234,15 @@ class _Watch:
 
     def _waiting(self) -> BranchResult | None:
         """Nobody took the branch yet: after `claim_after_s` this process runs it, when it serves the queue; a
-        branch of a queue no live worker serves fails after NO_WORKER_GRACE_S."""
+        branch of a queue no live worker serves fails after `no_worker_grace_s`."""
         waited = time.monotonic() - self.queued_at
         if waited < self.fleet.claim_after_s:
             return None
         if self.queue in self.fleet.queues:
             return self._run_here()
-        if waited < max(self.fleet.claim_after_s, NO_WORKER_GRACE_S):
+        if waited < max(self.fleet.claim_after_s, self.fleet.no_worker_grace_s):
             return None
-        if time.monotonic() - self.live_checked_at < LIVE_WORKER_S / 3:
+        if time.monotonic() - self.live_checked_at < min(LIVE_WORKER_S / 3, self.fleet.no_worker_grace_s):
             return None
         self.live_checked_at = time.monotonic()
         if self.branches.live_worker_serves(self.queue):

@@ -89,6 +89,8 @@ class FleetPorts:
         default_queue: The queue of branches whose nodes name none.
         claim_after_s: How long a branch waits for a worker before this process runs it itself.
         poll_s: How often the runner looks at its branches' entries while it waits for them.
+        no_worker_grace_s: A branch of a queue this process does not serve fails when no live worker (a heartbeat
+            within the last 15 s) serves that queue after it waited this long.
     """
 
     dispatcher: Dispatcher
@@ -98,6 +100,7 @@ class FleetPorts:
     default_queue: str = DEFAULT_QUEUE
     claim_after_s: float = 2.0
     poll_s: float = 0.2
+    no_worker_grace_s: float = 15.0
 
 
 @frozen(kw_only=True)

@@ -28,7 +28,11 @@ class InMemoryFleetLedger:
     # sessions ---------------------------------------------------------------------------------------------
     def add(self, session_id: str, task_id: str, queue: str, submission: Mapping[str, Any]) -> FleetEntry:
         with self._lock:
-            entry = FleetEntry(session_id, "queued", task_id, queue, submission=submission, updated_at=self._clock.now())
+            known = self._sessions.get(session_id)
+            pickups = known.pickups if known is not None else 0
+            entry = FleetEntry(
+                session_id, "queued", task_id, queue, submission=submission, pickups=pickups, updated_at=self._clock.now()
+            )
             self._sessions[session_id] = entry
             return entry
 

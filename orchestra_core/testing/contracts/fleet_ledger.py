@@ -40,6 +40,15 @@ class FleetLedgerContract(PortContract):
         assert dict(self.ledger.get("s1").submission) == SUBMISSION  # type: ignore[union-attr]
         assert entry.pickups == 0 and not entry.cancel_requested and entry.updated_at is not None
 
+    def test_adding_a_session_again_replaces_its_entry(self) -> None:
+        self.ledger.add("s1", "t1", "q", {"origin": "submit"})
+        self.ledger.start("s1", "w1")
+        self.ledger.request_cancel("s1")
+        self.ledger.finish("s1", "w1")
+        entry = self.ledger.add("s1", "", "other", {"origin": "run"})
+        assert (entry.state, entry.task_id, entry.queue, dict(entry.submission)) == ("queued", "", "other", {"origin": "run"})
+        assert not entry.cancel_requested and entry.worker == ""
+
     def test_an_unknown_session_has_no_entry(self) -> None:
         assert self.ledger.get("nope") is None
         assert self.ledger.start("nope", "w1") is None

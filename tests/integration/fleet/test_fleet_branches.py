@@ -20,6 +20,7 @@ from orchestra_core.graph.dot_loader import parse_dot
 from orchestra_core.model import records as r
 from orchestra_core.pipeline import prepare_pipeline
 from orchestra_core.ports.dispatcher import Task
+from orchestra_core.ports.fleet import WorkerBeat
 from orchestra_core.runs.branch_task import run_branch_task
 from orchestra_core.runs.ports import FleetPorts, RunOptions, RunPorts
 from orchestra_core.runs.start import begin, start_new
@@ -83,14 +84,16 @@ class Machines:
 
         return self.dispatcher.serve(queues, run, name=name)
 
-    def run_session(self, *, claim_after_s: float = 60.0, queues: tuple[str, ...] = ("orchestra",)) -> tuple[Any, Any]:
+    def run_session(
+        self, *, claim_after_s: float = 60.0, queues: tuple[str, ...] = ("orchestra",), grace_s: float = 15.0
+    ) -> tuple[Any, Any]:
         container = self.container("parent", "parent")
         graph = prepare_pipeline(parse_dot(self.pipeline, path="fan.dot")).graph
         arguments = run_arguments(container, graph=graph)
         options = RunOptions(settings=arguments.pop("settings"), project_root=arguments.pop("project_root"))
         fleet = FleetPorts(
             dispatcher=self.dispatcher, ledger=self.ledger, runner="parent", queues=queues, claim_after_s=claim_after_s,
-            poll_s=0.02,
+            poll_s=0.02, no_worker_grace_s=grace_s,
         )  # fmt: skip
         ports = RunPorts(**arguments, fleet=fleet)
         from orchestra_core.runs.pipeline_run import PipelineRun
@@ -160,6 +163,18 @@ def test_a_branch_no_worker_takes_runs_on_the_sessions_runner(machines: Machines
     assert {entry.worker for entry in entries} == {"parent"} and {entry.state for entry in entries} == {"done"}
     assert {"a.txt", "b.txt"} <= _session_tree(run, "parent")
     assert machines.dispatcher.queued() == []  # the tasks nobody took were withdrawn
+
+
+def test_a_branch_of_a_queue_no_live_worker_serves_fails_saying_so(machines: Machines) -> None:
+    machines.pipeline = machines.pipeline.replace('b [shape=parallelogram,', 'b [shape=parallelogram, queue="gpu",')
+    machines.ledger.beat(WorkerBeat("w-cpu", ("orchestra",), 1))
+    result, run = machines.run_session(claim_after_s=0.05, grace_s=0.3)
+    assert result.node_outcomes["fan"].status.value == "partial_success"  # wait_all: a failed branch
+    reasons = {entry["id"]: entry["failure_reason"] for entry in result.context["parallel.results"]}
+    assert reasons["a"] == "" and "no live worker serves queue 'gpu'" in reasons["b"]
+    assert "orchestra worker --queue gpu" in reasons["b"]
+    entry = machines.ledger.get_branch(run.session_id, "fan:b")
+    assert entry is not None and entry.queue == "gpu" and entry.cancel_requested  # a late worker will not run it
 
 
 def test_a_worker_without_the_repo_reports_the_branch_failed(machines: Machines) -> None:
