@@ -23,6 +23,8 @@ def worker(*, concurrency: int, queues: list[str], name: str | None, config: Pat
 
     if concurrency < 1:
         raise fail("--concurrency must be at least 1")
+    for queue in queues:
+        _check_queue(queue)
     require_config_file(config)
     cwd = Path.cwd()
     with user_errors():
@@ -128,6 +130,8 @@ def submit(
     from orchestra_core.ports.dispatcher import Task
     from orchestra_core.runs.start import begin, start_new
 
+    if queue is not None:
+        _check_queue(queue)
     require_config_file(config)
     with user_errors():
         container = build_container(config_path=config, pipeline_path=pipeline)
@@ -163,6 +167,13 @@ def submit(
         typer.echo(f"session {start.session_id}")
         typer.echo(f"queued  on {chosen}; follow it with: orchestra attach {start.session_id}")
     return EXIT_OK
+
+
+def _check_queue(queue: str) -> None:
+    from orchestra_core.validation.queues import QUEUE_NAME
+
+    if not QUEUE_NAME.fullmatch(queue):
+        raise fail(f"--queue {queue!r} is not a queue name (letters, digits, '.', '_' and '-', at most 100)")
 
 
 def cancel(session: str, *, wait: float, json_output: bool, config: Path | None) -> int:

@@ -1,8 +1,11 @@
-"""The seam between parallel fan-outs and a fleet: a branch of a fan-out on the main line may run elsewhere.
+"""The seam between the engine and a fleet: a branch of a fan-out on the main line, or the work of a main-line node
+that names another queue, may run elsewhere.
 
 The engine hands each such branch to `RemoteBranches.run` with what the branch needs and a way to run it here; the
 run layer (`orchestra_core.runs.fleet_branches`) sends it to a worker, or runs it here, and returns its result as if
-it had walked the branch itself. The fork before and the join after stay the engine's, exactly as on one machine.
+it had walked the branch itself. The fork before and the join after stay the engine's, exactly as on one machine. A
+main-line node whose `queue` this process does not serve has each attempt of its handler run by a worker of that
+queue (`run_node`); its retries, timeout and events stay here.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from typing import Protocol
 
 from attrs import field, frozen
 
-from orchestra_core.engine.stage import BranchResult
+from orchestra_core.engine.stage import BranchResult, Handler, StageRun
 from orchestra_core.model.context import Context
-from orchestra_core.model.graph import Edge, Node
+from orchestra_core.model.graph import Edge, Graph, Node
+from orchestra_core.model.outcome import Outcome
 
 
 @frozen
@@ -58,3 +62,42 @@ class RemoteBranches(Protocol):
     def run(self, request: BranchRequest, here: Callable[[], BranchResult]) -> BranchResult:
         """Run the branch: on a worker, or in this process by calling `here()`; its result either way."""
         ...
+
+    def runs_node(self, node: Node) -> bool:
+        """Whether a main-line node's work goes to the workers of its queue (it names one this process does not
+        serve)."""
+        ...
+
+    def run_node(self, node: Node, context: Context, stage: StageRun) -> Outcome:
+        """Run one attempt of a main-line node on a worker of its queue; its outcome."""
+        ...
+
+
+class HandlerResolver(Protocol):
+    def resolve(self, node: Node) -> Handler: ...
+
+
+class RemoteNodes:
+    """The engine's handler registry, with main-line nodes that name another queue sent to its workers."""
+
+    def __init__(self, registry: HandlerResolver, remote: RemoteBranches) -> None:
+        self._registry = registry
+        self._remote = remote
+
+    def resolve(self, node: Node) -> Handler:
+        handler = self._registry.resolve(node)
+        return _RemoteNode(handler, self._remote) if self._remote.runs_node(node) else handler
+
+
+class _RemoteNode:
+    """A node's handler whose main-line attempts run on a worker (in a branch, the branch's runner runs it)."""
+
+    def __init__(self, handler: Handler, remote: RemoteBranches) -> None:
+        self._handler = handler
+        self._remote = remote
+        self.enforces_timeout = getattr(handler, "enforces_timeout", False)
+
+    def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome | None:
+        if stage.branch is not None:
+            return self._handler.execute(node, context, graph, stage)
+        return self._remote.run_node(node, context, stage)

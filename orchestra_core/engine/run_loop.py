@@ -13,7 +13,7 @@ from orchestra_core.engine.branch_workspaces import BranchWorkspaces, NoBranchWo
 from orchestra_core.engine.branches import BranchWalker, parent_branch
 from orchestra_core.engine.emitter import BranchForwarder, Emitter
 from orchestra_core.engine.execution import HandlerResolver, StageExecutor, StageVisit
-from orchestra_core.engine.remote_branches import BranchRequest, RemoteBranches
+from orchestra_core.engine.remote_branches import BranchRequest, RemoteBranches, RemoteNodes
 from orchestra_core.engine.routing import (
     Advance,
     Finish,
@@ -129,8 +129,9 @@ class RunLoop:
         self.workspaces: BranchWorkspaces = engine.branch_workspaces or NoBranchWorkspaces()
         self.on_context = on_context
         self.max_visits = engine.max_node_visits or graph.get_int("max_node_visits", DEFAULT_MAX_NODE_VISITS)
+        remote = engine.remote_branches
         self.executor = StageExecutor(
-            registry=engine.registry,
+            registry=RemoteNodes(engine.registry, remote) if remote is not None else engine.registry,
             graph=graph,
             directory=self.directory,
             clock=engine.clock,
@@ -172,13 +173,14 @@ class RunLoop:
         stop_at: str | None,
         stage_keys: Mapping[str, str],
         visited: Sequence[str],
+        single: bool = False,
     ) -> BranchResult:
         """Walk one branch on its own (a worker runs a branch its session's runner sent it): no start node, no
-        checkpoints; its nested fan-outs run here."""
+        checkpoints; its nested fan-outs run here. `single`: only its first node, one attempt."""
         self.branches = BranchWalker(self.graph, self.executor, self.clock, self.max_visits, lambda: tuple(visited))
         try:
             return self.branches.walk(
-                start, context, branch=branch, stop_at=stop_at, stage_keys=stage_keys, cancel=self.stop
+                start, context, branch=branch, stop_at=stop_at, stage_keys=stage_keys, cancel=self.stop, single=single
             )
         finally:
             unwritten = self._close_directory()

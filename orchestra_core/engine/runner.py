@@ -114,6 +114,7 @@ class PipelineEngine:
         stage_keys: Mapping[str, str],
         visited: Sequence[str] = (),
         stop: threading.Event | None = None,
+        single: bool = False,
     ) -> BranchResult:
         """Run one parallel branch on its own, as the runner of its session would have (a worker of a fleet does).
 
@@ -128,12 +129,15 @@ class PipelineEngine:
             stage_keys: The stage keys of its nodes that other branches may run too.
             visited: The nodes the run ran before the fan-out.
             stop: Cancelled when the branch is no longer wanted (its running attempt stops too).
+            single: Run only the branch's first node, one attempt (a main-line node sent to another queue).
 
         Returns:
             How the branch ended (`skipped` when it was stopped before it finished).
         """
         run = RunLoop(self, graph, session_id, logs_root, (), stop, None)
-        return run.walk_branch(start, context, branch=branch, stop_at=stop_at, stage_keys=stage_keys, visited=visited)
+        return run.walk_branch(
+            start, context, branch=branch, stop_at=stop_at, stage_keys=stage_keys, visited=visited, single=single
+        )
 
     def iter_events(self, graph: Graph, **kwargs: Any) -> EventStream:
         """Run in a background thread and iterate over the events; `stream.result` at the end."""

@@ -175,18 +175,30 @@ class BranchRun(PipelineRun):
             self.graph, session_id=self.assignment.session_id, logs_root=self.logs_root, start=start,
             context=Context(dict(self.assignment.context)), branch=self.assignment.branch,
             stop_at=self.assignment.stop_at, stage_keys=self.assignment.stage_keys, visited=self.assignment.visited,
-            stop=stop,
+            stop=stop, single=self.assignment.single,
         )  # fmt: skip
         heads = self._push(result) if not stop.is_set() else {}
         self.recorder.flush()
         return BranchOutcome(result=result, heads=heads)
 
     def _start_edge(self) -> Edge:
+        if self.assignment.single:
+            return self._node_edge()
         node = self.graph.nodes.get(self.assignment.node)
         edges = branch_edges(self.graph, node) if node is not None else ()
-        edge = edges[self.assignment.edge] if 0 <= self.assignment.edge < len(edges) else None
-        if edge is None or f"{edge.source}:{edge.target}" != self.assignment.branch:
+        found = edges[self.assignment.edge] if 0 <= self.assignment.edge < len(edges) else None
+        if found is None or f"{found.source}:{found.target}" != self.assignment.branch:
             raise OrchestraError(f"parallel branch {self.assignment.branch} is not in pipeline {self.pipeline_name}")
+        return found
+
+    def _node_edge(self) -> Edge:
+        """A main-line node's task: the edge that led to the node (one to itself when none did)."""
+        edges, index, node_id = self.graph.edges, self.assignment.edge, self.assignment.node
+        if node_id not in self.graph.nodes:
+            raise OrchestraError(f"node {node_id} is not in pipeline {self.pipeline_name}")
+        edge = edges[index] if 0 <= index < len(edges) else Edge(node_id, node_id)
+        if edge.target != node_id:
+            raise OrchestraError(f"edge {index} of pipeline {self.pipeline_name} does not lead to node {node_id}")
         return edge
 
     def _push(self, result: BranchResult) -> dict[str, str]:

@@ -10,9 +10,12 @@ from collections.abc import Callable, Mapping
 from contextlib import suppress
 from datetime import UTC, datetime
 
+from attrs import evolve
+
 from orchestra_core.engine.remote_branches import BranchRequest
-from orchestra_core.engine.stage import BranchResult
-from orchestra_core.model.graph import Graph, Node
+from orchestra_core.engine.stage import BranchResult, StageRun
+from orchestra_core.model.context import Context
+from orchestra_core.model.graph import Edge, Graph, Node
 from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.records import LifecycleEvent, PipelineLifecycle
 from orchestra_core.model.settings import RepoSettings
@@ -35,8 +38,11 @@ from orchestra_core.session.checkpoints import PipelineSource
 from orchestra_core.session.interrupted import interruption_of, open_nodes
 from orchestra_core.session.recorder import SessionRecorder
 from orchestra_core.workspace.branches import BranchWorktrees
+from orchestra_core.workspace.naming import ref_component
 
 LIVE_WORKER_S = 15.0  # a worker whose last heartbeat is older than this (three beats) is not counted as serving
+# Handlers that only route or place branches: their `queue` says where their branches go, not where they run.
+PLACE_ONLY_HANDLERS = frozenset({"start", "exit", "parallel", "parallel.fan_in", "conditional", "stack.manager_loop"})
 
 
 class FleetBranches:
@@ -96,6 +102,55 @@ class FleetBranches:
             auto_approve=self.auto_approve, sent_by=self.fleet.runner,
         )  # fmt: skip
         return _Watch(self, request, here, assignment, queue).result()
+
+    def runs_node(self, node: Node) -> bool:
+        queue = node.get("queue")
+        return bool(queue) and queue not in self.fleet.queues and node.handler_type not in PLACE_ONLY_HANDLERS
+
+    def run_node(self, node: Node, context: Context, stage: StageRun) -> Outcome:
+        """One attempt of a main-line node on a worker of its queue: in its own git branch (forked from the session
+        branch, fetched back and merged into it) and its own line of the session, as a branch of one node."""
+        queue = node.get("queue")
+        path = f"{node.id}@{ref_component(queue, 'queue')}"
+        line = self.recorder.open_line(path)
+        if self.worktrees is not None:
+            self.worktrees.fork(node.id, None, [path])
+        edge = stage.incoming_edge
+        index = self.graph.edges.index(edge) if edge is not None and edge in self.graph.edges else -1
+        request = BranchRequest(
+            node=node, start=edge or Edge(node.id, node.id), index=index, branch=path, nodes=frozenset({node.id}),
+            stop_at=None, stage_keys={node.id: stage.stage_key}, context=context, visited=tuple(stage.completed_nodes),
+            cancel=stage.cancel,
+        )  # fmt: skip
+        try:
+            repos = self._publish(path)
+        except Exception as error:
+            self._drop(node, path)
+            return Outcome.fail(f"node {node.id} cannot be sent to queue {queue!r}: {error}")
+        assignment = BranchAssignment(
+            session_id=self.session_id, branch=path, line=line, node=node.id, edge=index, stop_at=None,
+            stage_keys=request.stage_keys, context=context.snapshot(), visited=request.visited,
+            pipeline_path=self.source.path or "", pipeline_blob=self.source.blob or "", repos=repos,
+            auto_approve=self.auto_approve, sent_by=self.fleet.runner, single=True,
+        )  # fmt: skip
+        result = _Watch(self, request, lambda: failed(request, "not run here"), assignment, queue).result()
+        return self._merged(node, path, result, queue, line)
+
+    def _merged(self, node: Node, path: str, result: BranchResult, queue: str, line: str) -> Outcome:
+        """The node's outcome once its branch is merged into the session branch (a conflict fails it)."""
+        outcome = result.outcome or Outcome.fail(result.failure_reason or f"node {node.id} did not run")
+        if self.worktrees is not None:
+            successful = result.status in (StageStatus.SUCCESS.value, StageStatus.PARTIAL_SUCCESS.value)
+            report = self.worktrees.join(node.id, None, [path], [path] if successful else [])
+            if report.failed:
+                return Outcome.fail(f"node {node.id}: its work conflicts with the session branch: {report.summary()}")
+        where = f"ran on queue {queue} (its turns in session {line})"
+        return evolve(outcome, notes=f"{outcome.notes}; {where}" if outcome.notes else where)
+
+    def _drop(self, node: Node, path: str) -> None:
+        if self.worktrees is not None:
+            with suppress(Exception):
+                self.worktrees.join(node.id, None, [path], [])
 
     def _publish(self, branch: str) -> dict[str, BranchRepo]:
         """Push each repo's git branch of `branch` (still at its fork point) to the remote, for a worker to fetch.
@@ -285,8 +340,6 @@ class _Watch:
             return
         with suppress(Exception):
             self.branches.note_lost(entry, self.request.nodes, new_line)
-        from attrs import evolve
-
         self.task_id = task_id
         self.assignment = evolve(self.assignment, line=new_line, attempt=self.assignment.attempt + 1)
         self._send()

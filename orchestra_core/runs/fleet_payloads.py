@@ -50,6 +50,8 @@ class BranchAssignment:
             to ask).
         attempt: 1, then one more for every run after a lost worker.
         sent_by: The session's runner.
+        single: Not a branch of a fan-out but one attempt of a main-line node that names this queue (`node`; `edge`
+            is the index of the edge that led to it among the graph's edges, -1 for none).
     """
 
     session_id: str
@@ -67,6 +69,7 @@ class BranchAssignment:
     auto_approve: bool = False
     attempt: int = 1
     sent_by: str = ""
+    single: bool = False
 
     def to_payload(self) -> dict[str, Any]:
         """The task's payload (plain JSON)."""
@@ -76,7 +79,7 @@ class BranchAssignment:
             "context": plain_json(self.context), "visited": list(self.visited), "pipeline_path": self.pipeline_path,
             "pipeline_blob": self.pipeline_blob,
             "repos": {name: {"branch": r.branch, "base_sha": r.base_sha, "remote": r.remote} for name, r in self.repos.items()},
-            "auto_approve": self.auto_approve, "attempt": self.attempt, "sent_by": self.sent_by,
+            "auto_approve": self.auto_approve, "attempt": self.attempt, "sent_by": self.sent_by, "single": self.single,
         }  # fmt: skip
 
     @classmethod
@@ -99,7 +102,7 @@ class BranchAssignment:
                 context=dict(payload.get("context") or {}), visited=tuple(payload.get("visited") or ()),
                 pipeline_path=str(payload.get("pipeline_path") or ""), pipeline_blob=str(payload.get("pipeline_blob") or ""),
                 repos=repos, auto_approve=bool(payload.get("auto_approve")), attempt=int(payload.get("attempt") or 1),
-                sent_by=str(payload.get("sent_by") or ""),
+                sent_by=str(payload.get("sent_by") or ""), single=bool(payload.get("single")),
             )  # fmt: skip
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise BadBranchTaskError(f"not a branch task this Orchestra can run: {error!r}") from None

@@ -139,6 +139,11 @@ class SessionRecorder:
         with self._lock:
             self._lines.update(lines)
 
+    def open_line(self, branch: str) -> str:
+        """A fresh fork for the turns of `branch` (a main-line node run by a worker of another queue), from its
+        parent line's head."""
+        return self._open_line(branch)
+
     def rerun_line(self, branch: str, node_id: str, branch_id: str) -> str:
         """A branch runs again from its start (its runner was lost): a fresh fork for its turns takes the old one's
         place (in the fan-in's list too), and its parent line says the branch started again in it."""

@@ -177,6 +177,26 @@ def test_a_branch_of_a_queue_no_live_worker_serves_fails_saying_so(machines: Mac
     assert entry is not None and entry.queue == "gpu" and entry.cancel_requested  # a late worker will not run it
 
 
+def test_a_main_line_node_naming_a_queue_runs_on_that_queues_worker(machines: Machines) -> None:
+    machines.pipeline = """digraph fan {
+        start [shape=Mdiamond]; exit [shape=Msquare]
+        train [shape=parallelogram, queue="gpu", tool_command="echo trained > model.txt"]
+        check [shape=parallelogram, tool_command="test -f model.txt && echo ok > checked.txt"]
+        start -> train -> check -> exit
+    }"""
+    gpu = machines.worker("g1", queues=("gpu",))
+    result, run = machines.run_session()
+    assert result.succeeded, result.failure_reason
+    assert [(task.payload["node"], task.payload["single"]) for task in gpu.ran] == [("train", True)]
+    assert "model.txt" in _session_tree(run, "parent")
+    assert (run.workspace.contexts["project"].worktree_path / "checked.txt").exists()  # merged before check ran
+    assert "ran on queue gpu" in result.node_outcomes["train"].notes
+    entry = machines.ledger.get_branch(run.session_id, "train@gpu")
+    assert entry is not None and entry.worker == "g1" and entry.state == "done"
+    nodes = [rec.node_id for rec in _records(run.ports.store, entry.line) if isinstance(rec, r.NodeExecution)]
+    assert "train" in nodes  # the worker recorded the node's execution in its own line
+
+
 def test_a_worker_without_the_repo_reports_the_branch_failed(machines: Machines) -> None:
     machines.worker("w1", yaml=f"storage: {{backend: sqlite, path: '{machines.store_path}'}}\n")
     result, _run = machines.run_session()
