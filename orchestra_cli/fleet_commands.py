@@ -285,10 +285,14 @@ def fleet_view(container: Any, sessions: list[str]) -> dict[str, Any] | None:
             entry = ledger.get(session)
             if entry is None:
                 continue
+            branches = [
+                {"branch": b.branch, "state": b.state, "queue": b.queue, "worker": b.worker or None, "pickups": b.pickups}
+                for b in sorted(ledger.branches(session), key=lambda b: b.branch)
+            ]  # fmt: skip
             rows.append({
                 "session_id": session, "state": entry.state, "queue": entry.queue, "worker": held.get(session),
                 "node": _running_node(store, session) if session in held else None, "pickups": entry.pickups,
-                "cancel_requested": entry.cancel_requested,
+                "cancel_requested": entry.cancel_requested, "branches": branches,
             })  # fmt: skip
         return {"workers": workers, "sessions": rows}
     finally:
@@ -324,3 +328,7 @@ def print_fleet_view(view: dict[str, Any]) -> None:
         where = f"on {row['worker']}, node {row['node'] or '-'}" if row["worker"] else row["state"]
         extra = f"  picked up {row['pickups']}x" if row["pickups"] else ""
         typer.echo(f"  session {row['session_id']}: {where} (queue {row['queue']}){extra}")
+        for branch in row["branches"] if row["state"] != "done" else []:
+            runs = f"on {branch['worker']}" if branch["worker"] else branch["state"]
+            again = f", sent again {branch['pickups']}x after a lost worker" if branch["pickups"] else ""
+            typer.echo(f"    branch {branch['branch']}: {runs} ({branch['state']}, queue {branch['queue']}{again})")

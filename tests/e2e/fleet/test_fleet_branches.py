@@ -171,7 +171,8 @@ def test_orchestra_run_sends_its_branches_to_the_fleet(tmp_path: Path, redis_ser
         registered = ledger.get(session)
         assert registered is not None and registered.state == "done" and registered.submission["origin"] == "run"
         shown = json.loads(orchestra("status", "--json", cwd=fleet.submitter, env=fleet.env).stdout)
-        assert session in {row["session_id"] for row in shown["fleet"]["sessions"]}
+        row = next(row for row in shown["fleet"]["sessions"] if row["session_id"] == session)
+        assert {b["branch"]: b["worker"] for b in row["branches"]} == {"fan:left": "w1", "fan:right": "w1"}
         worktree = fleet.submitter / ".orchestra" / "worktrees" / session / "project"
         assert {"left.txt", "right.txt"} <= {path.name for path in worktree.iterdir()}
         ledger.close()
