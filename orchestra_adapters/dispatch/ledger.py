@@ -152,6 +152,15 @@ class PostgresFleetLedger:
             ).fetchone()
         return row is not None
 
+    def resend_branch(self, session_id: str, branch: str, old_task_id: str, new_task_id: str) -> bool:
+        with self._use(f"resend branch {branch} of session {session_id}") as connection:
+            row = connection.execute(
+                f"UPDATE {_S}.fleet_branches SET task_id = %s, updated_at = now() WHERE session_id = %s AND "
+                "branch = %s AND state = 'queued' AND task_id = %s AND NOT cancel_requested RETURNING 1",
+                (new_task_id, session_id, branch, old_task_id),
+            ).fetchone()
+        return row is not None
+
     def cancel_branch(self, session_id: str, branch: str) -> BranchEntry | None:
         with self._use(f"cancel branch {branch} of session {session_id}") as connection:
             row = connection.execute(

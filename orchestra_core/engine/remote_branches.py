@@ -11,12 +11,13 @@ queue (`run_node`); its retries, timeout and events stay here.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from attrs import field, frozen
 
 from orchestra_core.engine.stage import BranchResult, Handler, StageRun
+from orchestra_core.graph.fan_out import branch_edges, distances
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Edge, Graph, Node
 from orchestra_core.model.outcome import Outcome
@@ -101,3 +102,23 @@ class _RemoteNode:
         if stage.branch is not None:
             return self._handler.execute(node, context, graph, stage)
         return self._remote.run_node(node, context, stage)
+
+
+def branch_request(
+    graph: Graph,
+    start: Edge,
+    context: Context,
+    visited: Sequence[str],
+    *,
+    branch: str,
+    stop_at: str | None,
+    stage_keys: Mapping[str, str],
+    cancel: threading.Event,
+) -> BranchRequest:
+    """The request for the branch of a main-line fan-out that starts on `start`."""
+    node = graph.nodes[start.source]
+    return BranchRequest(
+        node=node, start=start, index=branch_edges(graph, node).index(start), branch=branch,
+        nodes=frozenset(distances(graph, start.target, stop_at or node.id)), stop_at=stop_at, stage_keys=stage_keys,
+        context=context, visited=tuple(visited), cancel=cancel,
+    )  # fmt: skip

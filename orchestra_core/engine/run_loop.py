@@ -13,7 +13,7 @@ from orchestra_core.engine.branch_workspaces import BranchWorkspaces, NoBranchWo
 from orchestra_core.engine.branches import BranchWalker, parent_branch
 from orchestra_core.engine.emitter import BranchForwarder, Emitter
 from orchestra_core.engine.execution import HandlerResolver, StageExecutor, StageVisit
-from orchestra_core.engine.remote_branches import BranchRequest, RemoteBranches, RemoteNodes
+from orchestra_core.engine.remote_branches import RemoteBranches, RemoteNodes, branch_request
 from orchestra_core.engine.routing import (
     Advance,
     Finish,
@@ -37,7 +37,6 @@ from orchestra_core.engine.run_state import (
     resumed_edge,
 )
 from orchestra_core.engine.stage import BranchResult
-from orchestra_core.graph.fan_out import branch_edges, distances
 from orchestra_core.model.checkpoint import Checkpoint, RunResult, RunStatus
 from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
@@ -151,15 +150,7 @@ class RunLoop:
         branch: str = kwargs["branch"]
         if remote is None or parent_branch(branch) is not None:  # nested fan-outs run where their branch runs
             return self.branches.walk(start, context, **kwargs)
-        node = self.graph.nodes[start.source]
-        edges = branch_edges(self.graph, node)
-        stop_at = kwargs["stop_at"]
-        request = BranchRequest(
-            node=node, start=start, index=edges.index(start), branch=branch,
-            nodes=frozenset(distances(self.graph, start.target, stop_at or node.id)), stop_at=stop_at,
-            stage_keys=kwargs["stage_keys"], context=context, visited=tuple(self.state.completed_nodes),
-            cancel=kwargs["cancel"],
-        )  # fmt: skip
+        request = branch_request(self.graph, start, context, self.state.completed_nodes, **kwargs)
         result = remote.run(request, lambda: self.branches.walk(start, context, **kwargs))
         self.branches.keep(start, branch, result)
         return result

@@ -157,6 +157,11 @@ class FleetLedger(Protocol):
         fresh `line` (one more pickup); False when someone else changed it first."""
         ...
 
+    def resend_branch(self, session_id: str, branch: str, old_task_id: str, new_task_id: str) -> bool:
+        """Compare-and-set: a `queued`, not cancelled entry naming `old_task_id` names `new_task_id` instead (its
+        message was lost with a worker that had reserved it); False when it is not."""
+        ...
+
     def cancel_branch(self, session_id: str, branch: str) -> BranchEntry | None:
         """Mark the branch as no longer wanted; its entry (None when the fleet never had it)."""
         ...

@@ -20,7 +20,7 @@ from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.records import LifecycleEvent, PipelineLifecycle
 from orchestra_core.model.settings import RepoSettings
 from orchestra_core.ports.dispatcher import Task, TaskHandle
-from orchestra_core.ports.fleet import BranchEntry
+from orchestra_core.ports.fleet import BranchEntry, WorkerBeat
 from orchestra_core.ports.git_remotes import GitRemotes
 from orchestra_core.ports.session_locks import SessionLocks
 from orchestra_core.ports.session_store import SessionStore
@@ -207,12 +207,13 @@ class FleetBranches:
         )
         append_record(self.store, entry.line, PipelineLifecycle(LifecycleEvent.INTERRUPTED, self.graph.name, error=reason))
 
-    def live_worker_serves(self, queue: str) -> bool:
+    def live_workers(self, queue: str) -> list[WorkerBeat]:
+        """The workers of `queue` that beat within the last LIVE_WORKER_S."""
         now = datetime.now(UTC)
-        for beat in self.fleet.ledger.workers():
-            if queue in beat.queues and beat.beat_at is not None and (now - beat.beat_at).total_seconds() < LIVE_WORKER_S:
-                return True
-        return False
+        return [
+            beat for beat in self.fleet.ledger.workers()
+            if queue in beat.queues and beat.beat_at is not None and (now - beat.beat_at).total_seconds() < LIVE_WORKER_S
+        ]  # fmt: skip
 
 
 class _Watch:
@@ -300,7 +301,10 @@ class _Watch:
         if time.monotonic() - self.live_checked_at < min(LIVE_WORKER_S / 3, self.fleet.no_worker_grace_s):
             return None
         self.live_checked_at = time.monotonic()
-        if self.branches.live_worker_serves(self.queue):
+        serving = self.branches.live_workers(self.queue)
+        if serving:
+            if waited >= self.fleet.resend_after_s and any(len(b.running) < b.concurrency for b in serving):
+                self._resend()  # a worker of its queue is idle, yet nobody took it: its message was lost
             return None
         self.ledger.cancel_branch(self.assignment.session_id, self.assignment.branch)
         with suppress(Exception):
@@ -310,6 +314,14 @@ class _Watch:
             f"no live worker serves queue {self.queue!r} for parallel branch {self.assignment.branch} "
             f"(start one with: orchestra worker --queue {self.queue})",
         )
+
+    def _resend(self) -> None:
+        task_id = uuid.uuid4().hex
+        if self.ledger.resend_branch(self.assignment.session_id, self.assignment.branch, self.task_id, task_id):
+            with suppress(Exception):
+                self.fleet.dispatcher.cancel(self._handle())
+            self.task_id = task_id
+            self._send()
 
     def _run_here(self) -> BranchResult | None:
         claimed = self.ledger.claim_branch(self.assignment.session_id, self.assignment.branch, self.task_id, self.fleet.runner)

@@ -91,6 +91,9 @@ class FleetPorts:
         poll_s: How often the runner looks at its branches' entries while it waits for them.
         no_worker_grace_s: A branch of a queue this process does not serve fails when no live worker (a heartbeat
             within the last 15 s) serves that queue after it waited this long.
+        resend_after_s: A branch still queued after this long while a live worker of its queue has a free slot is
+            sent again (its message was lost with a worker that had reserved it, which Redis would only give back
+            after its visibility timeout).
     """
 
     dispatcher: Dispatcher
@@ -101,6 +104,7 @@ class FleetPorts:
     claim_after_s: float = 2.0
     poll_s: float = 0.2
     no_worker_grace_s: float = 15.0
+    resend_after_s: float = 30.0
 
 
 @frozen(kw_only=True)

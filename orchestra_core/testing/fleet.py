@@ -107,6 +107,14 @@ class InMemoryFleetLedger:
             )
             return True
 
+    def resend_branch(self, session_id: str, branch: str, old_task_id: str, new_task_id: str) -> bool:
+        with self._lock:
+            entry = self._branches.get((session_id, branch))
+            if entry is None or entry.state != "queued" or entry.task_id != old_task_id or entry.cancel_requested:
+                return False
+            self._branches[(session_id, branch)] = self._touch(entry, task_id=new_task_id)
+            return True
+
     def cancel_branch(self, session_id: str, branch: str) -> BranchEntry | None:
         with self._lock:
             entry = self._branches.get((session_id, branch))

@@ -145,6 +145,17 @@ class FleetLedgerContract(PortContract):
         assert entry.pickups == 1
         assert self.ledger.finish_branch("s1", "fan:a", "t1", RESULT) is False  # the lost runner's result is void
 
+    def test_a_queued_branch_is_resent_once_under_a_new_task_id(self) -> None:
+        self.ledger.add_branch("s1", "fan:a", "t1", "q", "41")
+        wins = _race(6, lambda n: self.ledger.resend_branch("s1", "fan:a", "t1", f"t-{n}"))
+        assert sum(wins) == 1
+        entry = self.ledger.get_branch("s1", "fan:a")
+        assert entry is not None and entry.state == "queued" and entry.task_id == f"t-{wins.index(True)}"
+        assert entry.pickups == 0 and entry.line == "41"
+        assert self.ledger.claim_branch("s1", "fan:a", "t1", "w1") is None  # the lost message's task is void
+        self.ledger.claim_branch("s1", "fan:a", entry.task_id, "w1")
+        assert self.ledger.resend_branch("s1", "fan:a", entry.task_id, "t-late") is False  # running: not resent
+
     def test_a_cancelled_branch_cannot_be_claimed(self) -> None:
         self.ledger.add_branch("s1", "fan:a", "t1", "q", "41")
         entry = self.ledger.cancel_branch("s1", "fan:a")

@@ -85,7 +85,8 @@ class Machines:
         return self.dispatcher.serve(queues, run, name=name)
 
     def run_session(
-        self, *, claim_after_s: float = 60.0, queues: tuple[str, ...] = ("orchestra",), grace_s: float = 15.0
+        self, *, claim_after_s: float = 60.0, queues: tuple[str, ...] = ("orchestra",), grace_s: float = 15.0,
+        resend_s: float = 30.0,
     ) -> tuple[Any, Any]:
         container = self.container("parent", "parent")
         graph = prepare_pipeline(parse_dot(self.pipeline, path="fan.dot")).graph
@@ -93,7 +94,7 @@ class Machines:
         options = RunOptions(settings=arguments.pop("settings"), project_root=arguments.pop("project_root"))
         fleet = FleetPorts(
             dispatcher=self.dispatcher, ledger=self.ledger, runner="parent", queues=queues, claim_after_s=claim_after_s,
-            poll_s=0.02, no_worker_grace_s=grace_s,
+            poll_s=0.02, no_worker_grace_s=grace_s, resend_after_s=resend_s,
         )  # fmt: skip
         ports = RunPorts(**arguments, fleet=fleet)
         from orchestra_core.runs.pipeline_run import PipelineRun
@@ -195,6 +196,27 @@ def test_a_main_line_node_naming_a_queue_runs_on_that_queues_worker(machines: Ma
     assert entry is not None and entry.worker == "g1" and entry.state == "done"
     nodes = [rec.node_id for rec in _records(run.ports.store, entry.line) if isinstance(rec, r.NodeExecution)]
     assert "train" in nodes  # the worker recorded the node's execution in its own line
+
+
+def test_a_branch_whose_message_was_lost_is_sent_again(machines: Machines) -> None:
+    machines.pipeline = machines.pipeline.replace('b [shape=parallelogram,', 'b [shape=parallelogram, queue="gpu",')
+    container = machines.container("g1", "g1")
+    lost: list[str] = []
+
+    def loses_the_first(task: Task) -> dict[str, Any]:
+        if not lost:  # reserved by a worker that died before it started it: it never runs
+            lost.append(task.task_id)
+            return {"outcome": "lost"}
+        return run_branch_task(task, machines.ledger, "g1", lambda a: open_branch_run(container, a), poll_s=0.05)
+
+    gpu = machines.dispatcher.serve(("gpu",), loses_the_first, name="g1")
+    machines.worker("w1")
+    machines.ledger.beat(WorkerBeat("g1", ("gpu",), 2))  # alive, with free slots
+    result, run = machines.run_session(claim_after_s=0.05, grace_s=0.2, resend_s=0.3)
+    assert result.succeeded, result.failure_reason
+    entry = machines.ledger.get_branch(run.session_id, "fan:b")
+    assert entry is not None and entry.state == "done" and entry.worker == "g1" and entry.pickups == 0
+    assert len(gpu.ran) == 2 and gpu.ran[1].task_id == entry.task_id != lost[0]
 
 
 def test_a_worker_without_the_repo_reports_the_branch_failed(machines: Machines) -> None:
