@@ -92,20 +92,19 @@ class DispatcherContract(PortContract):
         started = threading.Event()
         release = threading.Event()
 
-        def blocks_first(task: Task) -> Mapping[str, Any]:
-            if task.session_id == "busy":
+        def blocks(task: Task) -> Mapping[str, Any]:
+            if task.session_id.startswith("busy"):
                 started.set()
                 release.wait(RESULT_TIMEOUT_S)
             return self.echo(task)
 
-        self._serve(runner=blocks_first)
-        busy = self.dispatcher.submit(Task("session", "busy"))
+        self._serve(runner=blocks)
+        busy = [self.dispatcher.submit(Task("session", f"busy-{n}")) for n in range(8)]  # more than any pool runs
         assert started.wait(RESULT_TIMEOUT_S)
-        handles = [self.dispatcher.submit(Task("session", f"waiting-{n}")) for n in range(8)]  # more than any pool
         doomed = self.dispatcher.submit(Task("session", "doomed"))
         self.dispatcher.cancel(doomed)
         release.set()
-        for handle in [busy, *handles]:
+        for handle in busy:
             self.dispatcher.result(handle, timeout=RESULT_TIMEOUT_S)
         after = self.dispatcher.submit(Task("session", "after"))
         self.dispatcher.result(after, timeout=RESULT_TIMEOUT_S)

@@ -12,7 +12,7 @@ from tests.support.orchestra_project import orchestra
 COMMANDS = [
     ["init"], ["compile"], ["run"], ["resume"], ["replay"], ["show"], ["status"], ["attach"], ["cleanup"],
     ["doctor"],
-    ["mcp"], ["mcp", "serve"], ["serve"],
+    ["mcp"], ["mcp", "serve"], ["serve"], ["worker"], ["submit"], ["cancel"],
 ]  # fmt: skip
 
 
