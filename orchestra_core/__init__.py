@@ -246,9 +246,8 @@ if TYPE_CHECKING:
         StoredTurn,
     )
     from orchestra_core.runs.events import RunEvent
-    from orchestra_core.runs.ports import FleetPorts
     from orchestra_core.runs.extensions import Extensions
-    from orchestra_core.runs.ports import AgentRuntime, BackendFactory
+    from orchestra_core.runs.ports import AgentRuntime, BackendFactory, FleetPorts
     from orchestra_core.runs.start import NothingToResumeError
     from orchestra_core.session.turn_view import TurnView
     from orchestra_core.transforms import Transform, TransformError
