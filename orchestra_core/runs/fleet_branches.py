@@ -15,6 +15,7 @@ from attrs import evolve
 from orchestra_core.engine.remote_branches import BranchRequest
 from orchestra_core.engine.stage import BranchResult, StageRun
 from orchestra_core.model.context import Context
+from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.graph import Edge, Graph, Node
 from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.records import LifecycleEvent, PipelineLifecycle
@@ -41,6 +42,7 @@ from orchestra_core.workspace.branches import BranchWorktrees
 from orchestra_core.workspace.naming import ref_component
 
 LIVE_WORKER_S = 15.0  # a worker whose last heartbeat is older than this (three beats) is not counted as serving
+LEDGER_PATIENCE_S = 30.0  # how long the watch of a branch goes on while the ledger cannot be read
 # Handlers that only route or place branches: their `queue` says where their branches go, not where they run.
 PLACE_ONLY_HANDLERS = frozenset({"start", "exit", "parallel", "parallel.fan_in", "conditional", "stack.manager_loop"})
 
@@ -101,7 +103,15 @@ class FleetBranches:
             visited=request.visited, pipeline_path=self.source.path or "", pipeline_blob=self.source.blob or "", repos=repos,
             auto_approve=self.auto_approve, sent_by=self.fleet.runner,
         )  # fmt: skip
-        return _Watch(self, request, here, assignment, queue).result()
+        try:
+            watch = _Watch(self, request, here, assignment, queue)
+        except OrchestraError as error:  # the broker or the ledger failed: the branch runs here when it may
+            with suppress(Exception):
+                self.fleet.ledger.cancel_branch(self.session_id, request.branch)
+            if queue in self.fleet.queues:
+                return here()
+            return failed(request, f"parallel branch {request.branch} could not be sent to queue {queue!r}: {error}")
+        return watch.result()
 
     def runs_node(self, node: Node) -> bool:
         queue = node.get("queue")
@@ -245,8 +255,17 @@ class _Watch:
         return TaskHandle(self.task_id, "branch", self.assignment.session_id, self.queue)
 
     def result(self) -> BranchResult:
+        failures = 0
         while True:
-            entry = self.ledger.get_branch(self.assignment.session_id, self.assignment.branch)
+            try:
+                entry = self.ledger.get_branch(self.assignment.session_id, self.assignment.branch)
+            except OrchestraError as error:  # the ledger's database hiccuped: try again, for a while
+                failures += 1
+                if failures * self.fleet.poll_s >= LEDGER_PATIENCE_S:
+                    return failed(self.request, f"the fleet's ledger could not be read: {error}")
+                time.sleep(self.fleet.poll_s)
+                continue
+            failures = 0
             if entry is None or entry.task_id != self.task_id:
                 return failed(self.request, f"the fleet's entry of parallel branch {self.assignment.branch} was replaced")
             found = self._step(entry)

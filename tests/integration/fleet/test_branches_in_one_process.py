@@ -19,7 +19,7 @@ from orchestra_adapters.dispatch.branch_runner import open_branch_run
 from orchestra_core.graph.dot_loader import parse_dot
 from orchestra_core.model import records as r
 from orchestra_core.pipeline import prepare_pipeline
-from orchestra_core.ports.dispatcher import Task
+from orchestra_core.ports.dispatcher import DispatchError, Task
 from orchestra_core.ports.fleet import WorkerBeat
 from orchestra_core.runs.branch_task import run_branch_task
 from orchestra_core.runs.ports import FleetPorts, RunOptions, RunPorts
@@ -217,6 +217,17 @@ def test_a_branch_whose_message_was_lost_is_sent_again(machines: Machines) -> No
     entry = machines.ledger.get_branch(run.session_id, "fan:b")
     assert entry is not None and entry.state == "done" and entry.worker == "g1" and entry.pickups == 0
     assert len(gpu.ran) == 2 and gpu.ran[1].task_id == entry.task_id != lost[0]
+
+
+def test_branches_run_here_when_the_broker_fails(machines: Machines) -> None:
+    def broken(task: Task) -> Any:
+        raise DispatchError("dispatch.broker redis://127.0.0.1:1/0: cannot queue the task: refused")
+
+    machines.dispatcher.submit = broken  # type: ignore[method-assign]
+    result, run = machines.run_session()
+    assert result.succeeded, result.failure_reason
+    assert {"a.txt", "b.txt"} <= _session_tree(run, "parent")
+    assert all(entry.cancel_requested for entry in machines.ledger.branches(run.session_id))
 
 
 def test_a_worker_without_the_repo_reports_the_branch_failed(machines: Machines) -> None:
