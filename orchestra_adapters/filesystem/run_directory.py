@@ -66,6 +66,10 @@ class FileRunDirectory:
         # here and not written since: unless their directory was handed out, they are known not to exist.
         self._handed_out: set[str] = set()
         self._removed: set[str] = set()
+        # Stage files written here, and the round directories that did not exist before this run: a file of
+        # a new round that was never written nor handed out cannot exist, so removing it needs no unlink.
+        self._written: set[str] = set()
+        self._new_rounds: set[str] = {root} if _empty_or_missing(root) else set()
         self._lock = threading.Lock()
 
     def _ensure(self, directory: str) -> str:
@@ -88,7 +92,9 @@ class FileRunDirectory:
 
     def write_stage_file(self, stage_key: str, name: str, text: str) -> None:
         directory = self.stage_path(stage_key)
-        self._removed.discard(os.path.join(directory, name))
+        path = os.path.join(directory, name)
+        self._removed.discard(path)
+        self._written.add(path)
         self._stage_files.submit(directory, name, text.encode("utf-8", "surrogateescape"))
 
     def read_stage_file(self, stage_key: str, name: str) -> str | None:
@@ -104,9 +110,11 @@ class FileRunDirectory:
             return None
 
     def remove_stage_file(self, stage_key: str, name: str) -> None:
-        path = self._settled(os.path.join(self._round_root, stage_key, name))
-        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-            os.unlink(path)
+        path = os.path.join(self._round_root, stage_key, name)
+        if path in self._written or os.path.dirname(path) in self._handed_out or self._round_root not in self._new_rounds:
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                os.unlink(self._settled(path))
+        self._written.discard(path)
         self._removed.add(path)
 
     def _settled(self, path: str) -> str:
@@ -157,6 +165,8 @@ class FileRunDirectory:
             return
         self._round = round_number
         self._round_root = round_dir(self.root, round_number)
+        if _empty_or_missing(self._round_root):
+            self._new_rounds.add(self._round_root)
         self.artifacts = FileBackedArtifactStore(self._round_root, clock=self._clock)
 
 
@@ -169,6 +179,17 @@ class FileRunDirectories:
 
     def open(self, root: str) -> FileRunDirectory:
         return FileRunDirectory(root, clock=self._clock, durable=self._durable)
+
+
+def _empty_or_missing(directory: str) -> bool:
+    """Whether `directory` holds nothing (a new run directory, made by `run`'s checks or not at all)."""
+    try:
+        with os.scandir(directory) as entries:
+            return next(entries, None) is None
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def _read(path: str) -> str | None:
