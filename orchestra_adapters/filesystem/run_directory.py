@@ -66,10 +66,10 @@ class FileRunDirectory:
         # here and not written since: unless their directory was handed out, they are known not to exist.
         self._handed_out: set[str] = set()
         self._removed: set[str] = set()
-        # Stage files written here, and the round directories that did not exist before this run: a file of
-        # a new round that was never written nor handed out cannot exist, so removing it needs no unlink.
-        self._written: set[str] = set()
-        self._new_rounds: set[str] = {root} if _empty_or_missing(root) else set()
+        # The stages of this round written to, and whether the round's directory was empty when the run began:
+        # a file of a stage never written to nor handed out in a new round cannot exist (no unlink to remove it).
+        self._written_stages: set[str] = set()
+        self._new_round = _empty_or_missing(root)
         self._lock = threading.Lock()
 
     def _ensure(self, directory: str) -> str:
@@ -92,9 +92,8 @@ class FileRunDirectory:
 
     def write_stage_file(self, stage_key: str, name: str, text: str) -> None:
         directory = self.stage_path(stage_key)
-        path = os.path.join(directory, name)
-        self._removed.discard(path)
-        self._written.add(path)
+        self._removed.discard(os.path.join(directory, name))
+        self._written_stages.add(stage_key)
         self._stage_files.submit(directory, name, text.encode("utf-8", "surrogateescape"))
 
     def read_stage_file(self, stage_key: str, name: str) -> str | None:
@@ -111,10 +110,9 @@ class FileRunDirectory:
 
     def remove_stage_file(self, stage_key: str, name: str) -> None:
         path = os.path.join(self._round_root, stage_key, name)
-        if path in self._written or os.path.dirname(path) in self._handed_out or self._round_root not in self._new_rounds:
+        if not self._new_round or stage_key in self._written_stages or os.path.dirname(path) in self._handed_out:
             with contextlib.suppress(FileNotFoundError, NotADirectoryError):
                 os.unlink(self._settled(path))
-        self._written.discard(path)
         self._removed.add(path)
 
     def _settled(self, path: str) -> str:
@@ -165,8 +163,8 @@ class FileRunDirectory:
             return
         self._round = round_number
         self._round_root = round_dir(self.root, round_number)
-        if _empty_or_missing(self._round_root):
-            self._new_rounds.add(self._round_root)
+        self._written_stages = set()
+        self._new_round = _empty_or_missing(self._round_root)
         self.artifacts = FileBackedArtifactStore(self._round_root, clock=self._clock)
 
 
