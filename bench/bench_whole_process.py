@@ -117,9 +117,8 @@ def per_node_costs(work: Path, size: int) -> dict[str, float]:
     by a background writer, so their times say when the writer got to them, not when the node ended)."""
     (work / f"p{size}.dot").write_text(linear_dot(size))
     logs = work / f"logs-flat-{size}"
-    total = timed(
-        [str(ORCHESTRA), "run", f"p{size}.dot", "--backend", "simulate", "--logs-root", str(logs)], work
-    )
+    command = [str(ORCHESTRA), "run", f"p{size}.dot", "--backend", "simulate", "--logs-root", str(logs)]
+    total = timed([*command, "--max-visits", str(size + 10)], work)  # the default limit is 10,000 visits
     ended = checkpoint_times_ms(work / ".orchestra" / "orchestra.db")[1:]  # the start node's first
     window = min(100, size // 2)
     first = (ended[window] - ended[0]) / window
