@@ -13,7 +13,7 @@ from orchestra_core.model.input_files import MAX_CASSETTE_BYTES, InputFileError,
 from orchestra_core.model.settings import ConfigError, ConfigProblem
 from orchestra_core.ports.chat_models import ProviderConfigError
 
-_TOP_KEYS = ("nodes", "commit_messages", "default")
+_TOP_KEYS = ("nodes", "commit_messages", "default", "continue_conversations")
 _REPLY_KEYS = ("content", "tool_calls", "error", "status_code")
 _TOOL_CALL_KEYS = ("name", "args")
 
@@ -50,7 +50,11 @@ class ScriptedReply:
 
 @frozen
 class Cassette:
-    """A parsed cassette: replies per node (in call order), commit-message answers and the fallback."""
+    """A parsed cassette: replies per node (in call order), commit-message answers and the fallback.
+
+    `continue_conversations`: a conversation a run continues (resume or replay at an agent turn, an
+    interactive node re-entered) plays its node's list after the replies it already holds.
+    """
 
     path: Path
     nodes: Mapping[str, tuple[ScriptedReply, ...]] = field(
@@ -58,6 +62,7 @@ class Cassette:
     )
     commit_messages: tuple[str, ...] = field(default=(), converter=str_tuple)
     default: str | None = None
+    continue_conversations: bool = False
 
 
 def load_cassette(path: Path) -> Cassette:
@@ -138,7 +143,11 @@ class _Reader:
         default = top.get("default")
         if default is not None:
             default = self.text(default, "default", _key_line(top, "default"))
-        return Cassette(self.path, nodes, commit_messages, default)
+        continuing = top.get("continue_conversations", False)
+        if not isinstance(continuing, bool):
+            line = _key_line(top, "continue_conversations")
+            raise self.fail(f"expected true or false, got {_kind(continuing)}", "continue_conversations", line)
+        return Cassette(self.path, nodes, commit_messages, default, continuing)
 
     def replies(self, value: Any, key: str, line: int | None) -> tuple[ScriptedReply, ...]:
         items = self.sequence(value, key, line)
