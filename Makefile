@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install sandbox-tools browser cli-agents test lint bench clean
+.PHONY: install sandbox-tools browser cli-agents test lint bench clean e2e-live
 
 install: $(BIN)/orchestra sandbox-tools browser cli-agents
 
@@ -63,6 +63,17 @@ lint:
 	$(BIN)/python -m ruff check orchestra_core orchestra_adapters orchestra_cli tests bench
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m mypy
+
+# The adversarial PR review (examples/pr-review) with real models: keys from the environment (ANTHROPIC_API_KEY,
+# OPENROUTER_API_KEY), one reviewer through Claude Code when `claude` is installed (yours on PATH, else the pinned
+# one of make install). Skipped, with a message saying which keys are missing, without them.
+e2e-live: $(BIN)/orchestra
+	@if [ -n "$${ANTHROPIC_API_KEY:-}" ] && [ -n "$${OPENROUTER_API_KEY:-}" ]; then \
+	    $(BIN)/python -c "import langchain_anthropic, langchain_openai" 2>/dev/null || \
+	    $(BIN)/python -m pip install --quiet -e '.[anthropic,openai]'; \
+	fi
+	@PATH="$(CURDIR)/$(BIN):$$PATH:$(CURDIR)/$(CLI_AGENTS)/node_modules/.bin" ORCHESTRA="$(CURDIR)/$(BIN)/orchestra" \
+	    sh examples/pr-review/run-live.sh $(DIR)
 
 bench:
 	@for script in bench/bench_*.py; do $(BIN)/python $$script || exit 1; done
