@@ -2,9 +2,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install sandbox-tools browser cli-agents test lint bench clean e2e-live
+.PHONY: install sandbox-tools browser cli-agents cxdb-ui test lint bench clean e2e-live
 
-install: $(BIN)/orchestra sandbox-tools browser cli-agents
+install: $(BIN)/orchestra sandbox-tools browser cli-agents cxdb-ui
 
 $(BIN)/orchestra: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,20 @@ cli-agents: $(BIN)/orchestra
 	    touch $(CLI_AGENTS)/node_modules/.bin/claude; \
 	else \
 	    echo "note: npm is not installed; the tests that run the real claude and codex CLIs need it (make install)"; \
+	fi
+
+# React 18 (pinned in tests/cxdb_ui/package-lock.json, the version the CXDB UI uses) whose UMD builds host the
+# CXDB turn renderers in the browser tests (tests/e2e/web/test_cxdb_renderers.py); without npm, a note.
+CXDB_UI := tests/cxdb_ui
+cxdb-ui:
+	@if [ -f $(CXDB_UI)/node_modules/react/umd/react.development.js ] && \
+	    [ ! $(CXDB_UI)/package-lock.json -nt $(CXDB_UI)/node_modules/react/umd/react.development.js ]; then :; \
+	elif command -v npm >/dev/null 2>&1; then \
+	    echo "installing React 18 for the CXDB renderer tests into $(CXDB_UI)/node_modules"; \
+	    npm ci --prefix $(CXDB_UI) --no-audit --no-fund --loglevel=error && \
+	    touch $(CXDB_UI)/node_modules/react/umd/react.development.js; \
+	else \
+	    echo "note: npm is not installed; the CXDB renderer browser tests need React 18 from it (make install)"; \
 	fi
 
 test:
