@@ -194,7 +194,7 @@ def test_a_pipeline_trace_renders_readably_in_the_cxdb_ui(page: Any, traced: Tra
     assert "Tool calls (1)" in text and "backend:write-file" in text
     assert "Files written" in text and "backend:REVIEW.md" in text
     sha = draft["data"]["commits"][0]["sha"]
-    assert f"backend {sha[:12]} Add the synthesized review of the customer search PR diff" in text
+    assert f"backend {sha[:12]} Add REVIEW.md, the synthesized review of the customer search PR diff" in text
     link = page.locator(".turn a", has_text="diff").last
     href = link.get_attribute("href")
     assert href == f"{traced.serve_url}/repos/backend/commits/{sha}"

@@ -37,9 +37,15 @@ function toolCalls(turn) {
   return section(`Tool calls (${calls.length})`, calls.map((call) =>
     h("details", { className: "orchestra-tool-call" },
       h("summary", null, text(call.name), call.error ? " (failed)" : ""),
-      h("div", null, "arguments"), h("pre", { style: PRE }, text(call.args)),
+      arguments_(call.args),
       call.error ? [h("div", null, "error"), h("pre", { style: PRE }, text(call.error))]
         : [h("div", null, "result"), h("pre", { style: PRE }, text(call.result))])));
+}
+
+function arguments_(args) {  // each argument on its own, a string as the text it is
+  const entries = args && typeof args === "object" && !Array.isArray(args) ? Object.entries(args) : [];
+  if (!entries.length) return h("div", null, "no arguments");
+  return entries.map(([name, value]) => [h("div", null, `${name}:`), h("pre", { style: PRE }, text(value))]);
 }
 
 function commits(turn) {
