@@ -81,7 +81,8 @@ lint:
 # The adversarial PR review (examples/pr-review) with real models: keys from the environment (ANTHROPIC_API_KEY,
 # OPENROUTER_API_KEY), one reviewer through Claude Code when `claude` is installed (yours on PATH, else the pinned
 # one of make install). Skipped, with a message saying which keys are missing, without them.
-e2e-live: $(BIN)/orchestra
+e2e-live:
+	@[ -x $(BIN)/orchestra ] || { echo "e2e-live: run make install first"; exit 2; }
 	@if [ -n "$${ANTHROPIC_API_KEY:-}" ] && [ -n "$${OPENROUTER_API_KEY:-}" ]; then \
 	    $(BIN)/python -c "import langchain_anthropic, langchain_openai" 2>/dev/null || \
 	    $(BIN)/python -m pip install --quiet -e '.[anthropic,openai]'; \

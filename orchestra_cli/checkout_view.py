@@ -72,7 +72,10 @@ def _print_text(found: Any, code: dict[str, Any], paths: dict[str, Path], *, sho
         f"({record.model}, provider {record.provider}){where}"
     )
     rows = [[name, str(paths[name]), at.sha[:12], _SOURCES.get(at.source, at.source)] for name, at in code.items()]
-    print_table(["repo", "worktree", "commit", "which"], rows)
-    print("detached HEADs: nothing you commit there moves a branch; `orchestra cleanup` removes these worktrees")
+    if rows:
+        print_table(["repo", "worktree", "commit", "which"], rows)
+        print("detached HEADs: nothing you commit there moves a branch; `orchestra cleanup` removes these worktrees")
+    else:
+        print("the session records no workspace repo (workspace.repos): no code to check out")
     for line in [*message_lines(record, shorten), *tool_call_lines(record, shorten)]:
         print(line)

@@ -145,3 +145,18 @@ def test_cleanup_removes_checkouts_nobody_worked_in(tmp_path: Path) -> None:
     assert [w for w in git(project.root, "worktree", "list").splitlines() if "/.orchestra/checkouts/" in w] == []
     text = orchestra("cleanup", cwd=project.root, env=project.env)
     assert "checkout of turn" not in text.stdout
+
+
+def test_a_session_without_workspace_repos_prints_the_turn_and_no_worktree(tmp_path: Path) -> None:
+    from tests.support.chat_project import chat_project
+
+    project = chat_project(tmp_path / "chat", ["/approve"])
+    ran = orchestra("run", "chat.dot", "--answers", "answers.yaml", "--quiet", cwd=project)
+    assert ran.returncode == 0, ran.stderr
+    turns = json.loads(orchestra("status", "1", "--json", cwd=project).stdout)["turns"]
+    turn = next(t["turn_id"] for t in turns if t["type"] == "dev.orchestra.AgentTurn")
+    text = orchestra("checkout", "1", "--turn", turn, cwd=project)
+    assert text.returncode == 0, text.stderr
+    assert "no code to check out" in text.stdout and "assistant: Draft one" in text.stdout
+    document = json.loads(orchestra("checkout", "1", "--turn", turn, "--json", cwd=project).stdout)
+    assert document["worktrees"] == {} and document["turn"]["node_id"] == "synth"
