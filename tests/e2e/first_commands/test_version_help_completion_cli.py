@@ -10,8 +10,8 @@ import pytest
 from tests.support.orchestra_project import orchestra
 
 COMMANDS = [
-    ["init"], ["compile"], ["run"], ["resume"], ["replay"], ["show"], ["status"], ["attach"], ["cleanup"],
-    ["doctor"],
+    ["init"], ["compile"], ["run"], ["resume"], ["replay"], ["show"], ["checkout"], ["status"], ["attach"],
+    ["cleanup"], ["doctor"],
     ["mcp"], ["mcp", "serve"], ["serve"],
 ]  # fmt: skip
 
