@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import evolve
 
+from orchestra_core.agents.command_template import CommandTemplateError, slots
 from orchestra_core.model.layout import STATE_DIR
 from orchestra_core.model.settings import (
     ConfigError,
@@ -168,6 +169,10 @@ def _remote_problems(repo: RepoSettings) -> Iterator[tuple[str, str]]:
 
 
 def _parameter_problems(command: ToolCommandSettings) -> Iterator[tuple[KeyPath, str]]:
+    try:
+        slots(command.command, command.parameters)
+    except CommandTemplateError as error:
+        yield ("command",), str(error)
     for name in command.parameters:
         key = ("parameters", name)
         if not _PARAMETER_RE.match(name):
