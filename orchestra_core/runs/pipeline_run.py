@@ -297,9 +297,16 @@ class PipelineRun:
         """The repos agents' tools work in: the session (or `branch`'s) worktrees, or the project root as
         `project`."""
         workspace = self.workspace_for(branch)
-        if workspace is not None:
-            return workspace.repo_contexts()
-        return {IMPLICIT_REPO: RepoContext(IMPLICIT_REPO, self.layout.root)}
+        contexts = workspace.repo_contexts() if workspace is not None else {
+            IMPLICIT_REPO: RepoContext(IMPLICIT_REPO, self.layout.root)
+        }
+        protected = self.protected_paths()
+        return {name: evolve(context, protected=protected) for name, context in contexts.items()}
+
+    def protected_paths(self) -> tuple[Path, ...]:
+        """Orchestra's own state, which no tool may write even where it lies inside a repo (a project inside
+        its repository, a `--logs-root` there): the state directory and the run directory."""
+        return (self.layout.state_dir, Path(self.logs_root))
 
     def may_write(self, node_id: str) -> bool:
         """Whether a node may change repo files (a tool node, or an agent with a writing tool): a parallel
