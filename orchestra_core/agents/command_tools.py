@@ -19,6 +19,7 @@ from orchestra_core.agents.command_template import PARAMETER, TEXT, CommandTempl
 from orchestra_core.agents.registry import ToolRegistry, ToolRegistryError, ToolSpec
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import ToolFailure
+from orchestra_core.model.cancellation import takes_keyword
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.settings import ToolCommandSettings
 from orchestra_core.ports.command_runner import CommandResult, CommandRunner
@@ -130,12 +131,16 @@ def _command_function(settings: ToolCommandSettings, runner: CommandRunner | Non
             command = expand_command(settings, arguments)
         except (CommandArgumentError, CommandTemplateError) as error:
             return ToolFailure.of(str(error))
+        extra: dict[str, Any] = {}
+        if repo.protected and takes_keyword(runner.run, "protected"):
+            extra["protected"] = tuple(str(path) for path in repo.protected)
         result = runner.run(
             command,
             cwd=str(repo.root),
             env={"ORCHESTRA_REPO": repo.name, "ORCHESTRA_REPO_ROOT": str(repo.root)},
             timeout=settings.timeout or DEFAULT_TIMEOUT_S,
             writable=(str(repo.root),),
+            **extra,
         )
         text = format_result(command, result)
         return ToolFailure.of(text) if result.timed_out or result.cancelled else text

@@ -333,7 +333,9 @@ class PipelineRun:
     def command_runner(self) -> CommandRunner | None:
         """The run's command runner for tool nodes and hooks: every call may write the session's worktrees."""
         runner = self.ports.command_runner
-        return None if runner is None else WritableRoots(runner, self.writable_roots)
+        if runner is None:
+            return None
+        return WritableRoots(runner, self.writable_roots, lambda: [str(path) for path in self.protected_paths()])
 
     def writable_roots(self) -> list[str]:
         """The directories the run's commands work in: the session worktrees (or the project root) and the

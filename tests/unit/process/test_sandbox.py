@@ -198,3 +198,25 @@ def test_a_writable_project_root_keeps_its_state_directory_read_only_but_the_sta
     result = sandbox().run(command, cwd=str(tmp_path), writable=[str(tmp_path), str(stage)])
     assert result.stdout.split() == ["root:ok", "state:refused", "stage:ok"]
     assert not (tmp_path / ".orchestra" / "orchestra.db").exists()
+
+
+@needs_bwrap()
+def test_protected_directories_inside_a_writable_one_stay_read_only(tmp_path: Path) -> None:
+    # a project inside its repository: its state directory and a --logs-root below the repo root
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    state, logs = repo.path / "app" / ".orchestra", repo.path / "logs"
+    stage = logs / "node"
+    for directory in (state, stage):
+        directory.mkdir(parents=True)
+    command = "\n".join(
+        [
+            probe("echo x > app/file.txt", "repo"),
+            probe("echo x > app/.orchestra/orchestra.db", "state"),
+            probe("echo x > logs/checkpoint.json", "logs"),
+            probe("echo x > logs/node/status.json", "stage"),
+        ]
+    )
+    protected = [str(state), str(logs), str(tmp_path / "elsewhere"), str(tmp_path)]  # outside or above: no mount
+    result = sandbox().run(command, cwd=str(repo.path), writable=[str(repo.path), str(stage)], protected=protected)
+    assert result.stdout.split() == ["repo:ok", "state:refused", "logs:refused", "stage:ok"], result.stderr
+    assert not (state / "orchestra.db").exists() and not (logs / "checkpoint.json").exists()
