@@ -21,6 +21,7 @@ from pathlib import Path
 
 from orchestra_adapters.process.command_runner import SubprocessCommandRunner
 from orchestra_core.model.cancellation import Cancellation
+from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.layout import STATE_DIR
 from orchestra_core.model.settings import OrchestraSettings
 from orchestra_core.ports.command_runner import CommandResult
@@ -187,6 +188,58 @@ def sandboxed_runner(settings: OrchestraSettings) -> SubprocessCommandRunner:
         return SubprocessCommandRunner()
     writable = [str(settings.resolve_path(path)) for path in sandbox.writable]
     return BubblewrapCommandRunner(find_bwrap(), network=sandbox.network, writable=writable)
+
+
+class AgentSandbox:
+    """Wraps a CLI agent's command line (Claude Code, Codex) in bubblewrap.
+
+    Like a command's sandbox, with three differences the agent needs: the network is the host's (the agent
+    talks to its provider), the host's `/tmp` stays visible read-only (the agent, its MCP proxy's interpreter
+    and the proxy's socket may live there) with the node's private scratch directory as `TMPDIR`, and the
+    agent's own state directories (`~/.claude`, `$CODEX_HOME`) are writable.
+
+    Args:
+        bwrap: The `bwrap` program, or None when it is not installed (every wrap then fails: see `wrap`).
+        writable: orchestra.yaml's extra `writable` paths.
+    """
+
+    def __init__(self, bwrap: str | None, writable: Sequence[str] = ()) -> None:
+        self.bwrap = bwrap
+        self.extra_writable = tuple(writable)
+
+    def wrap(
+        self, argv: Sequence[str], *, cwd: str, writable: Sequence[str], protected: Sequence[str], scratch: str
+    ) -> list[str]:
+        """`argv` under bubblewrap, allowed to write `writable` (not their `.git`, `.orchestra` and
+        `protected`), the extra paths and `scratch`.
+
+        Raises:
+            SandboxUnavailable: bwrap is not installed; the agent must not run unconfined.
+        """
+        if self.bwrap is None:
+            raise SandboxUnavailable(NOT_INSTALLED.replace("the command was", "the agent was"))
+        allowed = [*writable, *self.extra_writable, scratch]
+        return [
+            self.bwrap,
+            "--die-with-parent", "--unshare-all", "--share-net", "--new-session", "--cap-drop", "ALL",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            *_mount_arguments(cwd, allowed, protected),
+            "--setenv", "TMPDIR", scratch,
+            "--chdir", os.path.abspath(cwd),
+            "--",
+            *argv,
+        ]  # fmt: skip
+
+
+class SandboxUnavailable(OrchestraError):
+    """The sandbox is asked for and cannot run here (bwrap is missing)."""
+
+
+def agent_sandbox(settings: OrchestraSettings) -> AgentSandbox | None:
+    """The sandbox for CLI agents orchestra.yaml's `sandbox` asks for (None: `kind: none`)."""
+    if settings.sandbox.kind == "none":
+        return None
+    return AgentSandbox(find_bwrap(), [str(settings.resolve_path(path)) for path in settings.sandbox.writable])
 
 
 def probe(bwrap: str, network: bool = False) -> str | None:
