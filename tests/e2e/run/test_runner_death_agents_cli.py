@@ -14,7 +14,8 @@ import pytest
 
 from tests.support.git_repos import make_repo
 from tests.support.orchestra_project import ORCHESTRA, orchestra
-from tests.support.processes import alive, kill_quietly, wait_for_file, wait_until
+from tests.support.processes import alive, kill_quietly, live_processes_with, wait_for_file, wait_until
+from tests.support.sandbox import needs_bwrap
 
 pytestmark = pytest.mark.slow
 
@@ -101,3 +102,31 @@ def test_sigkill_during_a_project_tool_call_leaves_no_process_and_resume_reruns_
     }  # fmt: skip
     root, signals = _project(tmp_path, config, ', agent.tools="project:hold"', {"cassette.yaml": json.dumps(cassette)})
     _kill_during_the_node_then_resume(root, signals, dict(os.environ))
+
+
+@needs_bwrap()
+def test_sigkill_during_a_sandboxed_cli_agent_leaves_no_process_of_it(tmp_path: Path) -> None:
+    # inside the sandbox's pid namespace `$$` means nothing to the host: its processes are found by a variable
+    marker = f"orchestra-test-{tmp_path.name}"
+    agent = tmp_path / "stand-in-agent"
+    agent.write_text(STAND_IN_AGENT % "sleep 300 & sleep 300", encoding="utf-8")
+    agent.chmod(0o755)
+    config = {"workspace": {"repos": {"project": {"path": "."}}}, "backend": "claude-code",
+              "claude_code": {"command": str(agent), "env": {"ORCHESTRA_TEST_AGENT": marker}},
+              "sandbox": {"kind": "bubblewrap", "writable": [str(tmp_path / "signals")]}}  # fmt: skip
+    root, _signals = _project(tmp_path, config, "", {})
+    runner = subprocess.Popen(
+        [str(ORCHESTRA), "run", "dies.dot", "--quiet"], cwd=root, env={**os.environ, "HOME": str(tmp_path / "home")},
+        start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    agent_processes = lambda: live_processes_with("ORCHESTRA_TEST_AGENT", marker)  # noqa: E731
+    try:
+        assert wait_until(lambda: len(agent_processes()) >= 3, 60), "the agent never started"  # sh and two sleeps
+        os.kill(runner.pid, signal.SIGKILL)
+        assert runner.wait(10) == -signal.SIGKILL
+        assert wait_until(lambda: not agent_processes(), 2), f"alive 2 s after the runner died: {agent_processes()}"
+    finally:
+        kill_quietly(agent_processes())
+        if runner.poll() is None:
+            runner.kill()
+            runner.wait(10)
