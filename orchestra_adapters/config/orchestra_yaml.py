@@ -93,7 +93,7 @@ def discover_settings(pipeline_path: Path | None, explicit: Path | None, cwd: Pa
     if chosen is not None:
         return load_settings(cwd / chosen.expanduser(), project_root=project_root)
     for candidate in _candidates(cwd / pipeline_path if pipeline_path else None, project_root):
-        if candidate.is_file():
+        if _present(candidate):  # a FIFO or directory in its place is an error, not a file to skip
             return load_settings(candidate, project_root=project_root)
     return OrchestraSettings(project_root=project_root)
 
@@ -107,11 +107,16 @@ def find_project_root(cwd: Path) -> Path:
     start = cwd.resolve()
     home = Path.home().resolve()
     for directory in (start, *start.parents):
-        if (directory / CONFIG_NAME).is_file():
+        if _present(directory / CONFIG_NAME):
             return directory
         if directory != home and (directory / STATE_DIR).is_dir():
             return directory
     return start
+
+
+def _present(path: Path) -> bool:
+    """Whether something is there under that name (a dangling symlink, a FIFO, a directory included)."""
+    return path.exists() or path.is_symlink()
 
 
 def global_config_dir() -> Path:
