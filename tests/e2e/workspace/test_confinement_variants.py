@@ -98,3 +98,27 @@ def test_a_command_s_hostile_gitmodules_is_not_committed_at_the_join(tmp_path: P
     git(root, "fsck", "--strict", "--no-dangling", branch)
     committed = git(root, "ls-tree", "-r", "-z", "--name-only", branch).split("\0")
     assert "made.txt" in committed and "right.txt" in committed and "gitmod~2" not in committed
+
+
+def test_links_the_agent_s_own_code_made_during_the_run_lead_nowhere(tmp_path: Path) -> None:
+    # a project tool runs a script the agent wrote (as a test suite would): it plants symlink chains, directory
+    # links and a hard link to .git/config; the agent's next writes and reads through them are refused
+    setup = "ln -s .git gl; mkdir d; ln -s ../gl d/x; ln -s d/x chain; ln -s ../.. up; ln .git/config hard\n"
+    calls = [
+        write("setup.sh", setup),
+        {"name": "project:setup", "args": {}},
+        write("gl/config", "[core]\n\tfsmonitor = touch PWNED\n"),
+        write("d/x/hooks/post-commit", "x"),
+        write("chain/config", "x"),
+        write("up/escape.txt", "x"),
+        write("hard", "[core]\n\tfsmonitor = touch PWNED\n"),
+        {"name": "project:read-file", "args": {"path": "chain/config"}},
+    ]
+    root = attack_project(tmp_path / "project", {"a.txt": "a\n"}, calls, tools={"setup": {"command": "sh setup.sh"}})
+    commit_all(root)
+    run = run_attack(root)
+    errors = [answer.error for answer in run.answers]
+    assert errors[:2] == [None, None] and all(errors[2:]), errors
+    assert "hard links" in str(errors[6]) and "leaves the project repo" in str(errors[5])
+    assert "fsmonitor" not in (root / ".git" / "config").read_text(encoding="utf-8")  # Orchestra's own link is there
+    assert not (root / ".git" / "hooks" / "post-commit").exists() and not (tmp_path / "escape.txt").exists()
