@@ -305,8 +305,15 @@ class PipelineRun:
 
     def protected_paths(self) -> tuple[Path, ...]:
         """Orchestra's own state, which no tool may write even where it lies inside a repo (a project inside
-        its repository, a `--logs-root` there): the state directory and the run directory."""
-        return (self.layout.state_dir, Path(self.logs_root))
+        its repository, a `--logs-root` there): the state directory, the run directory, and a SQLite store
+        that `storage.path` puts elsewhere (with its journal files)."""
+        paths = [self.layout.state_dir, Path(self.logs_root)]
+        storage = self.options.settings.storage
+        if storage.backend == "sqlite" and storage.path:
+            store = Path(storage.path).expanduser()
+            store = store if store.is_absolute() else self.layout.root / store
+            paths += [store, *(store.with_name(store.name + suffix) for suffix in ("-wal", "-shm", "-journal"))]
+        return tuple(paths)
 
     def may_write(self, node_id: str) -> bool:
         """Whether a node may change repo files (a tool node, or an agent with a writing tool): a parallel

@@ -10,6 +10,10 @@ from typing import Any
 
 from attrs import frozen
 
+from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
+from orchestra_core.model.turn import AgentTurn
+from orchestra_core.session.api import history
+from orchestra_core.session.codec import decode_record
 from tests.support.git_repos import git
 from tests.support.orchestra_project import agent_turns, orchestra
 
@@ -88,14 +92,21 @@ def commit_all(repo: Path) -> None:
     git(repo, "commit", "-q", "-m", "Start")
 
 
-def run_attack(root: Path, *args: str) -> AttackRun:
-    """`orchestra run pipeline.dot --json` in `root`: it succeeds, the agent's calls were answered."""
+def run_attack(root: Path, *args: str, store: Path | None = None) -> AttackRun:
+    """`orchestra run pipeline.dot --json` in `root`: it succeeds, the agent's calls were answered (read from
+    the project's store, or the SQLite file `store`)."""
     ran = orchestra("run", "pipeline.dot", "--json", *args, cwd=root)
     assert ran.returncode == 0, ran.stderr + ran.stdout
     document = json.loads(ran.stdout)
-    answers = [
-        Answer(call.args, call.error, call.result)
-        for _stored, turn in agent_turns(root, document["session_id"])
-        for call in turn.tool_calls
-    ]
+    turns = _turns(store, document["session_id"]) if store else [t for _, t in agent_turns(root, document["session_id"])]
+    answers = [Answer(call.args, call.error, call.result) for turn in turns for call in turn.tool_calls]
     return AttackRun(root, document, answers)
+
+
+def _turns(store: Path, session_id: str) -> list[AgentTurn]:
+    opened = SqliteSessionStore(store)
+    try:
+        records = [decode_record(turn) for turn in reversed(list(history(opened, session_id)))]
+    finally:
+        opened.close()
+    return [record for record in records if isinstance(record, AgentTurn)]

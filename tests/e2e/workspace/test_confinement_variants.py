@@ -46,6 +46,17 @@ def test_the_state_of_a_project_inside_its_repository_is_out_of_reach(tmp_path: 
     assert not (repo / ".ORCHESTRA").exists() and not list(repo.glob("**/.ORCHESTRA"))
 
 
+def test_a_store_that_storage_path_puts_inside_the_repo_is_out_of_reach(tmp_path: Path) -> None:
+    calls = [write("data/sessions.db", "corrupted"), write("data/sessions.db-wal", "x"), write("data/ok.txt", "ok")]
+    root = attack_project(tmp_path / "project", {".gitignore": "data/*.db*\n"}, calls,
+                          extra={"storage": {"path": "data/sessions.db"}})  # fmt: skip
+    commit_all(root)
+    run = run_attack(root, store=root / "data" / "sessions.db")
+    assert ["Orchestra's own state" in str(answer.error) for answer in run.answers] == [True, True, False]
+    status = orchestra("status", run.document["session_id"], "--json", cwd=root)
+    assert status.returncode == 0 and json.loads(status.stdout)["status"] == "success"
+
+
 def test_every_spelling_of_gitmodules_and_gitattributes_is_checked(tmp_path: Path) -> None:
     marker = tmp_path / "PWNED"
     module = HOSTILE_MODULE.format(marker=marker)
