@@ -57,6 +57,8 @@ def _kill_during_the_node_then_resume(root: Path, signals: Path, env: dict[str, 
     try:
         pids = [int(pid) for pid in wait_for_file(signals / "pids", 60, lambda: runner.poll() is None).split()]
         assert all(alive(pid) for pid in pids)
+        # a node's start is written within 50 ms (the recorder's flusher): the contract covers a node past that
+        assert wait_until(lambda: _node_seen(root, env, "work"), 30), "the node's start was never recorded"
         os.kill(runner.pid, signal.SIGKILL)  # the runner alone, not its process group
         assert runner.wait(10) == -signal.SIGKILL
         assert wait_until(lambda: not any(alive(pid) for pid in pids), 2), "a process of the node outlived the runner"
@@ -76,6 +78,11 @@ def _kill_during_the_node_then_resume(root: Path, signals: Path, env: dict[str, 
     assert json.loads(resumed.stdout)["status"] == "success"
     assert (signals / "runs").read_text().split() == ["run", "run"]  # the node once more
     assert (signals / "before").read_text().split() == ["before"]  # the node before it not again
+
+
+def _node_seen(root: Path, env: dict[str, str], node: str) -> bool:
+    status = orchestra("status", "1", "--json", cwd=root, env=env)
+    return status.returncode == 0 and node in [item["id"] for item in json.loads(status.stdout).get("nodes", [])]
 
 
 def test_sigkill_during_a_cli_agent_node_leaves_no_agent_and_resume_reruns_the_node(tmp_path: Path) -> None:
