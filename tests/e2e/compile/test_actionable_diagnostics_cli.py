@@ -83,7 +83,7 @@ def test_every_config_problem_is_its_own_line(tmp_path: Path) -> None:
     assert result.stderr.splitlines() == [
         f"orchestra: error: 4 problems in {config}:",
         f"  {config}:1: bakend: unknown key (did you mean backend?)",
-        f"  {config}:3: storage.backend: expected one of sqlite, cxdb, got a string ('mysql')",
+        f"  {config}:3: storage.backend: expected one of sqlite, cxdb, postgres, got a string ('mysql')",
         f"  {config}:4: storage.pathh: unknown key (did you mean path?)",
         f"  {config}:6: sandbox.kind: expected one of none, bubblewrap, got a string ('nope')",
     ]
