@@ -25,9 +25,9 @@ def check_git_file(path: str, name: str, data: bytes) -> None:
         ToolPathError: `.gitmodules` content as `check_gitmodules` says; `.gitattributes` over 100 MiB or
             with a line of 2,048 bytes or more. The message names the file and the problem.
     """
-    if is_gitmodules(name):
+    if is_gitmodules(name):  # a hashed 8.3 name (`g~123456`) is both: fsck checks it as both
         check_gitmodules(path, data)
-    elif is_gitattributes(name):
+    if is_gitattributes(name):
         _check_gitattributes(path, data)
 
 

@@ -11,7 +11,7 @@ from tests.support.orchestra_project import orchestra
 
 COMMANDS = [
     ["init"], ["compile"], ["run"], ["resume"], ["replay"], ["show"], ["checkout"], ["status"], ["attach"],
-    ["cleanup"], ["doctor"],
+    ["cleanup"], ["doctor"], ["worker"], ["submit"], ["cancel"],
     ["mcp"], ["mcp", "serve"], ["serve"],
 ]  # fmt: skip
 
