@@ -2,9 +2,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install sandbox-tools browser fleet-servers cli-agents test lint bench clean
+.PHONY: install sandbox-tools browser fleet-servers cli-agents cxdb-ui test lint bench clean e2e-live
 
-install: $(BIN)/orchestra sandbox-tools browser fleet-servers cli-agents
+install: $(BIN)/orchestra sandbox-tools browser fleet-servers cli-agents cxdb-ui
 
 $(BIN)/orchestra: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -72,6 +72,20 @@ cli-agents: $(BIN)/orchestra
 	    echo "note: npm is not installed; the tests that run the real claude and codex CLIs need it (make install)"; \
 	fi
 
+# React 18 (pinned in tests/cxdb_ui/package-lock.json, the version the CXDB UI uses) whose UMD builds host the
+# CXDB turn renderers in the browser tests (tests/e2e/web/test_cxdb_renderers.py); without npm, a note.
+CXDB_UI := tests/cxdb_ui
+cxdb-ui:
+	@if [ -f $(CXDB_UI)/node_modules/react/umd/react.development.js ] && \
+	    [ ! $(CXDB_UI)/package-lock.json -nt $(CXDB_UI)/node_modules/react/umd/react.development.js ]; then :; \
+	elif command -v npm >/dev/null 2>&1; then \
+	    echo "installing React 18 for the CXDB renderer tests into $(CXDB_UI)/node_modules"; \
+	    npm ci --prefix $(CXDB_UI) --no-audit --no-fund --loglevel=error && \
+	    touch $(CXDB_UI)/node_modules/react/umd/react.development.js; \
+	else \
+	    echo "note: npm is not installed; the CXDB renderer browser tests need React 18 from it (make install)"; \
+	fi
+
 test:
 	$(BIN)/python -m pytest -q -n auto
 
@@ -79,6 +93,18 @@ lint:
 	$(BIN)/python -m ruff check orchestra_core orchestra_adapters orchestra_cli tests bench
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m mypy
+
+# The adversarial PR review (examples/pr-review) with real models: keys from the environment (ANTHROPIC_API_KEY,
+# OPENROUTER_API_KEY), one reviewer through Claude Code when `claude` is installed (yours on PATH, else the pinned
+# one of make install). Skipped, with a message saying which keys are missing, without them.
+e2e-live:
+	@[ -x $(BIN)/orchestra ] || { echo "e2e-live: run make install first"; exit 2; }
+	@if [ -n "$${ANTHROPIC_API_KEY:-}" ] && [ -n "$${OPENROUTER_API_KEY:-}" ]; then \
+	    $(BIN)/python -c "import langchain_anthropic, langchain_openai" 2>/dev/null || \
+	    $(BIN)/python -m pip install --quiet -e '.[anthropic,openai]'; \
+	fi
+	@PATH="$(CURDIR)/$(BIN):$$PATH:$(CURDIR)/$(CLI_AGENTS)/node_modules/.bin" ORCHESTRA="$(CURDIR)/$(BIN)/orchestra" \
+	    sh examples/pr-review/run-live.sh $(DIR)
 
 bench:
 	@for script in bench/bench_*.py; do $(BIN)/python $$script || exit 1; done

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from orchestra_cli.commands import attach as attach_command
+from orchestra_cli.commands import checkout as checkout_command
 from orchestra_cli.commands import cleanup as cleanup_command
 from orchestra_cli.commands import compile as compile_command
 from orchestra_cli.commands import doctor as doctor_command
@@ -61,6 +62,7 @@ app.command("run")(run_command.run_pipeline)
 app.command("resume")(resume_command.resume_pipeline)
 app.command("replay")(replay_command.replay_session)
 app.command("show")(show_command.show_commit)
+app.command("checkout")(checkout_command.checkout_turn)
 app.command("status")(status_command.show_status)
 app.command("attach")(attach_command.attach_session)
 app.command("cleanup")(cleanup_command.cleanup)

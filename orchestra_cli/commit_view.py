@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from orchestra_cli.commit_trace import TracedCommit
-from orchestra_core.model.turn import ToolCall, TurnCommit
+from orchestra_core.model.turn import AgentTurn, ToolCall, TurnCommit
+from orchestra_core.ports.session_store import StoredTurn
 
 MAX_LINES = 8
 MAX_CHARS = 400
@@ -41,33 +42,52 @@ def show_json(traced: TracedCommit) -> dict[str, Any]:
             "status": traced.session.status.value,
         },
         "turn": {
-            "turn_id": turn.turn_id,
-            "session_id": traced.found.session_id,
+            **turn_json(record, turn, traced.found.session_id),
             "matched": "sha" if traced.found.exact else "trailers",
             "also_matches": list(traced.others),
-            "node_id": record.node_id,
-            "turn_number": record.turn_number,
-            "model": record.model,
-            "provider": record.provider,
-            "created_at": turn.created_at.isoformat() if turn.created_at else None,
-            "duration_s": record.duration_s,
-            "token_usage": {
-                "prompt_tokens": record.token_usage.prompt_tokens,
-                "completion_tokens": record.token_usage.completion_tokens,
-            },
-            "agent_state_ref": record.agent_state_ref,
-            "files_written": list(record.files_written),
-            "untracked": record.untracked,
-            "commits": [_commit_json(c) for c in record.commits],
-            "messages": [_plain(dict(message)) for message in record.messages],
-            "tool_calls": [_call_json(call) for call in record.tool_calls],
         },
+    }
+
+
+def turn_json(record: AgentTurn, turn: StoredTurn, session_id: str) -> dict[str, Any]:
+    """An agent turn as `show --json` and `checkout --json` give it: every value in full."""
+    return {
+        "turn_id": turn.turn_id,
+        "session_id": session_id,
+        "node_id": record.node_id,
+        "turn_number": record.turn_number,
+        "model": record.model,
+        "provider": record.provider,
+        "created_at": turn.created_at.isoformat() if turn.created_at else None,
+        "duration_s": record.duration_s,
+        "token_usage": {
+            "prompt_tokens": record.token_usage.prompt_tokens,
+            "completion_tokens": record.token_usage.completion_tokens,
+        },
+        "agent_state_ref": record.agent_state_ref,
+        "files_written": list(record.files_written),
+        "untracked": record.untracked,
+        "commits": [_commit_json(c) for c in record.commits],
+        "messages": [_plain(dict(message)) for message in record.messages],
+        "tool_calls": [_call_json(call) for call in record.tool_calls],
     }
 
 
 def show_text(traced: TracedCommit, *, shorten: bool) -> list[str]:
     """The lines `orchestra show` prints; `shorten` cuts long messages, arguments and results."""
-    return [*_header(traced), *_messages(traced, shorten), *_tool_calls(traced, shorten)]
+    record = traced.found.record
+    return [
+        *_header(traced), *_trace_hints(traced), *message_lines(record, shorten), *tool_call_lines(record, shorten)
+    ]
+
+
+def _trace_hints(traced: TracedCommit) -> list[str]:
+    """The commands that go on from this turn: its code checked out, and (a main-line turn) resume or replay."""
+    session, turn_id = traced.session.session_id, traced.found.turn.turn_id
+    hints = [f"orchestra checkout {session} --turn {turn_id}   (the code and reasoning at this turn)"]
+    if traced.found.session_id == session:
+        hints.append(f"orchestra replay {session} --turn {turn_id}     (a new session going on from this turn)")
+    return _labelled("next", hints)
 
 
 def _header(traced: TracedCommit) -> list[str]:
@@ -117,10 +137,11 @@ def _header(traced: TracedCommit) -> list[str]:
     return lines
 
 
-def _messages(traced: TracedCommit, shorten: bool) -> list[str]:
+def message_lines(record: AgentTurn, shorten: bool) -> list[str]:
+    """The turn's messages (what it was told, what it said), tool results left to `tool_call_lines`."""
     lines = ["", "messages"]
     shown = 0
-    for message in traced.found.record.messages:
+    for message in record.messages:
         role = str(message.get("role", "?"))
         if role == "tool":
             continue  # shown with their calls below
@@ -135,8 +156,9 @@ def _messages(traced: TracedCommit, shorten: bool) -> list[str]:
     return lines if shown else [*lines, f"{_INDENT}(none)"]
 
 
-def _tool_calls(traced: TracedCommit, shorten: bool) -> list[str]:
-    calls = traced.found.record.tool_calls
+def tool_call_lines(record: AgentTurn, shorten: bool) -> list[str]:
+    """The turn's tool calls with their arguments and results (or errors)."""
+    calls = record.tool_calls
     lines = ["", "tool calls"]
     if not calls:
         return [*lines, f"{_INDENT}(none)"]

@@ -266,7 +266,7 @@ def _sandbox(settings: Any) -> Check:
         return Check("sandbox", OK, f"none ({bwrap} works here; `sandbox: {{kind: bubblewrap}}` turns it on)")
     network = "network on" if sandbox.network else "network off"
     extra = f", {len(sandbox.writable)} extra writable path(s)" if sandbox.writable else ""
-    return Check("sandbox", OK, f"bubblewrap ({bwrap}) works: commands write only their worktrees, {network}{extra}")
+    return Check("sandbox", OK, f"bubblewrap ({bwrap}) works: commands and CLI agents write only their worktrees, {network}{extra}")
 
 
 # Report --------------------------------------------------------------------------------------------

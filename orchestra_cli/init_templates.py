@@ -29,8 +29,9 @@ workspace:
     project:
       path: .          # this directory (a git repository)
 
-# Optional: run tool nodes and project tools inside a bubblewrap sandbox (needs `bwrap`, package bubblewrap;
-# `orchestra doctor` says whether it works here). See docs/configuration.md, "sandbox".
+# Optional: run tool nodes, project tools and CLI agents inside a bubblewrap sandbox, writing only their
+# worktrees (needs `bwrap`, package bubblewrap; `orchestra doctor` says whether it works here). Recommended when
+# agents write code that your tools then run. See docs/configuration.md, "sandbox", and docs/security.md.
 # sandbox:
 #   kind: bubblewrap   # none (default) | bubblewrap
 #   network: false     # true: commands share the host's network

@@ -63,9 +63,11 @@ def create_backend(
         if runtime is None:
             raise OrchestraError(f"the {chosen} backend needs the run's agent runtime; none was given")
         from orchestra_adapters.backends.cli_agent import create_cli_backend
+        from orchestra_adapters.process.sandbox import agent_sandbox
 
         agent_settings = settings.cli_agents.get(chosen) if settings is not None else None
-        return create_cli_backend(chosen, agent_settings, runtime)
+        sandbox = agent_sandbox(settings) if settings is not None else None
+        return create_cli_backend(chosen, agent_settings, runtime, sandbox)
     if chosen == "direct":
         with collector_paused():
             from orchestra_adapters.backends.direct_backend import DirectLLMBackend

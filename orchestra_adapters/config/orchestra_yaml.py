@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import evolve
 
+from orchestra_core.agents.command_template import CommandTemplateError, slots
 from orchestra_core.model.layout import STATE_DIR
 from orchestra_core.model.settings import (
     ConfigError,
@@ -92,7 +93,7 @@ def discover_settings(pipeline_path: Path | None, explicit: Path | None, cwd: Pa
     if chosen is not None:
         return load_settings(cwd / chosen.expanduser(), project_root=project_root)
     for candidate in _candidates(cwd / pipeline_path if pipeline_path else None, project_root):
-        if candidate.is_file():
+        if _present(candidate):  # a FIFO or directory in its place is an error, not a file to skip
             return load_settings(candidate, project_root=project_root)
     return OrchestraSettings(project_root=project_root)
 
@@ -106,11 +107,16 @@ def find_project_root(cwd: Path) -> Path:
     start = cwd.resolve()
     home = Path.home().resolve()
     for directory in (start, *start.parents):
-        if (directory / CONFIG_NAME).is_file():
+        if _present(directory / CONFIG_NAME):
             return directory
         if directory != home and (directory / STATE_DIR).is_dir():
             return directory
     return start
+
+
+def _present(path: Path) -> bool:
+    """Whether something is there under that name (a dangling symlink, a FIFO, a directory included)."""
+    return path.exists() or path.is_symlink()
 
 
 def global_config_dir() -> Path:
@@ -168,6 +174,10 @@ def _remote_problems(repo: RepoSettings) -> Iterator[tuple[str, str]]:
 
 
 def _parameter_problems(command: ToolCommandSettings) -> Iterator[tuple[KeyPath, str]]:
+    try:
+        slots(command.command, command.parameters)
+    except CommandTemplateError as error:
+        yield ("command",), str(error)
     for name in command.parameters:
         key = ("parameters", name)
         if not _PARAMETER_RE.match(name):

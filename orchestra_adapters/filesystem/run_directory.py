@@ -66,6 +66,10 @@ class FileRunDirectory:
         # here and not written since: unless their directory was handed out, they are known not to exist.
         self._handed_out: set[str] = set()
         self._removed: set[str] = set()
+        # The stages of this round written to, and whether the round's directory was empty when the run began:
+        # a file of a stage never written to nor handed out in a new round cannot exist (no unlink to remove it).
+        self._written_stages: set[str] = set()
+        self._new_round = _empty_or_missing(root)
         self._lock = threading.Lock()
 
     def _ensure(self, directory: str) -> str:
@@ -89,6 +93,7 @@ class FileRunDirectory:
     def write_stage_file(self, stage_key: str, name: str, text: str) -> None:
         directory = self.stage_path(stage_key)
         self._removed.discard(os.path.join(directory, name))
+        self._written_stages.add(stage_key)
         self._stage_files.submit(directory, name, text.encode("utf-8", "surrogateescape"))
 
     def read_stage_file(self, stage_key: str, name: str) -> str | None:
@@ -104,9 +109,10 @@ class FileRunDirectory:
             return None
 
     def remove_stage_file(self, stage_key: str, name: str) -> None:
-        path = self._settled(os.path.join(self._round_root, stage_key, name))
-        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-            os.unlink(path)
+        path = os.path.join(self._round_root, stage_key, name)
+        if not self._new_round or stage_key in self._written_stages or os.path.dirname(path) in self._handed_out:
+            with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+                os.unlink(self._settled(path))
         self._removed.add(path)
 
     def _settled(self, path: str) -> str:
@@ -157,6 +163,8 @@ class FileRunDirectory:
             return
         self._round = round_number
         self._round_root = round_dir(self.root, round_number)
+        self._written_stages = set()
+        self._new_round = _empty_or_missing(self._round_root)
         self.artifacts = FileBackedArtifactStore(self._round_root, clock=self._clock)
 
 
@@ -169,6 +177,17 @@ class FileRunDirectories:
 
     def open(self, root: str) -> FileRunDirectory:
         return FileRunDirectory(root, clock=self._clock, durable=self._durable)
+
+
+def _empty_or_missing(directory: str) -> bool:
+    """Whether `directory` holds nothing (a new run directory, made by `run`'s checks or not at all)."""
+    try:
+        with os.scandir(directory) as entries:
+            return next(entries, None) is None
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def _read(path: str) -> str | None:

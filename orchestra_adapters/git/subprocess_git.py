@@ -154,6 +154,10 @@ class SubprocessGit:
         with self.lock(repo):
             self._git.run(repo, [*options, "worktree", "add", "--quiet", str(path), branch])
 
+    def worktree_add_detached(self, repo: Path, path: Path, sha: str) -> None:
+        with self.lock(repo):
+            self._git.run(repo, [*_parallel_checkout(), "worktree", "add", "--quiet", "--detach", str(path), sha])
+
     def worktrees(self, repo: Path) -> tuple[WorktreeInfo, ...]:
         return parse_worktree_list(self._git.run(repo, ["worktree", "list", "--porcelain", "-z"]).stdout)
 

@@ -13,7 +13,7 @@ from orchestra_core.model.input_files import MAX_CASSETTE_BYTES, InputFileError,
 from orchestra_core.model.settings import ConfigError, ConfigProblem
 from orchestra_core.ports.chat_models import ProviderConfigError
 
-_TOP_KEYS = ("nodes", "commit_messages", "default", "delay")
+_TOP_KEYS = ("nodes", "commit_messages", "default", "delay", "continue_conversations")
 _REPLY_KEYS = ("content", "tool_calls", "error", "status_code")
 _TOOL_CALL_KEYS = ("name", "args")
 
@@ -50,7 +50,11 @@ class ScriptedReply:
 
 @frozen
 class Cassette:
-    """A parsed cassette: replies per node (in call order), commit-message answers and the fallback."""
+    """A parsed cassette: replies per node (in call order), commit-message answers and the fallback.
+
+    `continue_conversations`: a conversation a run continues (resume or replay at an agent turn, an
+    interactive node re-entered) plays its node's list after the replies it already holds.
+    """
 
     path: Path
     nodes: Mapping[str, tuple[ScriptedReply, ...]] = field(
@@ -59,6 +63,7 @@ class Cassette:
     commit_messages: tuple[str, ...] = field(default=(), converter=str_tuple)
     default: str | None = None
     delay_s: float = 0.0  # how long the model takes to answer each call (for benchmarks that model latency)
+    continue_conversations: bool = False
 
 
 def load_cassette(path: Path) -> Cassette:
@@ -142,7 +147,11 @@ class _Reader:
         delay = top.get("delay", 0)
         if isinstance(delay, bool) or not isinstance(delay, int | float) or not 0 <= delay <= 600:
             raise self.fail("expected a number of seconds from 0 to 600", "delay", _key_line(top, "delay"))
-        return Cassette(self.path, nodes, commit_messages, default, float(delay))
+        continuing = top.get("continue_conversations", False)
+        if not isinstance(continuing, bool):
+            line = _key_line(top, "continue_conversations")
+            raise self.fail(f"expected true or false, got {_kind(continuing)}", "continue_conversations", line)
+        return Cassette(self.path, nodes, commit_messages, default, float(delay), continuing)
 
     def replies(self, value: Any, key: str, line: int | None) -> tuple[ScriptedReply, ...]:
         items = self.sequence(value, key, line)

@@ -20,6 +20,7 @@ from orchestra_adapters.llm.cassette import Cassette, CassetteError, ScriptedRep
 from orchestra_core.agents.tools import provider_safe_name
 
 _CHARS_PER_TOKEN = 4
+_NODE_KEY = "scripted_node"  # which node's list a reply came from, kept in saved conversations
 
 
 class ScriptedProviderError(Exception):
@@ -42,8 +43,9 @@ class CassettePlayer:
         self._positions: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def next_reply(self, purpose: str, node_id: str) -> ScriptedReply:
-        """The reply for the next call of `purpose` on `node_id`.
+    def next_reply(self, purpose: str, node_id: str, *, held: int = 0) -> ScriptedReply:
+        """The reply for the next call of `purpose` on `node_id`; `held` is how many of the node's replies the
+        conversation already holds (a continued one, with `continue_conversations`): the list goes on after them.
 
         Raises:
             CassetteError: The list is used up and the cassette has no `default`.
@@ -53,7 +55,7 @@ class CassettePlayer:
         else:
             key, replies = f"nodes.{node_id}", self.cassette.nodes.get(node_id, ())
         with self._lock:
-            position = self._positions.get(key, 0)
+            position = max(self._positions.get(key, 0), held)
             self._positions[key] = position + 1
         if position < len(replies):
             return replies[position]
@@ -98,7 +100,9 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
-        reply = self.player.next_reply(self.purpose, self.node_id)
+        continuing = self.player.cassette.continue_conversations
+        held = _replies_held(messages, self.node_id) if continuing else 0
+        reply = self.player.next_reply(self.purpose, self.node_id, held=held)
         if self.player.cassette.delay_s:
             time.sleep(self.player.cassette.delay_s)
         if reply.error is not None:
@@ -128,11 +132,21 @@ class ScriptedChatModel(BaseChatModel):
             response_metadata={
                 "model_name": self.model_name,
                 "finish_reason": "tool_calls" if tool_calls else "stop",
+                **({_NODE_KEY: self.node_id} if continuing else {}),
             },
         )
         return ChatResult(
             generations=[ChatGeneration(message=message)], llm_output={"model_name": self.model_name}
         )
+
+
+def _replies_held(messages: Sequence[BaseMessage], node_id: str) -> int:
+    """How many replies of `node_id`'s list the conversation holds (a resumed conversation holds earlier ones)."""
+    return sum(
+        1
+        for message in messages
+        if isinstance(message, AIMessage) and message.response_metadata.get(_NODE_KEY) == node_id
+    )
 
 
 def _call_id() -> str:

@@ -19,13 +19,14 @@ class SubprocessCommandRunner:
     The group is SIGKILLed on timeout, when the run cancels the command (`cancel`, else the thread's current
     cancellation: its stage timed out), on an interrupt (Ctrl-C, a stop), and by its watchdog when this process
     dies; once the shell has exited, whatever it left running in the background is stopped too, so nothing a
-    command starts outlives it. `writable` is accepted and ignored: nothing here confines a command.
+    command starts outlives it. `writable` and `protected` are accepted and ignored: nothing here confines a
+    command.
     """
 
     def __init__(self, base_env: Mapping[str, str] | None = None) -> None:
         self._base_env = dict(base_env) if base_env is not None else None
 
-    def argv(self, command: str, *, cwd: str, writable: Sequence[str]) -> list[str]:
+    def argv(self, command: str, *, cwd: str, writable: Sequence[str], protected: Sequence[str] = ()) -> list[str]:
         """The program that runs `command` (a confining runner wraps it)."""
         return ["/bin/sh", "-c", command]
 
@@ -39,6 +40,7 @@ class SubprocessCommandRunner:
         stdin: str | None = None,
         writable: Sequence[str] = (),
         cancel: Cancellation | None = None,
+        protected: Sequence[str] = (),
     ) -> CommandResult:
         cancel = cancel if cancel is not None else current_cancellation()
         if cancel is not None and cancel.is_set():
@@ -47,7 +49,7 @@ class SubprocessCommandRunner:
         merged.update(env or {})
         started = time.monotonic()
         supervised = spawn_supervised(
-            self.argv(command, cwd=cwd, writable=writable),
+            self.argv(command, cwd=cwd, writable=writable, protected=protected),
             cwd=cwd,
             env=merged,
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,

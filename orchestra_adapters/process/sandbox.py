@@ -4,7 +4,8 @@ of orchestra.yaml.
 Inside, the whole filesystem is read-only apart from the directories a call names writable (the session's
 worktrees, the stage directory) and the configured extra `writable` paths; `/tmp` is a private tmpfs, `/dev`
 a minimal one, `/proc` the sandbox's own. In every writable directory its `.git` (a directory, or the file of
-a linked worktree, plus the git directories that file points to) and `.orchestra/` stay read-only. The
+a linked worktree, plus the git directories that file points to), `.orchestra/` and the directories a call
+names `protected` (Orchestra's state where it lies inside a worktree) stay read-only. The
 network is a private namespace with only loopback, unless `network: true`. Every namespace bubblewrap can
 make is unshared (user when allowed, pid, ipc, uts, cgroup), capabilities are dropped, the command runs in a
 new session (no controlling terminal), and the pid namespace dies with bwrap, which dies with its parent.
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from orchestra_adapters.process.command_runner import SubprocessCommandRunner
 from orchestra_core.model.cancellation import Cancellation
+from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.layout import STATE_DIR
 from orchestra_core.model.settings import OrchestraSettings
 from orchestra_core.ports.command_runner import CommandResult
@@ -53,12 +55,14 @@ def bwrap_arguments(
     cwd: str,
     writable: Sequence[str],
     network: bool = False,
+    protected: Sequence[str] = (),
 ) -> list[str]:
-    """The `bwrap` command line that runs `argv` in `cwd`, allowed to write only in `writable` and `/tmp`."""
+    """The `bwrap` command line that runs `argv` in `cwd`, allowed to write only in `writable` and `/tmp`
+    (not in their `.git`, `.orchestra` and the `protected` directories inside them)."""
     return [
         bwrap,
         *base_arguments(network),
-        *_mount_arguments(cwd, writable),
+        *_mount_arguments(cwd, writable, protected),
         "--setenv", "TMPDIR", "/tmp",
         "--chdir", os.path.abspath(cwd),
         "--",
@@ -66,7 +70,7 @@ def bwrap_arguments(
     ]  # fmt: skip
 
 
-def _mount_arguments(cwd: str, writable: Sequence[str]) -> list[str]:
+def _mount_arguments(cwd: str, writable: Sequence[str], protected: Sequence[str] = ()) -> list[str]:
     mounts: dict[str, int] = {}
 
     def add(path: str, kind: int) -> None:
@@ -75,8 +79,11 @@ def _mount_arguments(cwd: str, writable: Sequence[str]) -> list[str]:
     roots = [os.path.realpath(path) for path in writable if os.path.exists(path)]
     for root in roots:
         add(root, _WRITABLE)
-        for protected in _protected_paths(root):
-            add(protected, _PROTECTED)
+        for path in _protected_paths(root):
+            add(path, _PROTECTED)
+    for path in (os.path.realpath(path) for path in protected if os.path.exists(path)):
+        if any(_inside(path, root) and path != root for root in roots):
+            add(path, _PROTECTED)
     here = os.path.realpath(cwd)
     if not any(_inside(here, root) for root in roots):
         add(here, _VISIBLE)  # e.g. under the private /tmp: the command must still find its directory
@@ -155,17 +162,22 @@ class BubblewrapCommandRunner(SubprocessCommandRunner):
         stdin: str | None = None,
         writable: Sequence[str] = (),
         cancel: Cancellation | None = None,
+        protected: Sequence[str] = (),
     ) -> CommandResult:
         if self.bwrap is None:  # fail closed: never run the command unconfined
             return CommandResult(exit_code=127, stdout="", stderr=NOT_INSTALLED + "\n", duration_s=0.0)
-        return super().run(command, cwd=cwd, env=env, timeout=timeout, stdin=stdin, writable=writable, cancel=cancel)
+        return super().run(
+            command, cwd=cwd, env=env, timeout=timeout, stdin=stdin, writable=writable, cancel=cancel,
+            protected=protected,
+        )  # fmt: skip
 
-    def argv(self, command: str, *, cwd: str, writable: Sequence[str]) -> list[str]:
+    def argv(self, command: str, *, cwd: str, writable: Sequence[str], protected: Sequence[str] = ()) -> list[str]:
         assert self.bwrap is not None
         allowed = [*writable, *self.extra_writable]
         return bwrap_arguments(
-            self.bwrap, ["/bin/sh", "-c", command], cwd=cwd, writable=allowed, network=self.network
-        )
+            self.bwrap, ["/bin/sh", "-c", command], cwd=cwd, writable=allowed, network=self.network,
+            protected=protected,
+        )  # fmt: skip
 
 
 def sandboxed_runner(settings: OrchestraSettings) -> SubprocessCommandRunner:
@@ -176,6 +188,58 @@ def sandboxed_runner(settings: OrchestraSettings) -> SubprocessCommandRunner:
         return SubprocessCommandRunner()
     writable = [str(settings.resolve_path(path)) for path in sandbox.writable]
     return BubblewrapCommandRunner(find_bwrap(), network=sandbox.network, writable=writable)
+
+
+class AgentSandbox:
+    """Wraps a CLI agent's command line (Claude Code, Codex) in bubblewrap.
+
+    Like a command's sandbox, with three differences the agent needs: the network is the host's (the agent
+    talks to its provider), the host's `/tmp` stays visible read-only (the agent, its MCP proxy's interpreter
+    and the proxy's socket may live there) with the node's private scratch directory as `TMPDIR`, and the
+    agent's own state directories (`~/.claude`, `$CODEX_HOME`) are writable.
+
+    Args:
+        bwrap: The `bwrap` program, or None when it is not installed (every wrap then fails: see `wrap`).
+        writable: orchestra.yaml's extra `writable` paths.
+    """
+
+    def __init__(self, bwrap: str | None, writable: Sequence[str] = ()) -> None:
+        self.bwrap = bwrap
+        self.extra_writable = tuple(writable)
+
+    def wrap(
+        self, argv: Sequence[str], *, cwd: str, writable: Sequence[str], protected: Sequence[str], scratch: str
+    ) -> list[str]:
+        """`argv` under bubblewrap, allowed to write `writable` (not their `.git`, `.orchestra` and
+        `protected`), the extra paths and `scratch`.
+
+        Raises:
+            SandboxUnavailable: bwrap is not installed; the agent must not run unconfined.
+        """
+        if self.bwrap is None:
+            raise SandboxUnavailable(NOT_INSTALLED.replace("the command was", "the agent was"))
+        allowed = [*writable, *self.extra_writable, scratch]
+        return [
+            self.bwrap,
+            "--die-with-parent", "--unshare-all", "--share-net", "--new-session", "--cap-drop", "ALL",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            *_mount_arguments(cwd, allowed, protected),
+            "--setenv", "TMPDIR", scratch,
+            "--chdir", os.path.abspath(cwd),
+            "--",
+            *argv,
+        ]  # fmt: skip
+
+
+class SandboxUnavailable(OrchestraError):
+    """The sandbox is asked for and cannot run here (bwrap is missing)."""
+
+
+def agent_sandbox(settings: OrchestraSettings) -> AgentSandbox | None:
+    """The sandbox for CLI agents orchestra.yaml's `sandbox` asks for (None: `kind: none`)."""
+    if settings.sandbox.kind == "none":
+        return None
+    return AgentSandbox(find_bwrap(), [str(settings.resolve_path(path)) for path in settings.sandbox.writable])
 
 
 def probe(bwrap: str, network: bool = False) -> str | None:

@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from orchestra_adapters.server import chat, pages, views
+from orchestra_adapters.server import chat, pages, renderers, views
 from orchestra_adapters.server.body import json_object
 from orchestra_adapters.server.origin import SameOriginGuard
 from orchestra_adapters.server.questions import UnknownAnswerError
@@ -43,6 +43,7 @@ def create_app(service: PipelineService, *, token: str | None = None) -> Starlet
         Route("/sessions/{id}", endpoints.session, methods=["GET"]),
         *pages.routes(),
         *chat.routes(service),
+        *renderers.routes(),
     ]
     app = Starlette(
         routes=routes,
@@ -83,7 +84,8 @@ async def _internal_error(_request: Request, exc: Exception) -> Response:
 
 class BearerToken:
     """Refuses (401) every request without `Authorization: Bearer <token>`; compares in constant time. The web
-    view's pages and event stream also take it as a browser can send it (`pages.browser_token_allows`)."""
+    view's pages and event stream also take it as a browser can send it (`pages.browser_token_allows`); the
+    CXDB renderer modules (code, no data) need none."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
@@ -93,7 +95,11 @@ class BearerToken:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             given = dict(scope["headers"]).get(b"authorization", b"")
-            allowed = hmac.compare_digest(given, self._expected) or pages.browser_token_allows(scope, self._token)
+            allowed = (
+                hmac.compare_digest(given, self._expected)
+                or pages.browser_token_allows(scope, self._token)
+                or (scope.get("method") == "GET" and renderers.is_public(scope.get("path", "")))
+            )
             if not allowed:
                 response = error(401, "missing or wrong bearer token (Authorization: Bearer <token>)")
                 response.headers["WWW-Authenticate"] = "Bearer"

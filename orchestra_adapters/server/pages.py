@@ -21,8 +21,9 @@ CONTENT_SECURITY_POLICY = (
 )
 STATIC_TYPES = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
 # GET requests a browser makes without being able to add an Authorization header: the pages, their static
-# files, and the event stream (EventSource sets no headers). Only these accept the token cookie.
-_COOKIE_PATHS = re.compile(r"^/(?:|view/[^/]+|static/[^/]+|pipelines/[^/]+/events)$")
+# files, the event stream (EventSource sets no headers) and the commit diffs the CXDB renderers link to. Only
+# these accept the token cookie.
+_COOKIE_PATHS = re.compile(r"^/(?:|view/[^/]+|static/[^/]+|pipelines/[^/]+/events|repos/[^/]+/commits/[^/]+)$")
 _PAGE_PATHS = re.compile(r"^/(?:|view/[^/]+)$")
 
 

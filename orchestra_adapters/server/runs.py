@@ -143,8 +143,8 @@ class StoppingEngine:
         self._stop = stop
 
     def run(self, graph: Any, **kwargs: Any) -> Any:
-        given = kwargs.pop("stop", None)  # PipelineRun passes its own (None unless a fleet may cancel the run)
-        return self._engine.run(graph, stop=given if given is not None else self._stop, **kwargs)
+        given = kwargs.pop("stop", None)  # PipelineRun.execute passes its own stop (None unless one was given)
+        return self._engine.run(graph, stop=self._stop if given is None else given, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._engine, name)

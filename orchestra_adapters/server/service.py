@@ -184,6 +184,11 @@ class PipelineService:
     def locks(self) -> Any:
         return self._reader.session_locks()
 
+    @property
+    def container(self) -> Any:
+        """The composition root the server reads with (its settings, git, store)."""
+        return self._reader
+
     def close(self) -> None:
         """Cancel the runs still going, wait for them, then close the store."""
         from orchestra_adapters.container import close_container

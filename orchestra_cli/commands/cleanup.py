@@ -48,8 +48,8 @@ def cleanup(
 
     age = parse_age(older_than) if older_than is not None else None
     with user_errors():
-        plan = _run(config, age, force=force, dry_run=dry_run)
-    _print(plan, json_output=json_output, dry_run=dry_run)
+        plan, checkouts = _run(config, age, force=force, dry_run=dry_run)
+    _print(plan, checkouts, json_output=json_output, dry_run=dry_run)
     raise typer.Exit(EXIT_OK)
 
 
@@ -63,7 +63,7 @@ def parse_age(text: str) -> timedelta:
     return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
 
 
-def _run(config: Path | None, age: timedelta | None, *, force: bool, dry_run: bool) -> Any:
+def _run(config: Path | None, age: timedelta | None, *, force: bool, dry_run: bool) -> tuple[Any, list[Any]]:
     from orchestra_cli.session_commands import StoreReader
     from orchestra_core.workspace.cleanup import CleanupOptions, CleanupPlan, CleanupPlanner
     from orchestra_core.workspace.cleanup_apply import Cleanup
@@ -71,31 +71,46 @@ def _run(config: Path | None, age: timedelta | None, *, force: bool, dry_run: bo
     reader = StoreReader(config)
     try:
         if reader.store is None:
-            return CleanupPlan()
+            return CleanupPlan(), []
         container = reader.container
         settings = container.settings()
         git, locks, root = container.git(), container.session_locks(), container.project_root()
         planner = CleanupPlanner(
             reader.store, locks, git, container.clock(), settings.workspace, settings.base_dir, root
         )
-        return Cleanup(planner, reader.store, locks, git, root).run(
+        plan = Cleanup(planner, reader.store, locks, git, root).run(
             CleanupOptions(older_than=age, force=force), dry_run=dry_run
         )
+        return plan, _checkouts(reader.store, git, planner.repo_roots(), root, force=force, dry_run=dry_run)
     finally:
         reader.close()
 
 
-def _print(plan: Any, *, json_output: bool, dry_run: bool) -> None:
+def _checkouts(store: Any, git: Any, roots: dict[str, Path], root: Path, *, force: bool, dry_run: bool) -> list[Any]:
+    """The worktrees of `orchestra checkout`: removed when nobody worked in them (with --force, anyway)."""
+    from orchestra_core.runs.turn_checkout import recorded_sha
+    from orchestra_core.workspace.checkouts import plan_checkouts, remove_checkouts
+
+    items = plan_checkouts(git, roots, root, lambda s, t, r: recorded_sha(store, s, t, r), force=force)
+    return items if dry_run else remove_checkouts(git, roots, items)
+
+
+def _print(plan: Any, checkouts: list[Any], *, json_output: bool, dry_run: bool) -> None:
     from orchestra_cli.output import print_json, print_table
 
     if json_output:
-        print_json({**plan.to_json(), "dry_run": dry_run})
+        print_json({**plan.to_json(), "checkouts": [item.to_json() for item in checkouts], "dry_run": dry_run})
         return
     verb = "would remove" if dry_run else "removed"
     rows = [
         [verb if item.action == "remove" else "kept", item.session_id, item.repo, ", ".join(item.branches) or "-",
          item.reason, item.detail]
         for item in [*plan.removed, *plan.kept]
+    ]
+    rows += [
+        [verb if item.action == "remove" else "kept", item.session_id, item.repo, f"checkout of turn {item.turn_id}",
+         item.reason, item.detail or str(item.path)]
+        for item in checkouts
     ]
     if rows:
         print_table(["action", "session", "repo", "branches", "reason", "detail"], rows)

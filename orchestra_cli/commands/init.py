@@ -51,16 +51,37 @@ def init_project(
     except OSError as error:
         raise fail(f"{directory}: cannot write: {error.strerror or error}") from None
     git_note = _git_repository(directory)
+    sandbox_note = _sandbox_offer()
     if json_output:
         from orchestra_cli.output import print_json
 
-        print_json({"directory": str(directory.resolve()), "files": list(FILES), "git": git_note})
+        print_json({"directory": str(directory.resolve()), "files": list(FILES), "git": git_note, "sandbox": sandbox_note})
         return
     for name in FILES:
         typer.echo(f"wrote   {directory / name}")
     typer.echo(f"git     {git_note}")
+    typer.echo(f"sandbox {sandbox_note}")
     where = "" if directory.resolve() == Path.cwd().resolve() else f"cd {directory} && "
     typer.echo(f"next    {where}orchestra compile pipeline.dot && orchestra run pipeline.dot")
+
+
+def _sandbox_offer() -> str:
+    """Whether the bubblewrap sandbox runs here, and how to turn it on (it is off in the written file)."""
+    from orchestra_adapters.process.sandbox import find_bwrap, probe
+
+    bwrap = find_bwrap()
+    if bwrap is None:
+        return (
+            "bubblewrap is not installed; with it (apt-get install bubblewrap) the `sandbox:` lines in "
+            "orchestra.yaml confine commands and CLI agents to their worktrees (docs/security.md)"
+        )
+    problem = probe(bwrap)
+    if problem is not None:
+        return f"{bwrap} cannot run a sandbox here ({problem}); `orchestra doctor` checks it again"
+    return (
+        "bubblewrap works here: uncomment the `sandbox:` lines in orchestra.yaml to confine tool nodes, project "
+        "tools and CLI agents to their worktrees (docs/security.md)"
+    )
 
 
 def _enclosing_repository(directory: Path) -> str | None:

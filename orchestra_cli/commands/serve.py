@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -21,6 +21,14 @@ def serve(
             help="Every request must carry `Authorization: Bearer TOKEN`; required off loopback.",
         ),
     ] = None,
+    public_url: Annotated[
+        str | None,
+        typer.Option(
+            "--public-url", metavar="URL",
+            help="The address browsers reach this server at (behind a proxy, another host name); the CXDB "
+            "renderers are registered under it. Default: http://HOST:PORT.",
+        ),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Serve the project's pipelines over HTTP: start runs (each in its own session, several at once),
@@ -28,7 +36,8 @@ def serve(
 
     Runs use the project's orchestra.yaml, store and workspace as `orchestra run` does. It listens on
     127.0.0.1 unless --host says otherwise; another address needs a token (--token or
-    ORCHESTRA_SERVER_TOKEN), else it refuses to start (exit 2). See docs/server.md.
+    ORCHESTRA_SERVER_TOKEN), else it refuses to start (exit 2). With a CXDB store it registers its CXDB UI
+    renderers (AgentTurn, Checkpoint, HumanInteraction) at --public-url. See docs/server.md.
     """
     from orchestra_cli.errors import fail, user_errors
     from orchestra_cli.options import require_config_file
@@ -47,11 +56,43 @@ def serve(
 
         service = PipelineService(config=config)
         app = create_app(service, token=token or None)
+        base_url = _base_url(public_url, host, port)
     typer.echo(f"orchestra serve: project {service.project_root}; listening on http://{host}:{port}", err=True)
+    _register_renderers(service, base_url)
     try:
         uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=2)
     finally:
         service.close()
+
+
+def _base_url(public_url: str | None, host: str, port: int) -> str:
+    """Where browsers reach the server: --public-url (an http(s) URL), else http://HOST:PORT."""
+    from urllib.parse import urlsplit
+
+    from orchestra_cli.errors import fail
+
+    if public_url is None:
+        name = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+        return f"http://{f'[{name}]' if ':' in name else name}:{port}"
+    parts = urlsplit(public_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise fail(f"--public-url {public_url!r}: expected an http(s) URL such as https://orchestra.example.com")
+    return public_url.rstrip("/")
+
+
+def _register_renderers(service: Any, base_url: str) -> None:
+    """With a CXDB store, name the server's renderer modules in its type registry (a warning if it fails)."""
+    from orchestra_adapters.server.renderers import publish_renderers
+    from orchestra_core.model.errors import OrchestraError
+
+    if service.container.settings().storage.backend != "cxdb":
+        return
+    try:
+        publish_renderers(service.store, base_url)
+    except OrchestraError as error:
+        typer.echo(f"orchestra serve: warning: could not register the CXDB renderers: {error}", err=True)
+        return
+    typer.echo(f"orchestra serve: CXDB renderers registered at {base_url}/cxdb/renderers/", err=True)
 
 
 def is_loopback(host: str) -> bool:

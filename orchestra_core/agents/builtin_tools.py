@@ -16,8 +16,8 @@ import re
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from orchestra_core.agents.gitmodules import check_gitmodules
-from orchestra_core.agents.path_guard import GuardedPath, ToolPathError, is_gitmodules
+from orchestra_core.agents.git_files import check_git_file
+from orchestra_core.agents.path_guard import GuardedPath, ToolPathError
 from orchestra_core.agents.registry import ToolRegistry
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import WriteTracker
@@ -169,10 +169,9 @@ def _open_existing(repo: RepoContext, path: str) -> BinaryIO:
 
 def _write(repo: RepoContext, tracker: WriteTracker, path: str, data: bytes) -> None:
     """Write through the guard and record the file actually written (a symlink inside the repo names its
-    target); `.gitmodules` must hold nothing git would refuse."""
+    target); `.gitmodules` and `.gitattributes` must hold nothing git's fsck would refuse."""
     guarded = repo.guard.resolve(path)
-    if is_gitmodules(guarded.relative.name):
-        check_gitmodules(path, data)
+    check_git_file(path, guarded.relative.name, data)
     try:
         written = repo.guard.write(path, data)
     except IsADirectoryError:

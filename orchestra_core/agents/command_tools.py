@@ -3,21 +3,23 @@
 The command text comes from the configuration only; this module is the one command builder agent values go
 through. The model fills in the parameters the configuration declares (`{name}` in the command): each
 value is shell-quoted (data, never code), may not hold a line break or NUL, and may not start with `-`
-where it would begin a word of the command (an option) unless the template ends the options before it
-with a `--` word (docs/configuration.md).
+where it would begin a word of the command (an option) unless a `--` word ends the options of its simple
+command before it. Where a placeholder sits is read as `/bin/sh` reads the command (command_template.py); one
+inside quotes is refused, since a quoted value is unquoted or expanded there (docs/configuration.md).
 """
 
 from __future__ import annotations
 
 import inspect
-import re
 import shlex
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
+from orchestra_core.agents.command_template import PARAMETER, TEXT, CommandTemplateError, Slot, slots
 from orchestra_core.agents.registry import ToolRegistry, ToolRegistryError, ToolSpec
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import ToolFailure
+from orchestra_core.model.cancellation import takes_keyword
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.settings import ToolCommandSettings
 from orchestra_core.ports.command_runner import CommandResult, CommandRunner
@@ -67,28 +69,33 @@ def expand_command(settings: ToolCommandSettings, arguments: Mapping[str, Any]) 
     Substitution is a single pass, so a value that itself contains `{other}` stays literal text.
 
     Raises:
+        CommandTemplateError: A placeholder stands inside quotes or after a backslash in the command.
         CommandArgumentError: A value holds a line break or NUL, or starts with `-` where it begins a
-            word of the command and no `--` word ends the options before it.
+            word of the command (the pieces of its word before it are empty) and no `--` word ends the
+            options of its simple command before it.
     """
     if not settings.parameters:
         return settings.command
-    names = "|".join(re.escape(name) for name in settings.parameters)
-    options_end = _END_OF_OPTIONS_RE.search(settings.command)
+    values = {
+        name: str(arguments[name]) if arguments.get(name) is not None else parameter.default or ""
+        for name, parameter in settings.parameters.items()
+    }
+    pieces: list[str] = []
+    position = 0
+    for slot in slots(settings.command, settings.parameters):
+        value = values[slot.name]
+        if arguments.get(slot.name) is not None:  # the default is the pipeline author's, trusted like the command
+            _check_value(slot.name, value, option_allowed=slot.options_ended or not _begins_word(slot, values))
+        pieces += [settings.command[position : slot.start], shlex.quote(value)]
+        position = slot.end
+    return "".join([*pieces, settings.command[position:]])
 
-    def quoted(match: re.Match[str]) -> str:
-        name = match.group(1)
-        value = arguments.get(name)
-        if value is None:  # the configuration's default: the pipeline author's, trusted like the command
-            return shlex.quote(settings.parameters[name].default or "")
-        starts_word = match.start() == 0 or settings.command[match.start() - 1].isspace()
-        after_options = options_end is not None and match.start() >= options_end.end()
-        _check_value(name, str(value), option_allowed=not starts_word or after_options)
-        return shlex.quote(str(value))
 
-    return re.sub(r"\{(" + names + r")\}", quoted, settings.command)
-
-
-_END_OF_OPTIONS_RE = re.compile(r"(?:^|\s)--(?=\s|$)")
+def _begins_word(slot: Slot, values: Mapping[str, str]) -> bool:
+    """Whether the value may begin its shell word: what precedes it there may all be empty."""
+    return not any(
+        piece.kind == TEXT or (piece.kind == PARAMETER and values.get(piece.text)) for piece in slot.before
+    )
 
 
 def _check_value(name: str, value: str, *, option_allowed: bool) -> None:
@@ -122,14 +129,18 @@ def _command_function(settings: ToolCommandSettings, runner: CommandRunner | Non
             return ToolFailure.of("commands cannot run here (no command runner)")
         try:
             command = expand_command(settings, arguments)
-        except CommandArgumentError as error:
+        except (CommandArgumentError, CommandTemplateError) as error:
             return ToolFailure.of(str(error))
+        extra: dict[str, Any] = {}
+        if repo.protected and takes_keyword(runner.run, "protected"):
+            extra["protected"] = tuple(str(path) for path in repo.protected)
         result = runner.run(
             command,
             cwd=str(repo.root),
             env={"ORCHESTRA_REPO": repo.name, "ORCHESTRA_REPO_ROOT": str(repo.root)},
             timeout=settings.timeout or DEFAULT_TIMEOUT_S,
             writable=(str(repo.root),),
+            **extra,
         )
         text = format_result(command, result)
         return ToolFailure.of(text) if result.timed_out or result.cancelled else text

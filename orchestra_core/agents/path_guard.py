@@ -1,9 +1,10 @@
 """The one path guard every agent tool goes through: paths an agent gives stay inside their repo, out of git's
 and Orchestra's own state, whatever symlinks, spellings or races it tries.
 
-A path is first checked as text (relative, no `..`, no NUL or newline, no name git treats as `.git`), then
-resolved beneath the repo root one component at a time, following symlinks only while they stay inside and
-refusing any step into a `.git` or the state directory. Files are then opened relative to directory handles
+A path is first checked as text (relative, no `..`, no NUL or newline, no name git treats as `.git`, no
+`.orchestra` at any depth, no `.gitmodules` or `.gitattributes` as a directory), then resolved beneath the
+repo root one component at a time, following symlinks only while they stay inside and refusing any step into
+a `.git`, a state directory or a protected directory (the run's own state where it lies inside the repo). Files are then opened relative to directory handles
 with O_NOFOLLOW at every step, so a component swapped for a symlink after the check fails the open instead
 of being followed.
 """
@@ -19,37 +20,19 @@ from pathlib import Path, PurePosixPath
 
 from attrs import frozen
 
+from orchestra_core.agents.git_names import git_name, is_dotgit, is_gitattributes, is_gitmodules, is_state_dir
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.layout import STATE_DIR
 
+__all__ = ["GuardedPath", "PathGuard", "ToolPathError", "git_name", "is_dotgit", "is_gitmodules"]
+
 MAX_SYMLINK_FOLLOWS = 40
 MAX_PATH_CHARS = 4096
-# Code points HFS+ ignores in file names: `.g\u200cit` is `.git` to macOS (git's fsck `is_hfs_dotgit`).
-_HFS_IGNORABLE = frozenset(
-    "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u206a\u206b\u206c\u206d\u206e\u206f\ufeff"
-)
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class ToolPathError(OrchestraError):
     """A path given to a tool would leave its repo or touch git's or Orchestra's own files; the tool refuses."""
-
-
-def git_name(name: str) -> str:
-    """A path component as git compares it for `.git` and `.gitmodules`: case folded, HFS+-ignorable code
-    points dropped, an NTFS stream (`:...`) and trailing dots and spaces cut."""
-    folded = "".join(char for char in name if char not in _HFS_IGNORABLE).casefold()
-    return folded.split(":", 1)[0].rstrip(". ")
-
-
-def is_dotgit(name: str) -> bool:
-    """Whether git would treat this path component as `.git` on some system (fsck's `hasDotgit`)."""
-    return git_name(name) in (".git", "git~1")
-
-
-def is_gitmodules(name: str) -> bool:
-    """Whether this path component is `.gitmodules` on some system (its content is then checked)."""
-    return git_name(name) in (".gitmodules", "gitmod~1")
 
 
 @frozen
@@ -69,19 +52,27 @@ class GuardedPath:
 
 
 class PathGuard:
-    """Resolves and opens paths an agent gives, beneath `root` (a real, absolute directory)."""
+    """Resolves and opens paths an agent gives, beneath `root` (a real, absolute directory).
 
-    def __init__(self, root: Path, repo_name: str) -> None:
+    `protected` directories (Orchestra's state directory, the run directory) are refused wherever they lie
+    inside the root; those that hold the root itself (a worktree under `.orchestra/worktrees/`) are out of
+    reach anyway and ignored.
+    """
+
+    def __init__(self, root: Path, repo_name: str, protected: tuple[Path, ...] = ()) -> None:
         self.root = root
         self.repo_name = repo_name
+        real = (Path(os.path.realpath(path)) for path in protected)
+        self.protected = tuple(path for path in real if path != root and path.is_relative_to(root))
 
     # Text ------------------------------------------------------------------------------------------
     def relative(self, path: str) -> PurePosixPath:
         """Validate and normalise a repo-relative path as text (the filesystem is not touched).
 
         Raises:
-            ToolPathError: Empty, absolute, `~`, `..`, a NUL or newline, too long, or a name git treats
-                as `.git`, or the state directory at the top.
+            ToolPathError: Empty, absolute, `~`, `..`, a NUL or newline, too long, a name git treats as
+                `.git`, a state directory (`.orchestra`, any case, at any depth), or `.gitmodules` or
+                `.gitattributes` as a directory.
         """
         if not isinstance(path, str) or not path.strip():
             raise ToolPathError("a path is required")
@@ -89,7 +80,7 @@ class PathGuard:
             raise ToolPathError(f"{path!r} contains a NUL byte")
         if len(path) > MAX_PATH_CHARS:
             raise ToolPathError(f"a path of {len(path)} characters is too long (at most {MAX_PATH_CHARS})")
-        text = path.strip().replace("\\", "/")
+        text = path.replace("\\", "/")  # names keep their spaces: ' a.txt' is not 'a.txt'
         if text.startswith(("/", "~")) or (len(text) > 1 and text[1] == ":"):
             raise ToolPathError(
                 f"{path!r} is absolute; give a path relative to the {self.repo_name} repo root"
@@ -97,17 +88,19 @@ class PathGuard:
         parts = [part for part in PurePosixPath(text).parts if part not in ("", ".")]
         if ".." in parts:
             raise ToolPathError(f"{path!r} contains '..'; paths must stay inside the {self.repo_name} repo")
-        for part in parts:
-            self._check_component(path, part)
-        if parts and parts[0] == STATE_DIR:
-            raise ToolPathError(f"{path!r} is inside {STATE_DIR}, Orchestra's own state; tools may not touch it")
+        for number, part in enumerate(parts, start=1):
+            self._check_component(path, part, directory=number < len(parts))
         return PurePosixPath(*parts) if parts else PurePosixPath(".")
 
-    def _check_component(self, path: str, part: str) -> None:
+    def _check_component(self, path: str, part: str, *, directory: bool) -> None:
         if "\n" in part or "\r" in part:
             raise ToolPathError(f"{path!r} has a line break in a file name; use another name")
         if is_dotgit(part):
             raise ToolPathError(f"{path!r} is inside .git (or a name git treats as .git); tools may not touch git's own files")
+        if is_state_dir(part):
+            raise ToolPathError(f"{path!r} is inside {STATE_DIR}, Orchestra's own state; tools may not touch it")
+        if directory and (is_gitmodules(part) or is_gitattributes(part)):
+            raise ToolPathError(f"{path!r} makes {part!r} a directory; git reads it as a file (.gitmodules or .gitattributes)")
 
     # The filesystem ----------------------------------------------------------------------------------
     def resolve(self, path: str) -> GuardedPath:
@@ -129,9 +122,7 @@ class PathGuard:
                     raise ToolPathError(f"{path!r} leaves the {self.repo_name} repo through a symlink")
                 resolved.pop()
                 continue
-            self._check_component(path, part)
-            if not resolved and part == STATE_DIR:
-                raise ToolPathError(f"{path!r} leads into {STATE_DIR}, Orchestra's own state, through a symlink")
+            self._check_component(path, part, directory=False)
             target = self._link_target(resolved, part)
             if target is None:
                 resolved.append(part)
@@ -142,7 +133,16 @@ class PathGuard:
             pending = self._link_parts(path, target) + pending
             if target.startswith("/"):
                 resolved = []
-        return GuardedPath(self.root, PurePosixPath(*resolved) if resolved else PurePosixPath("."))
+        for part in resolved[:-1]:
+            self._check_component(path, part, directory=True)
+        guarded = GuardedPath(self.root, PurePosixPath(*resolved) if resolved else PurePosixPath("."))
+        self._check_protected(path, guarded.absolute)
+        return guarded
+
+    def _check_protected(self, path: str, absolute: Path) -> None:
+        for protected in self.protected:
+            if absolute == protected or absolute.is_relative_to(protected):
+                raise ToolPathError(f"{path!r} is inside {protected}, Orchestra's own state; tools may not touch it")
 
     def _link_target(self, resolved: list[str], part: str) -> str | None:
         try:
@@ -223,7 +223,7 @@ class PathGuard:
             yield start
             return
         for directory, subdirectories, files in os.walk(start.absolute, followlinks=False):
-            subdirectories[:] = sorted(d for d in subdirectories if not is_dotgit(d) and not self._state(directory, d))
+            subdirectories[:] = sorted(d for d in subdirectories if not self._skipped(directory, d))
             for name in sorted(files):
                 relative = Path(directory, name).relative_to(self.root).as_posix()
                 try:
@@ -234,8 +234,8 @@ class PathGuard:
                 if found_info is not None and stat.S_ISREG(found_info.st_mode):
                     yield GuardedPath(self.root, PurePosixPath(relative))
 
-    def _state(self, directory: str, name: str) -> bool:
-        return Path(directory) == self.root and name == STATE_DIR
+    def _skipped(self, directory: str, name: str) -> bool:
+        return is_dotgit(name) or is_state_dir(name) or Path(directory, name) in self.protected
 
     def _stat(self, guarded: GuardedPath) -> os.stat_result | None:
         try:

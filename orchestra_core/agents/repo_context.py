@@ -25,6 +25,8 @@ class RepoContext:
         branch: The session branch checked out in `root` ("" when not a git workspace).
         base_sha: The commit the session branch started from.
         head_sha: The session branch's head when this context was made.
+        protected: Directories of Orchestra's own state (the project's `.orchestra/`, the run directory) that
+            the guard refuses wherever they lie inside `root`.
     """
 
     name: str
@@ -33,6 +35,7 @@ class RepoContext:
     branch: str = ""
     base_sha: str = ""
     head_sha: str = ""
+    protected: tuple[Path, ...] = ()
 
     def with_head(self, sha: str) -> RepoContext:
         return evolve(self, head_sha=sha)
@@ -40,14 +43,14 @@ class RepoContext:
     @property
     def guard(self) -> PathGuard:
         """The path guard of this repo (every path a tool is given goes through it)."""
-        return PathGuard(self.root, self.name)
+        return PathGuard(self.root, self.name, self.protected)
 
     def resolve_path(self, path: str) -> Path:
         """The absolute file for a repo-relative path, every symlink resolved beneath the repo.
 
         Refused: empty and absolute paths, `~`, `..`, NUL bytes and line breaks, names git treats as `.git`
-        (any case, trailing dots or spaces, `git~1`), `.orchestra/` at the top, and paths that leave the repo
-        or reach those through a symlink. Read and write files through `guard` to close the race between
+        (any case, trailing dots or spaces, `git~1`), `.orchestra` at any depth, the `protected` directories,
+        and paths that leave the repo or reach those through a symlink. Read and write files through `guard` to close the race between
         this check and the use of the path.
 
         Raises:

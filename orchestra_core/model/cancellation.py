@@ -135,10 +135,15 @@ def on_cancel(cancel: threading.Event | None, callback: Callable[[], None]) -> I
 
 def takes_cancel(function: Callable[..., object]) -> bool:
     """Whether a port method takes the `cancel` keyword (ports written before it existed do not)."""
+    return takes_keyword(function, "cancel")
+
+
+def takes_keyword(function: Callable[..., object], name: str) -> bool:
+    """Whether a port method takes the keyword `name` (implementations written before it existed do not)."""
     import inspect
 
     try:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
         return False
-    return any(p.name == "cancel" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+    return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)

@@ -228,7 +228,8 @@ class DispatchSettings:
 
 @frozen
 class SandboxSettings:
-    """`sandbox:`: an OS sandbox around the commands Orchestra runs (tool nodes, project tools, tool hooks).
+    """`sandbox:`: an OS sandbox around the commands Orchestra runs (tool nodes, project tools, tool hooks) and
+    its CLI agents.
 
     `bubblewrap` runs each command with the filesystem read-only except the session's worktrees (their git
     directories read-only too), the `writable` paths (relative to this file, `~` expanded) and a private

@@ -40,6 +40,7 @@ class CommandRunner(Protocol):
         stdin: str | None = None,
         writable: Sequence[str] = (),
         cancel: Cancellation | None = None,
+        protected: Sequence[str] = (),
     ) -> CommandResult:
         """Run `command` through the shell in `cwd`.
 
@@ -55,5 +56,8 @@ class CommandRunner(Protocol):
             cancel: When it is cancelled (the stage's attempt timed out), the whole process group is killed
                 at once and the result says `cancelled`; a command is not started once it is cancelled.
                 None: the thread's current cancellation (`current_cancellation()`), if any.
+            protected: Directories that stay read-only even where they lie inside a `writable` one
+                (Orchestra's own state: the project's `.orchestra/`, the run directory); a runner that
+                confines commands keeps them so, one that does not ignores it (as it ignores `writable`).
         """
         ...

@@ -250,6 +250,10 @@ class Git(Protocol):
         """Check out existing branch `branch` in a new linked worktree at `path`."""
         ...
 
+    def worktree_add_detached(self, repo: Path, path: Path, sha: str) -> None:
+        """Check out commit `sha` in a new linked worktree at `path` with a detached HEAD (no branch)."""
+        ...
+
     def worktrees(self, repo: Path) -> tuple[WorktreeInfo, ...]:
         """Every worktree of the repository, the main one first."""
         ...

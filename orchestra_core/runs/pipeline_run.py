@@ -316,9 +316,23 @@ class PipelineRun:
         """The repos agents' tools work in: the session (or `branch`'s) worktrees, or the project root as
         `project`."""
         workspace = self.workspace_for(branch)
-        if workspace is not None:
-            return workspace.repo_contexts()
-        return {IMPLICIT_REPO: RepoContext(IMPLICIT_REPO, self.layout.root)}
+        contexts = workspace.repo_contexts() if workspace is not None else {
+            IMPLICIT_REPO: RepoContext(IMPLICIT_REPO, self.layout.root)
+        }
+        protected = self.protected_paths()
+        return {name: evolve(context, protected=protected) for name, context in contexts.items()}
+
+    def protected_paths(self) -> tuple[Path, ...]:
+        """Orchestra's own state, which no tool may write even where it lies inside a repo (a project inside
+        its repository, a `--logs-root` there): the state directory, the run directory, and a SQLite store
+        that `storage.path` puts elsewhere (with its journal files)."""
+        paths = [self.layout.state_dir, Path(self.logs_root)]
+        storage = self.options.settings.storage
+        if storage.backend == "sqlite" and storage.path:
+            store = Path(storage.path).expanduser()
+            store = store if store.is_absolute() else self.layout.root / store
+            paths += [store, *(store.with_name(store.name + suffix) for suffix in ("-wal", "-shm", "-journal"))]
+        return tuple(paths)
 
     def may_write(self, node_id: str) -> bool:
         """Whether a node may change repo files (a tool node, or an agent with a writing tool): a parallel
@@ -345,7 +359,9 @@ class PipelineRun:
     def command_runner(self) -> CommandRunner | None:
         """The run's command runner for tool nodes and hooks: every call may write the session's worktrees."""
         runner = self.ports.command_runner
-        return None if runner is None else WritableRoots(runner, self.writable_roots)
+        if runner is None:
+            return None
+        return WritableRoots(runner, self.writable_roots, lambda: [str(path) for path in self.protected_paths()])
 
     def writable_roots(self) -> list[str]:
         """The directories the run's commands work in: the session worktrees (or the project root) and the

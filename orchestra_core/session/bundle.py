@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
@@ -21,6 +23,7 @@ from orchestra_core.session.schema import (
 
 REGISTRY_VERSION = 1
 BUNDLE_ID_PREFIX = "dev.orchestra.types."
+RENDERERS_ID_PREFIX = "dev.orchestra.renderers."
 
 
 @cache
@@ -57,6 +60,38 @@ def bundle_document() -> dict[str, Any]:
         "types": types,
         "enums": enums,
     }
+
+
+def bundle_with_renderers(renderers: Mapping[str, Mapping[str, str]]) -> bytes:
+    """The type bundle with a renderer on every version of the named turn types, as canonical JSON.
+
+    CXDB keeps the fields of a type version it already has and adds a renderer to one that has none, so
+    this bundle can be published before or after the plain one. Its id (`dev.orchestra.renderers.<hash>`)
+    comes from its content, renderer addresses included.
+
+    Args:
+        renderers: Turn type id -> renderer spec (`esm_url`, and optionally `component`, `integrity`).
+
+    Raises:
+        ValueError: A type id is not one of Orchestra's turn types, or a spec has no `esm_url`.
+    """
+    types, enums = _types_and_enums()
+    with_renderers = copy.deepcopy(types)
+    for type_id, spec in renderers.items():
+        if type_id not in {turn.type_id for turn in TURN_TYPES}:
+            raise ValueError(f"{type_id} is not an Orchestra turn type")
+        if not spec.get("esm_url"):
+            raise ValueError(f"the renderer of {type_id} needs an esm_url")
+        for version in with_renderers[type_id]["versions"].values():
+            version["renderer"] = dict(spec)
+    digest = hashlib.sha256(_canonical({"types": with_renderers, "enums": enums})).hexdigest()[:12]
+    document = {
+        "registry_version": REGISTRY_VERSION,
+        "bundle_id": RENDERERS_ID_PREFIX + digest,
+        "types": with_renderers,
+        "enums": enums,
+    }
+    return _canonical(document)
 
 
 def _versions(spec: TypeSpec, *, turn_type: bool) -> dict[str, Any]:

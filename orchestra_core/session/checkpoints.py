@@ -108,7 +108,25 @@ def _stored_int(text: str) -> int | str:
 
 
 def _plain_outcome(outcome: Outcome) -> Outcome:
-    return evolve(outcome, context_updates=plain_values(outcome.context_updates)) if outcome.context_updates else outcome
+    updates = outcome.context_updates
+    if not updates or _already_plain(updates):
+        return outcome  # kept as it is, not copied: a long run holds one outcome per node
+    return evolve(outcome, context_updates=plain_values(updates))
+
+
+def _already_plain(values: Mapping[str, Any]) -> bool:
+    """Whether `plain_values` would give the same values back (string keys; strings, floats, flags, None and
+    64-bit integers), without the JSON round trip."""
+    for key, value in values.items():
+        if type(key) is not str:
+            return False
+        kind = type(value)
+        if kind is int:
+            if not _INT_MIN <= value <= _INT_MAX:
+                return False
+        elif kind not in (str, float, bool, type(None)):
+            return False
+    return True
 
 
 def _snapshot(checkpoint: Checkpoint, repos: Mapping[str, RepoHead]) -> WorkspaceSnapshot:

@@ -21,6 +21,7 @@ class CommandCall:
     timeout: float | None
     stdin: str | None
     writable: tuple[str, ...] = ()
+    protected: tuple[str, ...] = ()
 
 
 Reply = CommandResult | Callable[[CommandCall], CommandResult]
@@ -49,8 +50,9 @@ class ScriptedCommandRunner:
         stdin: str | None = None,
         writable: Sequence[str] = (),
         cancel: Cancellation | None = None,
+        protected: Sequence[str] = (),
     ) -> CommandResult:
-        call = CommandCall(command, cwd, dict(env or {}), timeout, stdin, tuple(writable))
+        call = CommandCall(command, cwd, dict(env or {}), timeout, stdin, tuple(writable), tuple(protected))
         with self._lock:
             self.calls.append(call)
         reply = self._replies.get(command, self._default)

@@ -125,31 +125,43 @@ class InMemoryGit:
 
     def worktree_add(self, repo: Path, path: Path, branch: str) -> None:
         repository, _ = self._locate(repo)
-        target = Path(path).resolve()
         command = ["worktree", "add", str(path), branch]
         with repository.lock:
             head = repository.refs.get(f"refs/heads/{branch}")
             if head is None:
                 raise GitError(repo, command, f"fatal: invalid reference: {branch}", 128)
             repository.refuse_checked_out(branch, None, command)
-            if target.exists() and any(target.iterdir()):
-                raise GitError(repo, command, f"fatal: '{path}' already exists", 128)
-            target.mkdir(parents=True, exist_ok=True)
-            names = {w.git_dir.name for w in repository.worktrees[1:]}
-            name = next(
-                f"{target.name}{n or ''}"
-                for n in range(len(names) + 1)
-                if f"{target.name}{n or ''}" not in names
-            )
-            worktree = Worktree(
-                target, repository.common_dir / "worktrees" / name, f"ref: refs/heads/{branch}"
-            )
-            worktree.index = repository.objects.commit_files(head)
-            disk.checkout_files(target, repository.objects, worktree.index)
-            (target / ".git").write_text(f"gitdir: {worktree.git_dir}\n", encoding="utf-8")
-            repository.worktrees.append(worktree)
-            with self._registry_lock:
-                self._worktrees[target] = (repository, worktree)
+            self._add_worktree(repository, repo, path, f"ref: refs/heads/{branch}", head, command)
+
+    def worktree_add_detached(self, repo: Path, path: Path, sha: str) -> None:
+        repository, _ = self._locate(repo)
+        command = ["worktree", "add", "--detach", str(path), sha]
+        with repository.lock:
+            if sha not in repository.objects.commits:
+                raise GitError(repo, command, f"fatal: invalid reference: {sha}", 128)
+            self._add_worktree(repository, repo, path, sha, sha, command)
+
+    def _add_worktree(
+        self, repository: Repository, repo: Path, path: Path, head_text: str, commit: str, command: list[str]
+    ) -> None:
+        """A linked worktree at `path` whose HEAD file says `head_text`, with `commit`'s files (lock held)."""
+        target = Path(path).resolve()
+        if target.exists() and any(target.iterdir()):
+            raise GitError(repo, command, f"fatal: '{path}' already exists", 128)
+        target.mkdir(parents=True, exist_ok=True)
+        names = {w.git_dir.name for w in repository.worktrees[1:]}
+        name = next(
+            f"{target.name}{n or ''}"
+            for n in range(len(names) + 1)
+            if f"{target.name}{n or ''}" not in names
+        )
+        worktree = Worktree(target, repository.common_dir / "worktrees" / name, head_text)
+        worktree.index = repository.objects.commit_files(commit)
+        disk.checkout_files(target, repository.objects, worktree.index)
+        (target / ".git").write_text(f"gitdir: {worktree.git_dir}\n", encoding="utf-8")
+        repository.worktrees.append(worktree)
+        with self._registry_lock:
+            self._worktrees[target] = (repository, worktree)
 
     def worktrees(self, repo: Path) -> tuple[WorktreeInfo, ...]:
         repository = self._locate(repo)[0]

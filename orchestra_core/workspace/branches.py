@@ -17,11 +17,19 @@ from orchestra_core.model.workspace_events import (
     WorktreeCreated,
     WorktreeMergeConflict,
     WorktreeMerged,
+    WritesNotCommitted,
 )
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.git import Git, GitError, Identity, MergeResult
 from orchestra_core.workspace.abandoned import keep_abandoned
-from orchestra_core.workspace.committer import AGENT_EMAIL, COMMITTER_NAME, UNTRACKED_TRAILER
+from orchestra_core.workspace.committer import (
+    AGENT_EMAIL,
+    COMMITTER_NAME,
+    INVALID_REASON,
+    REFUSED_REASON,
+    UNTRACKED_TRAILER,
+    split_committable,
+)
 from orchestra_core.workspace.context import WORKTREE, WorkspaceContext
 from orchestra_core.workspace.errors import ProtectedBranchError, WorkspaceError
 from orchestra_core.workspace.messages import with_trailers
@@ -379,9 +387,12 @@ class BranchWorktrees:
     def _commit_leftovers(self, node_id: str, path: str, session: WorkspaceSession) -> None:
         git = self._git
         for context in session.contexts.values():
-            changed: list[str] = []
+            found: list[str] = []
             for entry in git.status(context.worktree_path):
-                changed += [entry.path, *([entry.original_path] if entry.original_path else [])]
+                found += [entry.path, *([entry.original_path] if entry.original_path else [])]
+            changed, invalid, refused = split_committable(context, found)
+            self._report_left_out(node_id, context, invalid, INVALID_REASON)
+            self._report_left_out(node_id, context, refused, REFUSED_REASON)
             if not changed:
                 continue
             change = git.tree_with_files(context.worktree_path, context.branch_ref, changed)
@@ -397,6 +408,15 @@ class BranchWorktrees:
             git.update_ref(context.worktree_path, context.branch_ref, sha, expected_old=change.base_commit)
             git.sync_index(context.worktree_path, changed)
             session.note_head(context.repo_name, sha)
+
+    def _report_left_out(self, node_id: str, context: WorkspaceContext, paths: list[str], reason: str) -> None:
+        if paths:
+            self._emit(
+                WritesNotCommitted(
+                    session_id=context.session_id, repo=context.repo_name, node_id=node_id, turn_number=0,
+                    paths=paths, reason=reason,
+                )
+            )
 
     def _merge_message(self, node_id: str, into: WorkspaceContext, branch: WorkspaceContext, path: str) -> str:
         subject = f"Merge parallel branch {path} into {into.branch_name}"

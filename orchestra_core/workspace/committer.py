@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 from attrs import frozen
 
+from orchestra_core.agents.git_files import MAX_GITATTRIBUTES_BYTES, check_git_file, is_checked_file
 from orchestra_core.agents.path_guard import PathGuard, ToolPathError
 from orchestra_core.model.settings import RepoSettings
 from orchestra_core.model.turn import AgentTurn, TurnCommit
@@ -145,18 +146,9 @@ class RepoCommitter:
 
     def _committable(self, context: WorkspaceContext, turn: AgentTurn, paths: Sequence[str]) -> list[str]:
         """The paths to commit: valid, deduplicated, and not ignored by git (those are reported)."""
-        checker = PathGuard(context.worktree_path, context.repo_name)
-        valid: list[str] = []
-        invalid: list[str] = []
-        for path in paths:
-            try:
-                relative = checker.relative(path).as_posix()
-            except ToolPathError:
-                invalid.append(path)
-                continue
-            if relative != "." and relative not in valid:
-                valid.append(relative)
-        self._report(context, turn, invalid, "not a path inside the repo")
+        valid, invalid, refused = split_committable(context, paths)
+        self._report(context, turn, invalid, INVALID_REASON)
+        self._report(context, turn, refused, REFUSED_REASON)
         ignored = set(self._git.ignored_paths(context.worktree_path, valid))
         self._report(
             context, turn, [p for p in valid if p in ignored], "ignored by git (.gitignore or info/exclude)"
@@ -262,3 +254,44 @@ class RepoCommitter:
         now = self._clock.now()
         author = Identity(f"{turn.node_id} ({turn.model or 'unknown'})", AGENT_EMAIL, now)
         return author, Identity(COMMITTER_NAME, AGENT_EMAIL, now)
+
+
+def split_committable(context: WorkspaceContext, paths: Sequence[str]) -> tuple[list[str], list[str], list[str]]:
+    """`paths` as (valid repo-relative paths, deduplicated; paths that are not clean paths inside the repo
+    (a spelling of `.git`, `.orchestra`, a line break...); `.gitmodules` or `.gitattributes` whose content
+    git's fsck refuses). Every commit path takes only the first: the tools refuse such writes, but a command
+    or a CLI agent's own tool may have made them."""
+    checker = PathGuard(context.worktree_path, context.repo_name)
+    valid: list[str] = []
+    invalid: list[str] = []
+    refused: list[str] = []
+    for path in paths:
+        try:
+            relative = checker.relative(path).as_posix()
+        except ToolPathError:
+            invalid.append(path)
+            continue
+        if relative != "." and relative not in valid and relative not in refused:
+            (valid if _content_acceptable(checker, relative) else refused).append(relative)
+    return valid, invalid, refused
+
+
+INVALID_REASON = "not a path inside the repo"
+REFUSED_REASON = "content git's fsck refuses (.gitmodules or .gitattributes)"
+
+
+def _content_acceptable(checker: PathGuard, path: str) -> bool:
+    """Whether a `.gitmodules` or `.gitattributes` (in any spelling) holds content git's fsck accepts."""
+    name = path.rsplit("/", 1)[-1]
+    if not is_checked_file(name):
+        return True
+    try:
+        _guarded, fd = checker.open_read(path)
+    except (OSError, ToolPathError):
+        return True  # gone (a deletion to commit) or not a file: the tree builder decides
+    try:
+        with open(fd, "rb", closefd=True) as handle:
+            check_git_file(path, name, handle.read(MAX_GITATTRIBUTES_BYTES + 1))
+    except ToolPathError:
+        return False
+    return True

@@ -185,3 +185,44 @@ def test_run_on_mutated_cassettes(cassette: str) -> None:
     with project(files) as root:
         result = run_cli("run", "pipeline.dot", "--json", "--quiet", "--max-visits", "20", cwd=root)
         assert_well_behaved(result, json_output=True)
+
+
+GATE_PIPELINE = """digraph G {
+    start  [shape=Mdiamond]
+    exit   [shape=Msquare]
+    review [shape=hexagon, label="Ship it?"]
+    start -> review
+    review -> exit [label="[A] Approve"]
+    review -> start [label="[R] Reject"]
+}
+"""
+ANSWERS = "review: Approve\ndefault: A\n"
+TOOLS_CONFIG = """workspace:
+  tools:
+    project:
+      grep:
+        command: git grep -n -- {pattern} {path}
+        parameters:
+          pattern: {description: what to find}
+          path: {default: .}
+"""
+TOOL_TOKENS = ['"', "'", "\\\\", "{pattern}", "{path}", "{other}", "$(", "`", ";", "&&", " -- ", "|", "\n", "#"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(mutated(ANSWERS, st.sampled_from(YAML_TOKENS)))
+def test_run_on_mutated_answers_files(answers: str) -> None:
+    with project({"pipeline.dot": GATE_PIPELINE, "answers.yaml": answers}) as root:
+        result = run_cli(
+            "run", "pipeline.dot", "--backend", "simulate", "--answers", "answers.yaml", "--json", "--quiet",
+            "--max-visits", "5", cwd=root,
+        )  # fmt: skip
+        assert_well_behaved(result, json_output=True)
+
+
+@settings(max_examples=30, deadline=None)
+@given(mutated(TOOLS_CONFIG, st.one_of(st.sampled_from(TOOL_TOKENS), st.sampled_from(YAML_TOKENS))))
+def test_compile_on_mutated_project_tool_commands(config: str) -> None:
+    files: dict[str, str | bytes] = {"pipeline.dot": RUN_PIPELINE, "orchestra.yaml": config}
+    with project(files) as root:
+        compile_well_behaved(root)

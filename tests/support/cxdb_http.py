@@ -81,6 +81,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._get_bundle(segments[3])
         if method == "GET" and segments[:3] == ["v1", "registry", "types"] and len(segments) == 6:
             return self._type_version(segments[3], segments[5])
+        if method == "GET" and segments == ["v1", "registry", "renderers"]:
+            return self._json(200, {"renderers": self.registry.renderer_manifest()})
         if method == "GET" and segments == ["v1", "contexts"]:
             return self._json(200, self._contexts(query))
         if method == "GET" and len(segments) == 4 and segments[:2] == ["v1", "contexts"]:
@@ -116,7 +118,11 @@ class _Handler(BaseHTTPRequestHandler):
             fields = self.registry.descriptor(type_id, int(version))
         except MissingDescriptor:
             raise HttpError(404, "type version") from None
-        return self._json(200, {"fields": {str(tag): field for tag, field in fields.items()}})
+        body: dict[str, Any] = {"fields": {str(tag): field for tag, field in fields.items()}}
+        renderer = self.registry.renderers.get((type_id, int(version)))
+        if renderer is not None:
+            body["renderer"] = renderer
+        return self._json(200, body)
 
     def _contexts(self, query: dict[str, str]) -> dict[str, Any]:
         limit = int(query["limit"]) if query.get("limit", "").isdigit() else 20

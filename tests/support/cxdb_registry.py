@@ -28,6 +28,7 @@ class Registry:
     def __init__(self) -> None:
         self.bundles: dict[str, bytes] = {}
         self.types: dict[str, dict[int, dict[int, dict[str, Any]]]] = {}
+        self.renderers: dict[tuple[str, int], dict[str, Any]] = {}  # the first one a type version got stays
         self.enums: dict[str, dict[str, str]] = {}
         self.last_bundle_id: str | None = None
 
@@ -65,6 +66,15 @@ class Registry:
         except KeyError:
             raise MissingDescriptor(type_id) from None
 
+    def renderer_manifest(self) -> dict[str, dict[str, Any]]:
+        """`GET /v1/registry/renderers`: the renderer of each type's highest version, when that version has one."""
+        manifest = {}
+        for type_id, versions in self.types.items():
+            spec = self.renderers.get((type_id, max(versions)))
+            if spec is not None:
+                manifest[type_id] = spec
+        return manifest
+
     def latest(self, type_id: str) -> tuple[int, dict[int, dict[str, Any]]]:
         versions = self.types.get(type_id)
         if not versions:
@@ -93,11 +103,14 @@ class Registry:
             for version_text, definition in versions.items():
                 version = _integer(version_text, f"type {type_id}: version")
                 fields = _fields(type_id, definition)
+                renderer = _renderer(type_id, definition)
                 known = self.types.setdefault(type_id, {})
                 if version in known and known[version] != fields:
                     raise RegistryError(f"type {type_id} version {version} differs from existing")
                 self._check_tag_reuse(type_id, fields)
                 known[version] = fields
+                if renderer is not None:
+                    self.renderers.setdefault((type_id, version), renderer)
 
     def _check_tag_reuse(self, type_id: str, fields: dict[int, dict[str, Any]]) -> None:
         for other in self.types.get(type_id, {}).values():
@@ -124,6 +137,16 @@ def _integer(text: Any, what: str) -> int:
     if value < 0:
         raise RegistryError(f"{what} {text!r} is negative")
     return value
+
+
+def _renderer(type_id: str, definition: Any) -> dict[str, Any] | None:
+    """A version's `renderer` (`esm_url`, and `component`, `integrity` when given), None without one."""
+    renderer = definition.get("renderer") if isinstance(definition, dict) else None
+    if renderer is None:
+        return None
+    if not isinstance(renderer, dict) or not isinstance(renderer.get("esm_url"), str):
+        raise RegistryError(f"type {type_id}: renderer needs an esm_url string")
+    return {key: renderer[key] for key in ("esm_url", "component", "integrity") if key in renderer}
 
 
 def _fields(type_id: str, definition: Any) -> dict[int, dict[str, Any]]:

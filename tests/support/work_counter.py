@@ -3,6 +3,7 @@
 `python work_counter.py OUT.json ARGS...`. Counted, for the regression guards of issue 16 (no timings):
 - `files_opened` / `files_written`: files opened, and opened for writing (audit event `open`);
 - `renames`: os.rename / os.replace calls (audit event `os.rename`);
+- `unlinks`: os.unlink / os.remove calls (audit event `os.remove`);
 - `fsyncs`: os.fsync calls;
 - `subprocesses`: processes started (audit events `subprocess.Popen`, `os.posix_spawn`, `os.fork`, `os.exec`);
 - `git_processes`: the `subprocess.Popen`s among them that start git;
@@ -62,6 +63,8 @@ def _audit(event: str, arguments: tuple[Any, ...]) -> None:
             counts[_key("files_written")] += 1
     elif event == "os.rename":
         counts[_key("renames")] += 1
+    elif event == "os.remove":
+        counts[_key("unlinks")] += 1
     elif event in ("subprocess.Popen", "os.posix_spawn", "os.fork", "os.exec"):
         counts["subprocesses"] += 1
         if event == "subprocess.Popen" and _is_git(arguments[1]):

@@ -6,6 +6,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Protocol
 
+from attrs import frozen
+
 from orchestra_adapters.backends.cli_agent.events import AgentEvent
 from orchestra_adapters.backends.cli_agent.spec import CliAgentSpec
 
@@ -55,3 +57,21 @@ class CliAgentAdapter(Protocol):
     def parser(self) -> StreamParser:
         """A fresh parser for one run's output."""
         ...
+
+    def state_paths(self, env: Mapping[str, str]) -> AgentStatePaths:
+        """Where the CLI keeps its own state (sessions, settings, credentials) for the environment `env` it
+        runs with: kept writable inside the sandbox."""
+        ...
+
+
+@frozen
+class AgentStatePaths:
+    """A CLI agent's own state: directories (created when missing) and files (used when they exist)."""
+
+    directories: tuple[Path, ...] = ()
+    files: tuple[Path, ...] = ()
+
+
+def home(env: Mapping[str, str]) -> Path:
+    """The home directory of an agent's environment."""
+    return Path(env.get("HOME") or Path.home())

@@ -13,7 +13,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from orchestra_adapters.backends.cli_agent.spec import CliAgentSpec
 from orchestra_adapters.backends.cli_agent.turns import TurnAssembler, TurnDraft
 from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
 from orchestra_adapters.mcp.tool_host import ToolHost
+from orchestra_adapters.process.sandbox import AgentSandbox, SandboxUnavailable
 from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import WriteTracker
@@ -73,16 +74,24 @@ class CLIAgentBackend:
         adapter: The CLI agent's flags and stream format.
         runtime: The run: the node's agent, tools, hooks, repos and worktree watch.
         settings: orchestra.yaml's section for this agent (command, args, model, tools, timeout, env).
+        sandbox: Runs the agent in bubblewrap (`sandbox: {kind: bubblewrap}`): it writes only the run's
+            worktrees (not their `.git` and Orchestra's state), its own state directories and a scratch
+            directory.
     """
 
     def __init__(
-        self, adapter: CliAgentAdapter, runtime: AgentRuntime, settings: CliAgentSettings | None = None
+        self,
+        adapter: CliAgentAdapter,
+        runtime: AgentRuntime,
+        settings: CliAgentSettings | None = None,
+        sandbox: AgentSandbox | None = None,
     ) -> None:
         self.adapter = adapter
         self.name = adapter.name
         self.usage = UsageLedger()
         self._runtime = runtime
         self._settings = settings or CliAgentSettings()
+        self.sandbox = sandbox
 
     def executable(self) -> tuple[str, ...]:
         """The agent's command with its configured leading arguments.
@@ -130,7 +139,8 @@ class CLIAgentBackend:
             choice = self._choice(node, context)
             tracker = WriteTracker()
             toolbox = Toolbox(self._tools(node, choice, context, tracker))
-            cwd = _workdir(node, self._runtime.repos(context), self._runtime.project_root)
+            repos = self._runtime.repos(context)
+            cwd = _workdir(node, repos, self._runtime.project_root)
         except OrchestraError as error:
             return Outcome.fail(f"node {node.id}: {error}")
         with (
@@ -151,6 +161,7 @@ class CLIAgentBackend:
             )
             watch = self._runtime.watch_worktrees(context)
             execution = _Execution(self, node, choice, toolbox, tracker, on_turn, watch, host, cancel)
+            execution.confine_to(repos.values() if repos else [RepoContext("project", self._runtime.project_root)])
             if session is not None and resume is not None:
                 execution.number_turns_from(resume.turn_number + 1)
             try:
@@ -222,6 +233,12 @@ class _Execution:
         self._model = choice.model
         self._session = ""
         self.usage = NodeUsage()
+        self._sandbox = backend.sandbox
+        self._roots: list[RepoContext] = []
+
+    def confine_to(self, repos: Iterable[RepoContext]) -> None:
+        """The repos whose worktrees the agent may write in the sandbox."""
+        self._roots = list(repos)
 
     def number_turns_from(self, number: int) -> None:
         """A continued session numbers its turns on from the node's last recorded turn."""
@@ -242,6 +259,8 @@ class _Execution:
         env = {**os.environ, **self._adapter.environment(spec), **spec.env}
         parser = self._adapter.parser()
         try:
+            if self._sandbox is not None:
+                argv = self._sandboxed(argv, spec, env, scratch)
             if self._cancel is not None:
                 self._cancel.raise_if_cancelled()
             process = AgentProcess(
@@ -255,13 +274,23 @@ class _Execution:
                             self._started(event)
                 status = process.wait()
                 assembler.close()
-        except OSError as error:
+        except (OSError, SandboxUnavailable) as error:
             return Outcome.fail(f"node {self._node.id}: could not start {self._adapter.name}: {error}")
         except AgentFailed as error:
             return Outcome.fail(f"node {self._node.id}: {error}; {_tail(process)}")
         finally:
             self._sweep()
         return self._result(assembler, process, status)
+
+    def _sandboxed(self, argv: list[str], spec: CliAgentSpec, env: Mapping[str, str], scratch: Path) -> list[str]:
+        """The agent's command line in the sandbox: the repos' worktrees and its own state writable."""
+        assert self._sandbox is not None
+        state = self._adapter.state_paths(env)
+        for directory in state.directories:
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        writable = [str(repo.root) for repo in self._roots] + [str(path) for path in (*state.directories, *state.files)]
+        protected = [str(path) for repo in self._roots for path in repo.protected]
+        return self._sandbox.wrap(argv, cwd=str(spec.cwd), writable=writable, protected=protected, scratch=str(scratch))
 
     def _started(self, event: AgentStarted) -> None:
         self._session = event.session_id

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from orchestra_adapters.backends.cli_agent.adapter import AgentStatePaths, home
 from orchestra_adapters.backends.cli_agent.events import (
     AgentEvent,
     AgentResult,
@@ -78,6 +79,11 @@ class ClaudeCode:
 
     def parser(self) -> ClaudeStreamParser:
         return ClaudeStreamParser()
+
+    def state_paths(self, env: Mapping[str, str]) -> AgentStatePaths:
+        configured = env.get("CLAUDE_CONFIG_DIR")
+        directory = Path(configured) if configured else home(env) / ".claude"
+        return AgentStatePaths(directories=(directory,), files=(home(env) / ".claude.json",))
 
 
 def mcp_config(spec: CliAgentSpec) -> dict[str, Any]:

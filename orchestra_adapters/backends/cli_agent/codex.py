@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from orchestra_adapters.backends.cli_agent.adapter import AgentStatePaths, home
 from orchestra_adapters.backends.cli_agent.events import (
     AgentEvent,
     AgentResult,
@@ -57,6 +58,10 @@ class Codex:
 
     def parser(self) -> CodexStreamParser:
         return CodexStreamParser()
+
+    def state_paths(self, env: Mapping[str, str]) -> AgentStatePaths:
+        configured = env.get("CODEX_HOME")
+        return AgentStatePaths(directories=(Path(configured) if configured else home(env) / ".codex",))
 
 
 _SANDBOX_OPTIONS = ("--sandbox", "-s", "--full-auto", "--dangerously-bypass-approvals-and-sandbox")

@@ -59,6 +59,13 @@ class CommandRunnerContract(PortContract):
         result = self.make_runner().run(WRITE, cwd=str(work), writable=[str(work)])
         assert (result.exit_code, result.stdout) == (0, "ok")
 
+    def test_protected_directories_are_accepted(self) -> None:
+        # a confining runner keeps them read-only (tests/unit/process/test_sandbox.py); every runner takes them
+        work = self.tmp / "writable"
+        (work / ".orchestra").mkdir(parents=True)
+        result = self.make_runner().run(WRITE, cwd=str(work), writable=[str(work)], protected=[str(work / ".orchestra")])
+        assert (result.exit_code, result.stdout) == (0, "ok")
+
     def test_a_timeout_ends_the_command_and_its_children(self) -> None:
         result: CommandResult = self.make_runner().run(HANG, cwd=str(self.tmp), timeout=TIMEOUT)
         assert result.timed_out and result.exit_code is None and not result.ok

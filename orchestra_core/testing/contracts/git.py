@@ -134,6 +134,23 @@ class GitContract(GitMergeContract, GitHistoryContract):
         git.worktree_prune(repo)
         assert len(git.worktrees(repo)) == 1
 
+    def test_worktree_add_detached_checks_out_a_commit_without_a_branch(self) -> None:
+        git, repo, wt = self.git, self.repo, self.tmp / "at-first"
+        first = self.head()
+        self.write("b.txt", "b")
+        self.commit_all("later")
+        branches = git.branches(repo)
+        git.worktree_add_detached(repo, wt, first)
+        assert (wt / "src" / "app.py").read_text() == "print('hi')\n" and not (wt / "b.txt").exists()
+        listed = git.worktrees(repo)[1]
+        assert listed.detached and listed.branch is None and listed.head == first
+        assert git.current_branch(wt) is None and git.status(wt) == ()
+        assert git.branches(repo) == branches  # no branch was made
+        git.worktree_remove(repo, wt)
+        assert not wt.exists() and len(git.worktrees(repo)) == 1
+        with raises(GitError):
+            git.worktree_add_detached(repo, wt, "0" * 40)
+
     def test_checkout_and_discard_changes(self) -> None:
         git, repo = self.git, self.repo
         base = self.head()

@@ -165,3 +165,14 @@ def test_a_run_stopped_by_validation_errors_gives_a_json_document(project: Path)
     assert error["exit_code"] == 1 and error["message"].startswith("invalid.dot: ")
     assert "validation error" in error["message"] and {d["severity"] for d in error["diagnostics"]} == {"error"}
     no_session_was_created(project)
+
+
+@pytest.mark.parametrize("special", ["fifo", "directory"])
+def test_a_discovered_orchestra_yaml_that_is_not_a_file_is_refused_not_skipped(project: Path, special: str) -> None:
+    # skipped, it let a run go on with the defaults: a `sandbox:` in it would silently not apply
+    os.mkfifo(project / "orchestra.yaml") if special == "fifo" else (project / "orchestra.yaml").mkdir()
+    kind = "a FIFO (named pipe)" if special == "fifo" else "a directory"
+    for command in (("compile", "pipeline.dot"), ("run", "pipeline.dot", "--backend", "simulate")):
+        message, error = refused(*command, cwd=project)
+        assert message == f"orchestra: error: {project / 'orchestra.yaml'}: is {kind}, not a regular file\n"
+        assert error["file"] == str(project / "orchestra.yaml")

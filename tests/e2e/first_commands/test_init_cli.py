@@ -10,6 +10,7 @@ import pytest
 
 from tests.support.git_repos import GitRepo, git
 from tests.support.orchestra_project import orchestra
+from tests.support.sandbox import needs_bwrap
 
 FILES = ("orchestra.yaml", "pipeline.dot", "cassette.yaml")
 
@@ -36,10 +37,30 @@ def test_init_writes_a_project_that_compiles_and_runs_offline_in_a_new_repositor
 
 
 def test_the_orchestra_yaml_is_commented_and_offers_the_sandbox(tmp_path: Path) -> None:
-    assert orchestra("init", cwd=tmp_path).returncode == 0
+    made = orchestra("init", cwd=tmp_path)
+    assert made.returncode == 0
     text = (tmp_path / "orchestra.yaml").read_text(encoding="utf-8")
     assert text.count("\n#") >= 5 and "docs/configuration.md" in text
     assert "# sandbox:\n#   kind: bubblewrap" in text
+    [offer] = [line for line in made.stdout.splitlines() if line.startswith("sandbox ")]
+    assert "bubblewrap" in offer and "`sandbox:`" in offer
+
+
+@pytest.mark.slow
+@needs_bwrap()
+def test_the_offered_sandbox_works_once_uncommented(tmp_path: Path) -> None:
+    made = orchestra("init", "--json", cwd=tmp_path)
+    assert json.loads(made.stdout)["sandbox"].startswith("bubblewrap works here: uncomment the `sandbox:` lines")
+    config = tmp_path / "orchestra.yaml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace("# sandbox:\n#   kind: bubblewrap", "sandbox:\n  kind: bubblewrap"), encoding="utf-8")
+    git(tmp_path, "commit", "-q", "-am", "Sandbox on")
+    doctor = json.loads(orchestra("doctor", "--json", cwd=tmp_path).stdout)
+    [check] = [check for check in doctor["checks"] if check["name"] == "sandbox"]
+    assert check["status"] == "ok" and check["detail"].startswith("bubblewrap")
+    ran = orchestra("run", "pipeline.dot", "--json", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    assert json.loads(ran.stdout)["status"] == "success"
 
 
 def test_init_in_an_existing_repository_leaves_its_history_alone(tmp_path: Path) -> None:

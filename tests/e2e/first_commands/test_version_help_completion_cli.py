@@ -10,9 +10,9 @@ import pytest
 from tests.support.orchestra_project import orchestra
 
 COMMANDS = [
-    ["init"], ["compile"], ["run"], ["resume"], ["replay"], ["show"], ["status"], ["attach"], ["cleanup"],
-    ["doctor"],
-    ["mcp"], ["mcp", "serve"], ["serve"], ["worker"], ["submit"], ["cancel"],
+    ["init"], ["compile"], ["run"], ["resume"], ["replay"], ["show"], ["checkout"], ["status"], ["attach"],
+    ["cleanup"], ["doctor"], ["worker"], ["submit"], ["cancel"],
+    ["mcp"], ["mcp", "serve"], ["serve"],
 ]  # fmt: skip
 
 

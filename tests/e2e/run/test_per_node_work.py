@@ -37,6 +37,10 @@ PER_NODE_LIMITS = {
     "files_opened": 0,
     "files_written": 0,
     "renames": 0,
+    # issue 16: the engine removed a stage's status.json before each attempt (an unlink that failed: nothing
+    # was there); a stage file never written, in a stage directory never handed out, under a round directory
+    # new to this run, is known not to exist
+    "unlinks": 0,
     "fsyncs": 0,
     "subprocesses": 0,
     # issue 16: a node's start at once, then its other turns and its checkpoint in one write (5 statements

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.support.git_repos import make_repo
-from tests.support.orchestra_project import orchestra, write_files
+from tests.support.orchestra_project import agent_turns, orchestra, write_files
 from tests.support.sandbox import needs_bwrap
 
 pytestmark = [pytest.mark.slow, needs_bwrap()]
@@ -159,3 +159,47 @@ def test_the_network_is_off_unless_allowed(tmp_path: Path, loopback_port: int, n
     if not network:
         reason = failure(tmp_path / "project", "n0")
         assert "Connection refused" in reason or "unreachable" in reason, reason
+
+
+PROJECT_TOOL_PROBE = (
+    "probe() { if sh -c \"$2\" 2>/dev/null; then echo \"$1:ok\"; else echo \"$1:refused\"; fi; }; "
+    "probe repo 'echo x > made-by-tool.txt'; probe state 'echo x > app/.orchestra/orchestra.db'; "
+    "probe logs 'echo x > app/logs/checkpoint.json'; probe home 'touch \"$HOME/orchestra-sandbox-probe\"'; "
+    "probe gitdir 'echo x >> .git/config'"
+)
+STATE_PIPELINE = """digraph inside {
+    start [shape=Mdiamond]; exit [shape=Msquare]
+    tool [shape=parallelogram, tool_command="touch app/.orchestra/planted; touch app/logs/planted; true"]
+    work [prompt="Probe", agent.tools="project:probe"]
+    start -> tool -> work -> exit
+}
+"""
+
+
+def test_project_tools_and_tool_nodes_of_a_project_inside_its_repository_cannot_write_its_state(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "repo"
+    config = (
+        "providers: {default: scripted, scripted: {cassette: cassette.yaml}}\nbackend: langgraph\n"
+        "workspace:\n  repos:\n    project: {path: .., isolation: in_place}\n"
+        f"  tools:\n    project:\n      probe: {{command: {json.dumps(PROJECT_TOOL_PROBE)}}}\n"
+        "sandbox:\n  kind: bubblewrap\n"
+    )
+    cassette = {"nodes": {"work": [{"content": "probe", "tool_calls": [{"name": "project:probe", "args": {}}]},
+                                   {"content": "done"}]}}  # fmt: skip
+    files = {
+        "app/orchestra.yaml": config, "app/inside.dot": STATE_PIPELINE, "app/cassette.yaml": json.dumps(cassette),
+        "app/.gitignore": ".orchestra/\nlogs/\n", "README.md": "hi\n",
+    }  # fmt: skip
+    make_repo(repo, files)
+    app = repo / "app"
+    result = orchestra("run", "inside.dot", "--json", "--logs-root", "logs", cwd=app)
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert (app / "logs" / "tool" / "tool_output.txt").read_text(encoding="utf-8").count("Read-only file system") == 2
+    assert not (app / ".orchestra" / "planted").exists() and not (app / "logs" / "planted").exists()
+    assert json.loads(orchestra("status", "1", "--json", cwd=app).stdout)["status"] == "success"
+    assert (repo / "made-by-tool.txt").exists()
+    [(_stored, turn)] = [item for item in agent_turns(app, "1") if item[1].tool_calls]
+    lines = [line for line in str(turn.tool_calls[0].result).splitlines() if line.endswith(("ok", "refused"))]
+    assert lines == ["repo:ok", "state:refused", "logs:refused", "home:refused", "gitdir:refused"]

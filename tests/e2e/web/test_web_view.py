@@ -150,3 +150,24 @@ def test_an_interactive_node_is_a_chat_on_its_session_page(tmp_path: Path, page:
         assert page.get_attribute("#graph g.node[data-node='synth']", "data-status") == "succeeded"
     finally:
         server.stop()
+
+
+LLM_STAGE = """digraph llm {
+    start [shape=Mdiamond]; done [shape=Msquare]
+    plan [prompt="Plan it"]
+    start -> plan -> done
+}
+"""
+
+
+def test_llm_stages_are_coloured_by_status_like_the_other_nodes(server: LiveServer, page: Any) -> None:
+    session_id = server.submit(LLM_STAGE)  # the simulate backend: plan succeeds at once
+    page.goto(f"{server.url}/view/{session_id}")
+    page.wait_for_selector(node(page, "done", "succeeded"), state="attached")
+    fills = page.evaluate(
+        """() => ["plan", "done"].map((id) => {
+            const shape = document.querySelector(`#graph g.node[data-node="${id}"] :is(path, polygon)`);
+            return [shape.tagName, getComputedStyle(shape).fill];
+        })"""
+    )
+    assert fills == [["path", "rgb(134, 239, 172)"], ["polygon", "rgb(134, 239, 172)"]]  # --succeeded

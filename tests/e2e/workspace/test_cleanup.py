@@ -63,7 +63,7 @@ def test_a_merged_session_is_removed_and_recorded_an_unmerged_one_kept(tmp_path:
 
     document = _cleanup(repo)
 
-    assert set(document) == {"removed", "kept", "pruned", "dry_run"}
+    assert set(document) == {"removed", "kept", "pruned", "checkouts", "dry_run"}
     [removed] = document["removed"]
     assert removed["session_id"] == merged_id and removed["reason"] == "merged"
     assert set(removed) == {

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from orchestra_core.agents.command_template import CommandTemplateError
 from orchestra_core.agents.command_tools import CommandArgumentError, expand_command
 from orchestra_core.model.settings import ToolCommandSettings, ToolParameterSettings
 
@@ -43,3 +44,58 @@ def test_the_configurations_default_is_the_authors_and_kept() -> None:
     assert expand_command(command("ls {flags}", flags="-la"), {}) == "ls -la"
     with pytest.raises(CommandArgumentError):
         expand_command(command("ls {flags}", flags="-la"), {"flags": "-R"})
+
+
+@pytest.mark.parametrize(
+    ("template", "where"),
+    [
+        ('git commit -m "{msg}"', "double quotes"),
+        ("echo '{msg}'", "single quotes"),
+        ('echo "prefix {msg} suffix"', "double quotes"),
+        ("echo \\{msg}", "a backslash"),
+    ],
+)
+def test_a_placeholder_inside_quotes_is_refused_for_the_value_would_be_code_there(template: str, where: str) -> None:
+    # `"{msg}"` with msg=$(cmd) became "'$(cmd)'": the outer shell ran cmd
+    with pytest.raises(CommandTemplateError, match=f"inside {where}.*write {{msg}} bare"):
+        expand_command(command(template, msg=None), {"msg": "$(touch /tmp/owned)"})
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "git log -1 {a}{rev}",  # an empty value before it: the word still begins with rev
+        "git log -1 ''{rev}",  # empty quotes are nothing
+        "git log -1 $EMPTY{rev}",  # an expansion may be empty
+        "git diff -- {a}; git log -1 {rev}",  # `--` ends the options of `git diff` only
+        "git diff -- {a} && git log {rev}",
+        "git diff -- {a} | git log {rev}",
+        "echo -- $(git log {rev})",
+        "echo -- `git log {rev}`",
+        "(git log -1 {rev})",
+        "git log -1\t{rev}",
+    ],
+)
+def test_a_value_that_begins_a_word_cannot_be_an_option_however_the_template_is_written(template: str) -> None:
+    with pytest.raises(CommandArgumentError, match="rev: '--output=/tmp/x' starts with '-'"):
+        expand_command(command(template, a=None, rev=None), {"a": "", "rev": "--output=/tmp/x"})
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("git log -1 {a}{rev}", "git log -1 x--output"),
+        ("git log '' -- {rev}", "git log '' -- --output"),
+        ("git log '--' {rev}", "git log '--' --output"),
+        ("git log x{rev}", "git log x--output"),
+        ("git log \\ {rev}", "git log \\ --output"),
+    ],
+)
+def test_a_leading_dash_inside_a_word_or_after_a_double_dash_is_data(template: str, expected: str) -> None:
+    settings = command(template, a=None, rev=None)
+    assert expand_command(settings, {"a": "x", "rev": "--output"}).replace("'x'", "x") == expected
+
+
+def test_a_quoted_expansion_before_a_value_may_be_empty_too() -> None:
+    with pytest.raises(CommandArgumentError, match="starts with '-'"):
+        expand_command(command('git log "$X"{rev}', rev=None), {"rev": "--output=/tmp/x"})

@@ -201,3 +201,37 @@ def test_other_odd_names_are_ordinary_files(repo: RepoContext, name: str) -> Non
     assert tracker.flush() == [f"project:{name}"]
     assert read_file(repo, name) == "x\n"
     assert name in list_files(repo).splitlines()
+
+
+@pytest.mark.parametrize("path", ["app/.orchestra/orchestra.db", ".ORCHESTRA/x", "a/.Orchestra./runs/x", "b/.orchestra"])
+def test_a_state_directory_is_refused_at_any_depth_and_in_any_case(repo: RepoContext, path: str) -> None:
+    # a project inside its repository keeps its `.orchestra` below the repo root; macOS folds case
+    with pytest.raises(ToolPathError, match=r"\.orchestra, Orchestra's own state"):
+        write_file(repo, WriteTracker(), path, "x")
+
+
+def test_protected_directories_inside_the_repo_are_refused_through_any_path(repo: RepoContext) -> None:
+    logs = repo.root / "logs" / "run"
+    logs.mkdir(parents=True)
+    (logs / "checkpoint.json").write_text("{}")
+    (repo.root / "alias").symlink_to("logs")
+    guarded = RepoContext("project", repo.root, protected=(logs, repo.root.parent / "elsewhere", repo.root.parent))
+    for path in ("logs/run/checkpoint.json", "alias/run/checkpoint.json", "logs/run"):
+        with pytest.raises(ToolPathError, match="Orchestra's own state"):
+            write_file(guarded, WriteTracker(), path, "{}")
+    assert (logs / "checkpoint.json").read_text() == "{}"
+    assert write_file(guarded, WriteTracker(), "logs/other.txt", "ok").startswith("Wrote")  # beside it is fine
+    assert list_files(guarded).splitlines() == ["logs/other.txt", "src/app.py"]
+
+
+@pytest.mark.parametrize("path", [".gitmodules/x", "gitmod~1/x", "GI7EBA~1/x", ".gitattributes/x", "gitatt~2/x", "a/.GitModules/b"])
+def test_gitmodules_and_gitattributes_cannot_become_directories(repo: RepoContext, path: str) -> None:
+    with pytest.raises(ToolPathError, match="git reads it as a file"):
+        write_file(repo, WriteTracker(), path, "x")
+
+
+@pytest.mark.parametrize("name", [" lead.txt", "trail.txt ", "both ", "src/ inner .py"])
+def test_spaces_around_a_name_are_kept(repo: RepoContext, name: str) -> None:
+    tracker = WriteTracker()
+    write_file(repo, tracker, name, "x")
+    assert tracker.flush() == [f"project:{name}"] and (repo.root / name).read_text() == "x"

@@ -1,4 +1,4 @@
-"""Prompt snapshots: the composed prompts of the seed's PR-review agents, from examples/prompts.
+"""Prompt snapshots: the composed prompts of the seed's PR-review agents, from examples/pr-review/prompts.
 
 Golden files live in tests/unit/agents/snapshots/. After an intended change, regenerate them with
 `ORCHESTRA_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/unit/agents/test_prompt_snapshots.py`
@@ -56,6 +56,10 @@ agents:
 """
 GRAPH = Graph("pr_review", {"goal": "Review the pull request from multiple perspectives"})
 DIFF = "--- a/app/login.rb\n+++ b/app/login.rb\n@@ -1 +1 @@\n-User.find_by(name: params[:name])\n+User.where(\"name = '#{params[:name]}'\")"
+REVIEWS = [
+    {"id": "security_reviewer", "status": "success", "notes": "### critical: SQL injection\n- Location: app/login.rb:1"},
+    {"id": "architecture_reviewer", "status": "success", "notes": "No design problems."},
+]
 
 CASES = {
     "security_reviewer": (Node("security_reviewer", {"agent": "security-reviewer"}), {"pr_diff": DIFF}, ""),
@@ -74,12 +78,12 @@ CASES = {
                 "agent.task": "critique-reviews",
             },
         ),
-        {"last_response": "Found SQL injection in app/login.rb:1."},
+        {"pr_diff": DIFF, "parallel.results": REVIEWS},
         "",
     ),
     "synthesizer_with_prompt_and_preamble": (
         Node("synthesizer", {"agent": "synthesizer", "agent.mode": "interactive", "prompt": "Keep it under one page."}),
-        {},
+        {"pr_diff": DIFF, "parallel.results": REVIEWS, "critique": "1. The injection holds."},
         "Completed stages: security_reviewer (success), architecture_reviewer (success), critic (success).",
     ),
     "plain_prompt": (Node("plan", {"prompt": "Plan how to create a hello world script"}), {}, ""),
@@ -105,7 +109,7 @@ def resolver(tmp_path_factory: pytest.TempPathFactory, examples_dir: Path) -> Ag
 
 @pytest.fixture(scope="module")
 def examples_dir() -> Path:
-    return Path(__file__).resolve().parents[3] / "examples"
+    return Path(__file__).resolve().parents[3] / "examples" / "pr-review"
 
 
 @pytest.mark.parametrize("case", list(CASES))

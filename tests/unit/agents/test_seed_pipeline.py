@@ -93,10 +93,14 @@ agents:
 """
 
 
+# What the critic and the synthesizer read: the diff and the reviews the fan-in collected.
+REVIEWED = {"pr_diff": "diff", "parallel.results": [{"id": "security_reviewer", "status": "success", "notes": "ok"}]}
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> tuple[AgentResolver, list[LintRule]]:
     config = tmp_path / "orchestra.yaml"
-    config.write_text(f"{CONFIG}prompts: ['{EXAMPLES / 'prompts'}']\n", encoding="utf-8")
+    config.write_text(f"{CONFIG}prompts: ['{EXAMPLES / 'pr-review' / 'prompts'}']\n", encoding="utf-8")
     settings = load_settings(config)
     library = prompt_library_for(settings, tmp_path / "pr_review.dot")
     registry = create_registry(settings)
@@ -110,7 +114,7 @@ def test_seed_pipeline_compiles_without_agent_errors(project: tuple[AgentResolve
     problems = [d for d in prepared.diagnostics if d.rule in agent_rules and d.severity is not Severity.INFO]
     assert problems == []
     notes = {d.node_id: d.message for d in prepared.diagnostics if d.rule == "task_variables"}
-    assert set(notes) == {"security_reviewer", "architecture_reviewer"}
+    assert set(notes) == {"security_reviewer", "architecture_reviewer", "critic", "synthesizer"}
     assert "pr_diff" in notes["security_reviewer"]
 
 
@@ -133,7 +137,7 @@ def test_stylesheet_specificity_then_aliases(
 ) -> None:
     resolver, _ = project
     graph = prepare_pipeline(parse_dot(PIPELINE, "pr_review.dot")).graph
-    agent = resolver.resolve(graph.nodes[node_id], Context({"pr_diff": "diff"}), graph)
+    agent = resolver.resolve(graph.nodes[node_id], Context(REVIEWED), graph)
     assert (agent.provider, agent.model) == (provider, model)
 
 
@@ -141,7 +145,7 @@ def test_without_a_stylesheet_the_agent_and_the_default_decide(project: tuple[Ag
     resolver, _ = project
     plain = PIPELINE.replace('model_spec="', 'unused="')
     graph = prepare_pipeline(parse_dot(plain, "pr_review.dot")).graph
-    context = Context({"pr_diff": "diff"})
+    context = Context(REVIEWED)
     resolved = {node: resolver.resolve(graph.nodes[node], context, graph) for node in ("security_reviewer", "synthesizer", "critic")}
     assert (resolved["security_reviewer"].provider, resolved["security_reviewer"].model) == ("anthropic", "claude-haiku-3-20250514")
     assert (resolved["synthesizer"].provider, resolved["synthesizer"].model) == ("openai", "gpt-4o-mini")

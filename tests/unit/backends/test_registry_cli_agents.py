@@ -11,7 +11,7 @@ import pytest
 import orchestra_adapters.backends.cli_agent as cli_agent
 from orchestra_adapters.backends import registry
 from orchestra_core.model.errors import OrchestraError
-from orchestra_core.model.settings import CliAgentSettings, OrchestraSettings
+from orchestra_core.model.settings import CliAgentSettings, OrchestraSettings, SandboxSettings
 
 PARTS: dict[str, Any] = {
     "chat_models": None,
@@ -39,7 +39,15 @@ def test_create_backend_hands_the_agents_settings_and_the_runtime_to_the_cli_bac
     runtime = object()
     assert registry.create_backend(name, **PARTS, runtime=runtime, settings=settings) == "backend"  # type: ignore[arg-type]
     assert registry.create_backend(name, **PARTS, runtime=runtime) == "backend"  # type: ignore[arg-type]
-    assert calls == [(name, section, runtime), (name, None, runtime)]
+    assert calls == [(name, section, runtime, None), (name, None, runtime, None)]
+
+
+def test_a_sandbox_in_the_settings_reaches_the_cli_backend(tmp_path: Path) -> None:
+    settings = OrchestraSettings(sandbox=SandboxSettings(kind="bubblewrap", writable=("cache",)), project_root=tmp_path)
+    backend = registry.create_backend("claude-code", **PARTS, runtime=object(), settings=settings)  # type: ignore[arg-type]
+    assert backend.sandbox is not None and backend.sandbox.extra_writable == (str(tmp_path / "cache"),)  # type: ignore[union-attr]
+    plain = registry.create_backend("claude-code", **PARTS, runtime=object(), settings=OrchestraSettings())  # type: ignore[arg-type]
+    assert plain.sandbox is None  # type: ignore[union-attr]
 
 
 def test_a_cli_backend_without_the_runs_runtime_is_refused() -> None:

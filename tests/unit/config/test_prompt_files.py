@@ -20,12 +20,12 @@ def layer_file(root: Path, kind: str, name: str, text: str, extension: str = ".y
 
 
 def test_example_library_has_the_seed_layers(examples_dir: Path) -> None:
-    library = YamlPromptLibrary([examples_dir / "prompts"])
+    library = YamlPromptLibrary([examples_dir / "pr-review" / "prompts"])
     role = library.find(LayerKind.ROLE, "security-engineer")
     persona = library.find(LayerKind.PERSONA, "senior-security-engineer")
     personality = library.find(LayerKind.PERSONALITY, "thorough-skeptical")
     task = library.find(LayerKind.TASK, "review-pr-security")
-    assert role.text.startswith("You are a security engineer performing code review.\n")
+    assert role.text.startswith("You are a security engineer reviewing a pull request before it is merged.\n")
     assert persona.extends == "security-engineer"
     assert "guilty\nuntil proven innocent" in personality.text
     assert "{{ pr_diff }}" in task.text

@@ -26,7 +26,7 @@ def check(
 def test_configured_and_working(monkeypatch: pytest.MonkeyPatch) -> None:
     assert check(monkeypatch, BUBBLEWRAP, "/usr/bin/bwrap", None) == (
         OK,
-        "bubblewrap (/usr/bin/bwrap) works: commands write only their worktrees, network off",
+        "bubblewrap (/usr/bin/bwrap) works: commands and CLI agents write only their worktrees, network off",
     )
 
 

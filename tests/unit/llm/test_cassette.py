@@ -89,6 +89,7 @@ def test_tool_arguments_are_plain_json_values() -> None:
         ("nodes:\n  a:\n    - 42\n", 3, "nodes.a[0]", "expected a mapping"),
         ("commit_messages:\n  - ok\n  - {a: 1}\n", 3, "commit_messages[1]", "expected a string"),
         ("default: 3\n", 1, "default", "expected a string"),
+        ("continue_conversations: yes\n", 1, "continue_conversations", "expected true or false"),
         ("nodes:\n  a:\n    - {error: x, status_code: often}\n", 3, "nodes.a[0].status_code", "an integer"),
         (
             "nodes:\n  a:\n    - {content: x, status_code: 500}\n",

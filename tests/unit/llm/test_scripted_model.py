@@ -82,6 +82,26 @@ def test_nodes_share_one_position_across_model_instances() -> None:
     assert player.calls("nodes.review") == 0
 
 
+def test_a_continued_conversation_goes_on_after_the_replies_it_holds() -> None:
+    player = _player("continue_conversations: true\n" + CASSETTE, default="fallback")
+    first = ScriptedChatModel(player=player, node_id="implement").invoke("go")
+    assert first.response_metadata["scripted_node"] == "implement"
+    # A resumed run (a new player) continues the saved conversation: the next reply is the node's second.
+    resumed = _player("continue_conversations: true\n" + CASSETTE, default="fallback")
+    held = [HumanMessage("go"), first, HumanMessage("and now?")]
+    assert ScriptedChatModel(player=resumed, node_id="implement").invoke(held).content == "Done."
+    fresh = _player("continue_conversations: true\n" + CASSETTE, default="fallback")
+    other = AIMessage("LGTM", response_metadata={"scripted_node": "review"})
+    assert ScriptedChatModel(player=fresh, node_id="implement").invoke([other]).content == "I'll add hello.py"
+
+
+def test_without_continue_conversations_a_resumed_conversation_starts_the_list_over() -> None:
+    first = ScriptedChatModel(player=_player(), node_id="implement").invoke("go")
+    assert "scripted_node" not in first.response_metadata
+    held = [HumanMessage("go"), first, HumanMessage("and now?")]
+    assert ScriptedChatModel(player=_player(), node_id="implement").invoke(held).content == "I'll add hello.py"
+
+
 def test_commit_message_calls_use_their_own_list() -> None:
     player = _player(default="Done.")
     model = ScriptedChatModel(player=player, node_id="implement", purpose="commit_message")

@@ -16,7 +16,10 @@ import pytest
 from orchestra_adapters.process.command_runner import SubprocessCommandRunner
 from orchestra_adapters.process.sandbox import (
     NOT_INSTALLED,
+    AgentSandbox,
     BubblewrapCommandRunner,
+    SandboxUnavailable,
+    agent_sandbox,
     bwrap_arguments,
     find_bwrap,
     sandboxed_runner,
@@ -198,3 +201,41 @@ def test_a_writable_project_root_keeps_its_state_directory_read_only_but_the_sta
     result = sandbox().run(command, cwd=str(tmp_path), writable=[str(tmp_path), str(stage)])
     assert result.stdout.split() == ["root:ok", "state:refused", "stage:ok"]
     assert not (tmp_path / ".orchestra" / "orchestra.db").exists()
+
+
+@needs_bwrap()
+def test_protected_directories_inside_a_writable_one_stay_read_only(tmp_path: Path) -> None:
+    # a project inside its repository: its state directory and a --logs-root below the repo root
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    state, logs = repo.path / "app" / ".orchestra", repo.path / "logs"
+    stage = logs / "node"
+    for directory in (state, stage):
+        directory.mkdir(parents=True)
+    command = "\n".join(
+        [
+            probe("echo x > app/file.txt", "repo"),
+            probe("echo x > app/.orchestra/orchestra.db", "state"),
+            probe("echo x > logs/checkpoint.json", "logs"),
+            probe("echo x > logs/node/status.json", "stage"),
+        ]
+    )
+    protected = [str(state), str(logs), str(tmp_path / "elsewhere"), str(tmp_path)]  # outside or above: no mount
+    result = sandbox().run(command, cwd=str(repo.path), writable=[str(repo.path), str(stage)], protected=protected)
+    assert result.stdout.split() == ["repo:ok", "state:refused", "logs:refused", "stage:ok"], result.stderr
+    assert not (state / "orchestra.db").exists() and not (logs / "checkpoint.json").exists()
+
+
+def test_an_agent_s_sandbox_shares_the_network_keeps_tmp_visible_and_fails_closed(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    arguments = AgentSandbox("bwrap").wrap(
+        ["claude", "-p"], cwd=str(repo.path), writable=[str(repo.path)], protected=[], scratch=str(scratch)
+    )
+    assert "--share-net" in arguments and "--tmpfs" not in arguments  # its provider; its MCP socket under /tmp
+    assert arguments[arguments.index("TMPDIR") + 1] == str(scratch)
+    assert ("--bind", str(scratch)) in [tuple(arguments[i : i + 2]) for i in range(len(arguments) - 1)]
+    assert arguments[-3:] == ["--", "claude", "-p"]
+    with pytest.raises(SandboxUnavailable, match="bwrap is not installed, so the agent was not run"):
+        AgentSandbox(None).wrap(["claude"], cwd=str(repo.path), writable=[], protected=[], scratch=str(scratch))
+    assert agent_sandbox(OrchestraSettings()) is None

@@ -15,9 +15,11 @@ from hypothesis import strategies as st
 from orchestra_core.model.store_errors import BundleConflictError
 from orchestra_core.session.bundle import (
     BUNDLE_ID_PREFIX,
+    RENDERERS_ID_PREFIX,
     bundle_bytes,
     bundle_document,
     bundle_id,
+    bundle_with_renderers,
     parse_bundle_id,
 )
 from orchestra_core.session.catalog import TURN_TYPES
@@ -97,3 +99,49 @@ def test_pure_python_blake3_matches_the_reference(data: bytes) -> None:
 def test_pure_python_blake3_at_chunk_and_tree_boundaries(size: int) -> None:
     data = bytes(i % 251 for i in range(size))
     assert blake3_hex(data) == blake3.blake3(data).hexdigest()
+
+
+RENDERERS = {
+    "dev.orchestra.AgentTurn": {"esm_url": "http://127.0.0.1:8765/cxdb/renderers/agent-turn.js", "component": "default"},
+    "dev.orchestra.Checkpoint": {"esm_url": "http://127.0.0.1:8765/cxdb/renderers/checkpoint.js"},
+}
+
+
+def test_the_renderer_bundle_names_a_renderer_on_every_version_of_its_types() -> None:
+    document = json.loads(bundle_with_renderers(RENDERERS))
+    assert document["bundle_id"].startswith(RENDERERS_ID_PREFIX)
+    plain = bundle_document()
+    for type_id, versions in document["types"].items():
+        for number, version in versions["versions"].items():
+            assert version["fields"] == plain["types"][type_id]["versions"][number]["fields"]
+            assert version.get("renderer") == RENDERERS.get(type_id)
+    assert bundle_with_renderers(RENDERERS) == bundle_with_renderers(dict(reversed(RENDERERS.items())))
+    moved = {type_id: {**spec, "esm_url": spec["esm_url"].replace("8765", "9000")} for type_id, spec in RENDERERS.items()}
+    assert json.loads(bundle_with_renderers(moved))["bundle_id"] != document["bundle_id"]
+
+
+def test_cxdb_adds_renderers_to_known_types_and_keeps_the_first() -> None:
+    registry = Registry()
+    assert registry.ingest(bundle_bytes()) is True
+    assert registry.renderer_manifest() == {}
+    assert registry.ingest(bundle_with_renderers(RENDERERS)) is True  # same fields: the renderers are added
+    assert registry.ingest(bundle_with_renderers(RENDERERS)) is False  # byte-identical: 204
+    assert registry.renderer_manifest() == RENDERERS
+    moved = {type_id: {**spec, "esm_url": "http://elsewhere/x.js"} for type_id, spec in RENDERERS.items()}
+    assert registry.ingest(bundle_with_renderers(moved)) is True
+    assert registry.renderer_manifest() == RENDERERS  # as upstream: a version keeps its first renderer
+    fresh = Registry()
+    assert fresh.ingest(bundle_with_renderers(RENDERERS)) and fresh.ingest(bundle_bytes())  # either order
+    assert fresh.renderer_manifest() == RENDERERS
+
+
+@pytest.mark.parametrize(
+    ("renderers", "message"),
+    [
+        ({"dev.orchestra.Nope": {"esm_url": "http://x/a.js"}}, "not an Orchestra turn type"),
+        ({"dev.orchestra.AgentTurn": {"component": "default"}}, "needs an esm_url"),
+    ],
+)
+def test_renderers_of_unknown_types_or_without_a_url_are_refused(renderers: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        bundle_with_renderers(renderers)
