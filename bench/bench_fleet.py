@@ -1,5 +1,7 @@
-"""Benchmark the fleet on loopback: dispatch overhead per task, and the throughput of sessions whose scripted model
-answers after 200 ms on 1, 2 and 4 real `orchestra worker` processes. Prints JSON.
+"""Benchmark the fleet on loopback: dispatch overhead per task, the throughput of sessions whose scripted model
+answers after 200 ms on 1, 2 and 4 real `orchestra worker` processes, and what sending a fan-out's branches to the
+fleet costs against running them in threads of `orchestra run` (the branches' git branches pushed, fetched and merged
+through a file:// remote). Prints JSON.
 
 It starts its own redis-server and PostgreSQL (Debian's, as the tests do; `make install` installs them) in
 temporary directories and stops them after.
@@ -63,8 +65,10 @@ def dispatch_overhead(broker: str, tasks: int) -> dict[str, float]:
 
 
 def throughput(root: Path, dsn: str, broker: str, workers: int, sessions: int, delay: float) -> dict[str, float]:
-    """Submit `sessions` sessions (three LLM nodes each, every model call answering after `delay` s) to `workers`
-    worker processes of concurrency 1, and time them from the first submit to the last session's end."""
+    """Submit `sessions` sessions (three LLM nodes each, every model call answering after `delay` s), then start
+    `workers` worker processes of concurrency 1 and time them from the workers' start to the last session's end (the
+    submits, one `orchestra submit` process each, are not timed: on this machine each costs about a second of CPU,
+    which would otherwise be what is measured)."""
     from orchestra_adapters.storage.postgres.store import PostgresSessionStore
 
     project = root / f"p{workers}"
@@ -76,20 +80,19 @@ def throughput(root: Path, dsn: str, broker: str, workers: int, sessions: int, d
         f"storage: {{backend: postgres, dsn: '{dsn}'}}\ndispatch: {{broker: '{broker}', queue: q{workers}}}\n"
     )
     env = {**os.environ, "NO_COLOR": "1"}
+    ids = []
+    for _ in range(sessions):
+        done = subprocess.run([str(ORCHESTRA), "submit", "bench.dot", "--json"], cwd=project, env=env,
+                              capture_output=True, text=True, check=True)  # fmt: skip
+        ids.append(json.loads(done.stdout)["session_id"])
+    store = PostgresSessionStore(dsn)
+    started = time.perf_counter()
     procs = [
         subprocess.Popen([str(ORCHESTRA), "worker", "-c", "1", "--name", f"b{workers}-{n}"], cwd=project, env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         for n in range(workers)
     ]
-    store = PostgresSessionStore(dsn)
     try:
-        time.sleep(3)  # the workers connect
-        started = time.perf_counter()
-        ids = []
-        for _ in range(sessions):
-            done = subprocess.run([str(ORCHESTRA), "submit", "bench.dot", "--json"], cwd=project, env=env,
-                                  capture_output=True, text=True, check=True)  # fmt: skip
-            ids.append(json.loads(done.stdout)["session_id"])
         deadline = time.monotonic() + 600
         while any(store.get_session(s).status.value not in ("success", "fail") for s in ids):
             if time.monotonic() > deadline:
@@ -106,12 +109,88 @@ def throughput(root: Path, dsn: str, broker: str, workers: int, sessions: int, d
             proc.wait()
 
 
+FAN_OUT = """digraph fan {
+    start [shape=Mdiamond]; exit [shape=Msquare]
+    fan [shape=component, max_parallel=8]
+    join [shape=tripleoctagon]
+    start -> fan
+    BRANCHES
+    join -> exit
+}
+"""
+
+
+def branch_cost(root: Path, dsn: str, broker: str, branches: int, work_s: float, runs: int) -> dict[str, object]:
+    """`orchestra run` of one fan-out of `branches` tool branches (each writes a file, after `work_s` of sleep),
+    `runs` times with `dispatch.branches: local` (threads of the command) and `runs` times with the branches sent to
+    two workers of concurrency `branches` // 2 (claim_after 60 s: the workers run them all); median wall times."""
+    from tests.support.git_remote_repos import bare_remote
+
+    remote = bare_remote(root / "fan-remote.git")
+    body = "\n    ".join(
+        f'b{n} [shape=parallelogram, tool_command="sleep {work_s}; echo {n} > b{n}.txt"]; fan -> b{n} -> join'
+        for n in range(branches)
+    )
+    env = {**os.environ, "NO_COLOR": "1"}
+    timings: dict[str, list[float]] = {"local": [], "fleet": []}
+    ran_by: dict[str, set[str]] = {"local": set(), "fleet": set()}
+    procs = []
+    try:
+        for mode in ("local", "fleet"):
+            project = root / f"fan-{mode}"
+            project.mkdir()
+            (project / "fan.dot").write_text(FAN_OUT.replace("BRANCHES", body))
+            (project / "orchestra.yaml").write_text(
+                f"storage: {{backend: postgres, dsn: '{dsn}'}}\n"
+                f"dispatch: {{broker: '{broker}', queue: fan, branches: {mode}, claim_after: 60s}}\n"
+                f"workspace:\n  repos:\n    project: {{path: repo, remote: '{remote.as_uri()}', push: on_checkpoint}}\n"
+            )
+            if mode == "fleet":
+                for n in range(2):
+                    worker = root / f"fan-worker-{n}"
+                    worker.mkdir()
+                    (worker / "orchestra.yaml").write_text((project / "orchestra.yaml").read_text())
+                    procs.append(subprocess.Popen(
+                        [str(ORCHESTRA), "worker", "-c", str(max(branches // 2, 1)), "--name", f"fan-{n}"], cwd=worker,
+                        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                    ))  # fmt: skip
+                time.sleep(5)  # the workers connect and clone
+            for _ in range(runs):
+                started = time.perf_counter()
+                done = subprocess.run([str(ORCHESTRA), "run", "fan.dot", "--json"], cwd=project, env=env, check=True,
+                                      capture_output=True, text=True)  # fmt: skip
+                timings[mode].append(time.perf_counter() - started)
+                ran_by[mode] |= _branch_runners(dsn, json.loads(done.stdout)["session_id"])
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+    local, fleet = statistics.median(timings["local"]), statistics.median(timings["fleet"])
+    return {
+        "branches": branches, "work_s": work_s, "runs": runs, "local_median_s": round(local, 2),
+        "fleet_median_s": round(fleet, 2), "added_per_fan_out_s": round(fleet - local, 2),
+        "fleet_branches_ran_on": sorted(ran_by["fleet"]),
+    }  # fmt: skip
+
+
+def _branch_runners(dsn: str, session: str) -> set[str]:
+    from orchestra_adapters.dispatch.ledger import PostgresFleetLedger
+
+    ledger = PostgresFleetLedger(dsn)
+    try:
+        return {entry.worker for entry in ledger.branches(session)}
+    finally:
+        ledger.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tasks", type=int, default=200)
     parser.add_argument("--sessions", type=int, default=8)
     parser.add_argument("--delay", type=float, default=0.2)
     parser.add_argument("--workers", default="1,2,4")
+    parser.add_argument("--branches", type=int, default=4)
+    parser.add_argument("--branch-runs", type=int, default=3)
     args = parser.parse_args()
     redis, postgres = RedisServer(), PostgresCluster()
     try:
@@ -125,6 +204,13 @@ def main() -> None:
         for run in runs:
             run["speedup"] = round(one / run["seconds"], 2)
         report["throughput"] = {"model_delay_s": args.delay, "llm_calls_per_session": 3, "runs": runs}
+        fan_outs = []
+        with tempfile.TemporaryDirectory() as root:
+            for work in (0.0, 2.0):
+                where = Path(root) / f"work-{work}"
+                where.mkdir()
+                fan_outs.append(branch_cost(where, postgres.new_database(), redis.url, args.branches, work, args.branch_runs))
+        report["fan_out"] = fan_outs
         print(json.dumps(report, indent=2))
     finally:
         redis.stop()

@@ -23,6 +23,8 @@ def worker(*, concurrency: int, queues: list[str], name: str | None, config: Pat
 
     if concurrency < 1:
         raise fail("--concurrency must be at least 1")
+    for queue in queues:
+        _check_queue(queue)
     require_config_file(config)
     cwd = Path.cwd()
     with user_errors():
@@ -64,6 +66,7 @@ def _serve(
     config: Path | None, cwd: Path,
 ) -> int:
     from orchestra_adapters.container import build_container
+    from orchestra_adapters.dispatch.branch_runner import BranchTaskRunner
     from orchestra_adapters.dispatch.celery_app import set_task_runner
     from orchestra_adapters.dispatch.session_runner import SessionTaskRunner
     from orchestra_adapters.dispatch.worker import Pickup, WorkerDuties, default_worker_name
@@ -81,10 +84,15 @@ def _serve(
         task_container.session_locks.override(providers.Singleton(PostgresSessionLocks, dsn, holder=name))
         return task_container
 
-    runner = SessionTaskRunner(make_container, fleet.ledger, name)
-    set_task_runner(runner)
+    runner = SessionTaskRunner(make_container, fleet.ledger, name, lambda: fleet.run_ports(name, queues))
+    branches = BranchTaskRunner(make_container, fleet.ledger, name)
+    set_task_runner(lambda task: branches(task) if task.kind == "branch" else runner(task))
     pickup = Pickup(fleet.ledger, store, locks, fleet.dispatcher, runner.running)
-    duties = WorkerDuties(name, queues, concurrency, fleet.ledger, runner, pickup, float(settings.dispatch.pickup_interval))
+
+    def running() -> dict[str, str]:
+        return {**runner.running(), **branches.running()}
+
+    duties = WorkerDuties(name, queues, concurrency, fleet.ledger, running, pickup, float(settings.dispatch.pickup_interval))
     duties.start()
     print(
         f"worker {name}: queues {', '.join(queues)}; {concurrency} at once; broker {fleet.broker_location}; "
@@ -122,6 +130,8 @@ def submit(
     from orchestra_core.ports.dispatcher import Task
     from orchestra_core.runs.start import begin, start_new
 
+    if queue is not None:
+        _check_queue(queue)
     require_config_file(config)
     with user_errors():
         container = build_container(config_path=config, pipeline_path=pipeline)
@@ -157,6 +167,13 @@ def submit(
         typer.echo(f"session {start.session_id}")
         typer.echo(f"queued  on {chosen}; follow it with: orchestra attach {start.session_id}")
     return EXIT_OK
+
+
+def _check_queue(queue: str) -> None:
+    from orchestra_core.validation.queues import QUEUE_NAME
+
+    if not QUEUE_NAME.fullmatch(queue):
+        raise fail(f"--queue {queue!r} is not a queue name (letters, digits, '.', '_' and '-', at most 100)")
 
 
 def cancel(session: str, *, wait: float, json_output: bool, config: Path | None) -> int:
@@ -204,7 +221,7 @@ def _cancel(container: Any, session: str, wait: float) -> str:
     try:
         if fleet is not None:
             entry = fleet.ledger.request_cancel(info.session_id)
-            if entry is not None:
+            if entry is not None and entry.task_id:  # a session `orchestra run` runs has no task
                 fleet.dispatcher.cancel(TaskHandle(entry.task_id, "session", info.session_id, entry.queue))
         locks = container.session_locks()
         try:
@@ -268,10 +285,14 @@ def fleet_view(container: Any, sessions: list[str]) -> dict[str, Any] | None:
             entry = ledger.get(session)
             if entry is None:
                 continue
+            branches = [
+                {"branch": b.branch, "state": b.state, "queue": b.queue, "worker": b.worker or None, "pickups": b.pickups}
+                for b in sorted(ledger.branches(session), key=lambda b: b.branch)
+            ]  # fmt: skip
             rows.append({
                 "session_id": session, "state": entry.state, "queue": entry.queue, "worker": held.get(session),
                 "node": _running_node(store, session) if session in held else None, "pickups": entry.pickups,
-                "cancel_requested": entry.cancel_requested,
+                "cancel_requested": entry.cancel_requested, "branches": branches,
             })  # fmt: skip
         return {"workers": workers, "sessions": rows}
     finally:
@@ -307,3 +328,7 @@ def print_fleet_view(view: dict[str, Any]) -> None:
         where = f"on {row['worker']}, node {row['node'] or '-'}" if row["worker"] else row["state"]
         extra = f"  picked up {row['pickups']}x" if row["pickups"] else ""
         typer.echo(f"  session {row['session_id']}: {where} (queue {row['queue']}){extra}")
+        for branch in row["branches"] if row["state"] != "done" else []:
+            runs = f"on {branch['worker']}" if branch["worker"] else branch["state"]
+            again = f", sent again {branch['pickups']}x after a lost worker" if branch["pickups"] else ""
+            typer.echo(f"    branch {branch['branch']}: {runs} ({branch['state']}, queue {branch['queue']}{again})")

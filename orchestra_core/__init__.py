@@ -56,6 +56,9 @@ _EXPORTS: dict[str, str] = {
     "CodergenBackend": "orchestra_core.ports.codergen_backend",
     "CommandRunner": "orchestra_core.ports.command_runner",
     "CommitMessageGenerator": "orchestra_core.ports.commit_messages",
+    "Dispatcher": "orchestra_core.ports.dispatcher",
+    "FleetLedger": "orchestra_core.ports.fleet",
+    "FleetPorts": "orchestra_core.runs.ports",
     "Git": "orchestra_core.ports.git",
     "GitRemotes": "orchestra_core.ports.git_remotes",
     "Interviewer": "orchestra_core.ports.interviewer",
@@ -116,9 +119,12 @@ __all__ = [
     "ConfigError",
     "Context",
     "Diagnostic",
+    "Dispatcher",
     "Edge",
     "EngineEvent",
     "Extensions",
+    "FleetLedger",
+    "FleetPorts",
     "FunctionRule",
     "Git",
     "GitError",
@@ -222,6 +228,8 @@ if TYPE_CHECKING:
     from orchestra_core.ports.codergen_backend import CodergenBackend
     from orchestra_core.ports.command_runner import CommandRunner
     from orchestra_core.ports.commit_messages import CommitMessageGenerator
+    from orchestra_core.ports.dispatcher import Dispatcher
+    from orchestra_core.ports.fleet import FleetLedger
     from orchestra_core.ports.git import Git, GitError
     from orchestra_core.ports.git_remotes import GitRemotes, RemoteError
     from orchestra_core.ports.interviewer import Interviewer
@@ -239,7 +247,7 @@ if TYPE_CHECKING:
     )
     from orchestra_core.runs.events import RunEvent
     from orchestra_core.runs.extensions import Extensions
-    from orchestra_core.runs.ports import AgentRuntime, BackendFactory
+    from orchestra_core.runs.ports import AgentRuntime, BackendFactory, FleetPorts
     from orchestra_core.runs.start import NothingToResumeError
     from orchestra_core.session.turn_view import TurnView
     from orchestra_core.transforms import Transform, TransformError

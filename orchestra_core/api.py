@@ -35,7 +35,7 @@ from orchestra_core.ports.session_store import SessionStore
 from orchestra_core.runs.events import RunEvent
 from orchestra_core.runs.extensions import Extensions
 from orchestra_core.runs.pipeline_run import PipelineRun
-from orchestra_core.runs.ports import BackendFactory, RunOptions, RunPorts
+from orchestra_core.runs.ports import BackendFactory, FleetPorts, RunOptions, RunPorts
 from orchestra_core.runs.start import NEW, SessionStart, start_new, start_replay, start_resume
 from orchestra_core.session.api import history
 from orchestra_core.session.checkpoints import PipelineSource
@@ -64,6 +64,7 @@ class AdapterArguments(TypedDict, total=False):
     session_locks: SessionLocks | None
     run_directories: RunDirectoryFactory
     clock: Clock
+    fleet: FleetPorts | None
 
 
 class PortArguments(AdapterArguments, total=False):

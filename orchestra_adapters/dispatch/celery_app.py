@@ -62,11 +62,11 @@ def make_celery(broker: str, settings: DispatchSettings) -> Celery:
         enable_utc=True,
     )
 
-    @app.task(name=SESSION_TASK, bind=True)
+    @app.task(name=SESSION_TASK, bind=True, shared=False)
     def run_session(self: Any, session_id: str, queue: str, payload: dict[str, Any]) -> Mapping[str, Any]:
         return _run(Task("session", session_id, queue, payload, self.request.id))
 
-    @app.task(name=BRANCH_TASK, bind=True)
+    @app.task(name=BRANCH_TASK, bind=True, shared=False)
     def run_branch(self: Any, session_id: str, queue: str, payload: dict[str, Any]) -> Mapping[str, Any]:
         return _run(Task("branch", session_id, queue, payload, self.request.id))
 

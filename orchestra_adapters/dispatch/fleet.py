@@ -3,11 +3,15 @@ checked at once (an unreachable broker or database is named, without its passwor
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from orchestra_adapters.dispatch.broker import check_broker, configured_broker, display_url
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.settings import OrchestraSettings
+
+if TYPE_CHECKING:
+    from orchestra_core.runs.ports import FleetPorts
 
 
 class FleetConfigError(OrchestraError):
@@ -31,6 +35,23 @@ class Fleet:
         self.ledger = PostgresFleetLedger(configured_dsn(settings.storage))
         self.app: Any = make_celery(self.broker, settings.dispatch)
         self.dispatcher = CeleryDispatcher(self.app, self.broker, settings.dispatch.queue)
+
+    def run_ports(self, runner: str, queues: Sequence[str]) -> FleetPorts | None:
+        """What a run of a session needs to send its branches to this fleet (None with `dispatch.branches: local`).
+
+        Args:
+            runner: Who runs the session (a worker's name, or `orchestra run` on a host).
+            queues: The queues whose branches the session's runner may run itself when no worker took them.
+        """
+        from orchestra_core.runs.ports import FleetPorts
+
+        dispatch = self.settings.dispatch
+        if dispatch.branches != "fleet":
+            return None
+        return FleetPorts(
+            dispatcher=self.dispatcher, ledger=self.ledger, runner=runner, queues=tuple(queues),
+            default_queue=dispatch.queue, claim_after_s=float(dispatch.claim_after),
+        )  # fmt: skip
 
     def close(self) -> None:
         self.dispatcher.close()

@@ -10,6 +10,8 @@ from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
+from attrs import evolve
+
 from orchestra_core.ports.dispatcher import (
     DEFAULT_QUEUE,
     DispatchError,
@@ -33,10 +35,11 @@ class InProcessDispatcher:
 
     def submit(self, task: Task) -> TaskHandle:
         task_id = task.task_id or uuid.uuid4().hex
-        future = self._pool.submit(self._runner, task)
+        queue = task.queue or DEFAULT_QUEUE
+        future = self._pool.submit(self._runner, evolve(task, task_id=task_id, queue=queue))
         with self._lock:
             self._futures[task_id] = future
-        return TaskHandle(task_id, task.kind, task.session_id, task.queue or DEFAULT_QUEUE)
+        return TaskHandle(task_id, task.kind, task.session_id, queue)
 
     def result(self, handle: TaskHandle, timeout: float | None = None) -> Mapping[str, Any]:
         with self._lock:
@@ -49,6 +52,8 @@ class InProcessDispatcher:
             raise DispatchTimeoutError(f"task {handle.task_id} gave no result within {timeout}s") from None
         except CancelledError:
             raise DispatchError(f"task {handle.task_id} was cancelled") from None
+        except Exception as error:  # the runner raised: the task failed
+            raise DispatchError(f"task {handle.task_id} failed: {type(error).__name__}: {error}") from None
 
     def cancel(self, handle: TaskHandle) -> None:
         with self._lock:

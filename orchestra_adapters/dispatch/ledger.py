@@ -1,5 +1,5 @@
-"""PostgresFleetLedger: the fleet's bookkeeping in the session store's database (tables `fleet_sessions` and
-`fleet_workers`); every state change is one compare-and-set UPDATE."""
+"""PostgresFleetLedger: the fleet's bookkeeping in the session store's database (tables `fleet_sessions`,
+`fleet_branches` and `fleet_workers`); every state change is one compare-and-set UPDATE."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from psycopg.types.json import Jsonb
 from orchestra_adapters.storage.postgres.dsn import connection_options, display_dsn
 from orchestra_adapters.storage.postgres.errors import store_error
 from orchestra_adapters.storage.postgres.schema import SCHEMA, migrate
-from orchestra_core.ports.fleet import FleetEntry, FleetState, WorkerBeat
+from orchestra_core.ports.fleet import BranchEntry, FleetEntry, FleetState, WorkerBeat
 
 _S = SCHEMA
 _ENTRY = (
@@ -22,6 +22,8 @@ _ENTRY = (
     f"FROM {_S}.fleet_sessions"
 )
 _RETURNING = "RETURNING session_id, state, task_id, queue, worker, submission, cancel_requested, pickups, updated_at"
+_BRANCH_COLUMNS = "session_id, branch, state, task_id, queue, line, worker, result, cancel_requested, pickups, updated_at"
+_BRANCH = f"SELECT {_BRANCH_COLUMNS} FROM {_S}.fleet_branches"
 
 
 class PostgresFleetLedger:
@@ -41,7 +43,9 @@ class PostgresFleetLedger:
         with self._use(f"record session {session_id} in the fleet") as connection:
             row = connection.execute(
                 f"INSERT INTO {_S}.fleet_sessions (session_id, state, task_id, queue, submission) "
-                f"VALUES (%s, 'queued', %s, %s, %s) {_RETURNING}",
+                "VALUES (%s, 'queued', %s, %s, %s) ON CONFLICT (session_id) DO UPDATE SET state = 'queued', "
+                "task_id = excluded.task_id, queue = excluded.queue, submission = excluded.submission, worker = '', "
+                f"cancel_requested = false, updated_at = now() {_RETURNING}",
                 (session_id, task_id, queue, Jsonb(dict(submission))),
             ).fetchone()
         assert row is not None
@@ -94,6 +98,78 @@ class PostgresFleetLedger:
             ).fetchone()
         return _entry(row) if row else None
 
+    def add_branch(self, session_id: str, branch: str, task_id: str, queue: str, line: str) -> BranchEntry:
+        with self._use(f"record branch {branch} of session {session_id} in the fleet") as connection:
+            row = connection.execute(
+                f"INSERT INTO {_S}.fleet_branches (session_id, branch, state, task_id, queue, line) "
+                "VALUES (%s, %s, 'queued', %s, %s, %s) ON CONFLICT (session_id, branch) DO UPDATE SET "
+                "state = 'queued', task_id = excluded.task_id, queue = excluded.queue, line = excluded.line, "
+                "worker = '', result = '{}', cancel_requested = false, pickups = 0, updated_at = now() "
+                f"RETURNING {_BRANCH_COLUMNS}",
+                (session_id, branch, task_id, queue, line),
+            ).fetchone()
+        assert row is not None
+        return _branch(row)
+
+    def get_branch(self, session_id: str, branch: str) -> BranchEntry | None:
+        with self._use(f"read branch {branch} of session {session_id} in the fleet") as connection:
+            row = connection.execute(f"{_BRANCH} WHERE session_id = %s AND branch = %s", (session_id, branch)).fetchone()
+        return _branch(row) if row else None
+
+    def branches(self, session_id: str) -> list[BranchEntry]:
+        with self._use(f"list the fleet's branches of session {session_id}") as connection:
+            rows = connection.execute(
+                f"{_BRANCH} WHERE session_id = %s ORDER BY updated_at DESC", (session_id,)
+            ).fetchall()
+        return [_branch(row) for row in rows]
+
+    def claim_branch(self, session_id: str, branch: str, task_id: str, worker: str) -> BranchEntry | None:
+        with self._use(f"claim branch {branch} of session {session_id}") as connection:
+            row = connection.execute(
+                f"UPDATE {_S}.fleet_branches SET state = 'running', worker = %s, updated_at = now() "
+                "WHERE session_id = %s AND branch = %s AND state = 'queued' AND task_id = %s "
+                f"AND NOT cancel_requested RETURNING {_BRANCH_COLUMNS}",
+                (worker, session_id, branch, task_id),
+            ).fetchone()
+        return _branch(row) if row else None
+
+    def finish_branch(self, session_id: str, branch: str, task_id: str, result: Mapping[str, Any]) -> bool:
+        with self._use(f"finish branch {branch} of session {session_id}") as connection:
+            row = connection.execute(
+                f"UPDATE {_S}.fleet_branches SET state = 'done', result = %s, updated_at = now() "
+                "WHERE session_id = %s AND branch = %s AND state = 'running' AND task_id = %s RETURNING 1",
+                (Jsonb(dict(result)), session_id, branch, task_id),
+            ).fetchone()
+        return row is not None
+
+    def requeue_branch(self, session_id: str, branch: str, old_task_id: str, new_task_id: str, line: str) -> bool:
+        with self._use(f"requeue branch {branch} of session {session_id}") as connection:
+            row = connection.execute(
+                f"UPDATE {_S}.fleet_branches SET state = 'queued', task_id = %s, line = %s, worker = '', "
+                "pickups = pickups + 1, updated_at = now() "
+                "WHERE session_id = %s AND branch = %s AND state = 'running' AND task_id = %s RETURNING 1",
+                (new_task_id, line, session_id, branch, old_task_id),
+            ).fetchone()
+        return row is not None
+
+    def resend_branch(self, session_id: str, branch: str, old_task_id: str, new_task_id: str) -> bool:
+        with self._use(f"resend branch {branch} of session {session_id}") as connection:
+            row = connection.execute(
+                f"UPDATE {_S}.fleet_branches SET task_id = %s, updated_at = now() WHERE session_id = %s AND "
+                "branch = %s AND state = 'queued' AND task_id = %s AND NOT cancel_requested RETURNING 1",
+                (new_task_id, session_id, branch, old_task_id),
+            ).fetchone()
+        return row is not None
+
+    def cancel_branch(self, session_id: str, branch: str) -> BranchEntry | None:
+        with self._use(f"cancel branch {branch} of session {session_id}") as connection:
+            row = connection.execute(
+                f"UPDATE {_S}.fleet_branches SET cancel_requested = true, updated_at = now() "
+                f"WHERE session_id = %s AND branch = %s RETURNING {_BRANCH_COLUMNS}",
+                (session_id, branch),
+            ).fetchone()
+        return _branch(row) if row else None
+
     def beat(self, worker: WorkerBeat) -> None:
         with self._use(f"record the heartbeat of {worker.name}") as connection:
             connection.execute(
@@ -138,3 +214,8 @@ class PostgresFleetLedger:
 def _entry(row: Sequence[Any]) -> FleetEntry:
     session_id, state, task_id, queue, worker, submission, cancel, pickups, updated = row
     return FleetEntry(session_id, state, task_id, queue, worker, submission or {}, bool(cancel), pickups, updated)
+
+
+def _branch(row: Sequence[Any]) -> BranchEntry:
+    session_id, branch, state, task_id, queue, line, worker, result, cancel, pickups, updated = row
+    return BranchEntry(session_id, branch, state, task_id, queue, line, worker, result or {}, bool(cancel), pickups, updated)

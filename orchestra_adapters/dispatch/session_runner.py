@@ -15,6 +15,7 @@ from orchestra_core.ports.dispatcher import Task
 from orchestra_core.ports.fleet import FleetEntry, FleetLedger
 from orchestra_core.ports.session_locks import SessionBusyError
 from orchestra_core.ports.session_store import SessionStatus, SessionStore
+from orchestra_core.runs.ports import FleetPorts
 from orchestra_core.session.api import append_record
 
 FINAL = (SessionStatus.SUCCESS, SessionStatus.FAIL, SessionStatus.CANCELLED)
@@ -31,10 +32,19 @@ class SessionTaskRunner:
     for `orchestra cancel`, and stops when its lock's connection breaks (another worker may have the session then).
     """
 
-    def __init__(self, make_container: Callable[[], Any], ledger: FleetLedger, worker: str) -> None:
+    def __init__(
+        self,
+        make_container: Callable[[], Any],
+        ledger: FleetLedger,
+        worker: str,
+        fleet_ports: Callable[[], FleetPorts | None] = lambda: None,
+    ) -> None:
+        """`fleet_ports`: what the sessions' runs send their parallel branches to the fleet with (None: they run
+        them in this worker's threads)."""
         self._make_container = make_container
         self._ledger = ledger
         self.worker = worker
+        self.fleet_ports = fleet_ports
         self._running: dict[str, str] = {}
         self._lock = threading.Lock()
 
@@ -182,7 +192,7 @@ class _SessionRun:
             project_root=arguments.pop("project_root"),
             initial_context=dict(submission.get("context") or {}),
         )
-        return RunPorts(**arguments), options
+        return RunPorts(**arguments, fleet=self.runner.fleet_ports()), options
 
     def _record_pickup(self) -> None:
         """The session was running on a runner that died (its lock was freed without an end): say so."""
@@ -196,23 +206,7 @@ class _SessionRun:
 
     def _watch(self, run: Any) -> threading.Event:
         """Stop the run on `orchestra cancel` (polled in the ledger) or when its lock's connection breaks."""
-        done = threading.Event()
-        lease = run.lease
-        watch = getattr(lease, "watch", None)
-        if watch is not None:
-            watch(lambda: self.stop.cancel("the session lock's database connection broke"))
-
-        def poll() -> None:
-            while not done.wait(CANCEL_POLL_S):
-                with suppress(Exception):
-                    entry = self.runner._ledger.get(self.session_id)
-                    if entry is not None and entry.cancel_requested:
-                        self.cancelled.set()
-                        self.stop.cancel(CANCEL_REASON)
-                        return
-
-        threading.Thread(target=poll, name=f"orchestra-cancel-{self.session_id}", daemon=True).start()
-        return done
+        return watch_session(run, self.runner._ledger, self.session_id, self.stop, self.cancelled)
 
     def _refuse(self, reason: str) -> dict[str, Any]:
         """The session cannot run on this worker: it ends failed, saying why (nothing else was recorded)."""
@@ -227,8 +221,31 @@ class _SessionRun:
         return _outcome(self.session_id, "refused", "fail", reason)
 
 
+def watch_session(
+    run: Any, ledger: FleetLedger, session_id: str, stop: Cancellation, cancelled: threading.Event
+) -> threading.Event:
+    """Watch a running session: `orchestra cancel` (its ledger entry, polled) sets `cancelled` and cancels `stop`; a
+    broken lock connection cancels `stop`. Set the returned event once the run ended."""
+    done = threading.Event()
+    watch = getattr(run.lease, "watch", None)
+    if watch is not None:
+        watch(lambda: stop.cancel("the session lock's database connection broke"))
+
+    def poll() -> None:
+        while not done.wait(CANCEL_POLL_S):
+            with suppress(Exception):
+                entry = ledger.get(session_id)
+                if entry is not None and entry.cancel_requested:
+                    cancelled.set()
+                    stop.cancel(CANCEL_REASON)
+                    return
+
+    threading.Thread(target=poll, name=f"orchestra-cancel-{session_id}", daemon=True).start()
+    return done
+
+
 def _outcome(session_id: str, outcome: str, status: str, detail: str = "") -> dict[str, Any]:
     return {"session_id": session_id, "outcome": outcome, "status": status, "detail": detail}
 
 
-__all__ = ["FINAL", "SessionTaskRunner"]
+__all__ = ["CANCEL_REASON", "FINAL", "SessionTaskRunner", "watch_session"]

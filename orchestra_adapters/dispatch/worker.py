@@ -12,9 +12,9 @@ from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from orchestra_adapters.dispatch.session_runner import FINAL, SessionTaskRunner
+from orchestra_adapters.dispatch.session_runner import FINAL
 from orchestra_core.ports.dispatcher import Dispatcher, Task
-from orchestra_core.ports.fleet import FleetLedger, WorkerBeat
+from orchestra_core.ports.fleet import SESSION_ORIGIN_RUN, FleetLedger, WorkerBeat
 from orchestra_core.ports.session_locks import SessionLocks
 from orchestra_core.ports.session_store import SessionStore
 
@@ -54,6 +54,9 @@ class Pickup:
                 continue
             if self._locks.holder(entry.session_id) is not None:
                 continue
+            if entry.submission.get("origin") == SESSION_ORIGIN_RUN:  # its runner was a command: not the fleet's
+                self._ledger.finish(entry.session_id, "")
+                continue
             task_id = uuid.uuid4().hex
             if self._ledger.requeue(entry.session_id, entry.task_id, task_id):
                 self._dispatcher.submit(Task("session", entry.session_id, entry.queue, task_id=task_id))
@@ -70,13 +73,13 @@ class WorkerDuties:
         queues: Sequence[str],
         concurrency: int,
         ledger: FleetLedger,
-        runner: SessionTaskRunner,
+        running: Callable[[], dict[str, str]],
         pickup: Pickup,
         pickup_interval_s: float,
     ) -> None:
         self._beat = WorkerBeat(name, tuple(queues), concurrency, started_at=datetime.now(UTC))
         self._ledger = ledger
-        self._runner = runner
+        self._running = running
         self._pickup = pickup
         self._interval = pickup_interval_s
         self._stop = threading.Event()
@@ -89,7 +92,7 @@ class WorkerDuties:
     def beat(self) -> None:
         from attrs import evolve
 
-        self._ledger.beat(evolve(self._beat, running=self._runner.running()))
+        self._ledger.beat(evolve(self._beat, running=self._running()))
 
     def stop(self) -> None:
         self._stop.set()

@@ -13,6 +13,7 @@ from orchestra_cli.runtime.options import RunOptions, parse_set_values
 
 if TYPE_CHECKING:
     from orchestra_adapters.container import Container
+    from orchestra_adapters.dispatch.run_registration import FleetRun
     from orchestra_core.model.checkpoint import RunResult
     from orchestra_core.model.graph import Graph
     from orchestra_core.ports.session_store import SessionStore
@@ -115,27 +116,52 @@ def execute(options: RunOptions, container: Container, start: StartSession, grap
     from orchestra_cli.runtime.options import make_logs_root
     from orchestra_core.model.errors import OrchestraError
 
+    fleet = None
     try:
         with user_errors():
             make_logs_root(options.logs_root)
-            run = _begin(options, container, start, graph)
+            fleet = _fleet(container)
+            run = _begin(options, container, start, graph, fleet)
+        cancelled = False
         try:
-            result = run.execute()
+            if fleet is not None:
+                fleet.start(run)
+            result = run.execute(stop=fleet.stop if fleet is not None else None)
         except KeyboardInterrupt:
             typer.echo(f"orchestra: interrupted; continue with: orchestra resume {run.session_id}", err=True)
             return EXIT_INTERRUPTED
         except OrchestraError as error:  # the run recorded its session as failed
             raise fail(f"session {run.session_id} failed: {error}", EXIT_FAILED) from None
         finally:
+            if fleet is not None:
+                cancelled = fleet.end(run)
             run.close()
             _remove_attach_channel(run)
+        if cancelled:
+            raise fail(f"session {run.session_id} cancelled (orchestra cancel)", EXIT_FAILED)
         _report(options, result, run)
         return 0 if result.succeeded else EXIT_FAILED
     finally:
+        if fleet is not None:
+            fleet.fleet.close()
         close_container(container)
 
 
-def _begin(options: RunOptions, container: Container, start: StartSession, graph: Graph) -> PipelineRun:
+def _fleet(container: Container) -> FleetRun | None:
+    """With a fleet configured (`dispatch.broker`), what the run needs of it: its broker and ledger checked now
+    (bad config or an unreachable server: exit 2, nothing recorded)."""
+    settings = container.settings()
+    if not settings.dispatch.fleet:
+        return None
+    from orchestra_adapters.dispatch.fleet import Fleet
+    from orchestra_adapters.dispatch.run_registration import FleetRun
+
+    return FleetRun(Fleet(settings))
+
+
+def _begin(
+    options: RunOptions, container: Container, start: StartSession, graph: Graph, fleet: FleetRun | None = None
+) -> PipelineRun:
     """The run with its session begun, its lock held and its workspace and engine set up."""
     from orchestra_adapters.container import run_arguments
     from orchestra_cli.runtime.progress_feed import ProgressFeed
@@ -155,7 +181,7 @@ def _begin(options: RunOptions, container: Container, start: StartSession, graph
         on_event=ProgressFeed(_observers(options)),
         rollback_on_failure=options.rollback_on_failure,
     )
-    ports = RunPorts(**arguments)
+    ports = RunPorts(**arguments, fleet=fleet.ports() if fleet is not None else None)
     assert ports.store is not None
     run = PipelineRun(graph, start(ports.store), ports, run_options)
     _announce(run, options)

@@ -55,12 +55,14 @@ class BranchWalker:
         stop_at: str | None,
         stage_keys: Mapping[str, str],
         cancel: threading.Event,
+        single: bool = False,
     ) -> BranchResult:
-        """Run one branch; its result is also kept for `take_results` of the parallel node."""
+        """Run one branch; its result is also kept for `take_results` of the parallel node. `single`: only its
+        first node, one attempt (a main-line node a worker runs for its session's runner)."""
         started = self._clock.monotonic()
         context.set(BRANCH_KEY, branch)  # the branch's tools find its worktrees by it
         before = context.snapshot()
-        walk = _Walk(self, branch, context, stage_keys, cancel)
+        walk = _Walk(self, branch, context, stage_keys, cancel, single)
         status = walk.run(start, stop_at)
         result = BranchResult(
             branch_id=start.target,
@@ -72,9 +74,13 @@ class BranchWalker:
             context_changes=_changes(before, context.snapshot()),
             duration_s=self._clock.monotonic() - started,
         )
+        self.keep(start, branch, result)
+        return result
+
+    def keep(self, start: Edge, branch: str, result: BranchResult) -> None:
+        """Keep a branch's result for `take_results` (a branch that ran elsewhere is kept the same way)."""
         with self._lock:
             self._results.setdefault((parent_branch(branch), start.source), {})[start.target] = result
-        return result
 
     def take_results(self, branch: str | None, node: Node) -> list[BranchResult]:
         """The latest results of a parallel node's branches, in branch order (and forget them)."""
@@ -88,8 +94,15 @@ class _Walk:
     """The node-by-node loop of one branch."""
 
     def __init__(
-        self, walker: BranchWalker, branch: str, context: Context, stage_keys: Mapping[str, str], cancel: threading.Event
+        self,
+        walker: BranchWalker,
+        branch: str,
+        context: Context,
+        stage_keys: Mapping[str, str],
+        cancel: threading.Event,
+        single: bool = False,
     ) -> None:
+        self.single = single
         self.walker = walker
         self.branch = branch
         self.context = context
@@ -117,6 +130,8 @@ class _Walk:
                 return self._fail(over_limit.reason)
             visits += 1
             outcome = self._execute(node, visits, edge, previous)
+            if self.single:
+                return self._final_status(None)
             try:
                 transition = next_transition(graph, node, outcome, self.context)
             except OrchestraError as error:
@@ -138,6 +153,7 @@ class _Walk:
             completed_nodes=self.completed,
             node_outcomes=self.outcomes,
             cancel=self.cancel,
+            max_attempts=1 if self.single else None,
         )
         outcome = self.walker._executor.execute(node, self.context, visit).outcome
         if node.handler_type == "parallel":

@@ -66,6 +66,7 @@ class StageVisit:
     completed_nodes: Sequence[str]
     node_outcomes: Mapping[str, Outcome]
     cancel: threading.Event | None = None  # the enclosing fan-out's: cancelling it cancels this node's attempt
+    max_attempts: int | None = None  # at most this many attempts, whatever the node's retry policy says
 
 
 @frozen
@@ -110,6 +111,8 @@ class StageExecutor:
         try:
             handler = self._registry.resolve(node)
             policy = build_retry_policy(node, self._graph)
+            if visit.max_attempts is not None:  # a worker runs one attempt its session's runner asked for
+                policy = evolve(policy, max_attempts=min(policy.max_attempts, visit.max_attempts))
             timeout = node.timeout
         except OrchestraError as error:
             return self._finish(node, visit, base, Outcome.fail(str(error)), 1, started)

@@ -10,9 +10,10 @@ from typing import Any, Protocol
 from attrs import evolve
 
 from orchestra_core.engine.branch_workspaces import BranchWorkspaces, NoBranchWorkspaces
-from orchestra_core.engine.branches import BranchWalker
+from orchestra_core.engine.branches import BranchWalker, parent_branch
 from orchestra_core.engine.emitter import BranchForwarder, Emitter
 from orchestra_core.engine.execution import HandlerResolver, StageExecutor, StageVisit
+from orchestra_core.engine.remote_branches import RemoteBranches, RemoteNodes, branch_request
 from orchestra_core.engine.routing import (
     Advance,
     Finish,
@@ -79,6 +80,8 @@ class Engine(Protocol):
     def workspace_snapshot(self) -> WorkspaceSnapshot | None: ...
     @property
     def branch_workspaces(self) -> BranchWorkspaces | None: ...
+    @property
+    def remote_branches(self) -> RemoteBranches | None: ...
 
     def child(self, observers: Sequence[EventObserver]) -> Engine:
         """An engine for a supervised child run."""
@@ -125,8 +128,9 @@ class RunLoop:
         self.workspaces: BranchWorkspaces = engine.branch_workspaces or NoBranchWorkspaces()
         self.on_context = on_context
         self.max_visits = engine.max_node_visits or graph.get_int("max_node_visits", DEFAULT_MAX_NODE_VISITS)
+        remote = engine.remote_branches
         self.executor = StageExecutor(
-            registry=engine.registry,
+            registry=RemoteNodes(engine.registry, remote) if remote is not None else engine.registry,
             graph=graph,
             directory=self.directory,
             clock=engine.clock,
@@ -142,7 +146,37 @@ class RunLoop:
     # engine services for handlers
 
     def run_branch(self, start: Edge, context: Context, **kwargs: Any) -> BranchResult:
-        return self.branches.walk(start, context, **kwargs)
+        remote = self.engine.remote_branches
+        branch: str = kwargs["branch"]
+        if remote is None or parent_branch(branch) is not None:  # nested fan-outs run where their branch runs
+            return self.branches.walk(start, context, **kwargs)
+        request = branch_request(self.graph, start, context, self.state.completed_nodes, **kwargs)
+        result = remote.run(request, lambda: self.branches.walk(start, context, **kwargs))
+        self.branches.keep(start, branch, result)
+        return result
+
+    def walk_branch(
+        self,
+        start: Edge,
+        context: Context,
+        *,
+        branch: str,
+        stop_at: str | None,
+        stage_keys: Mapping[str, str],
+        visited: Sequence[str],
+        single: bool = False,
+    ) -> BranchResult:
+        """Walk one branch on its own (a worker runs a branch its session's runner sent it): no start node, no
+        checkpoints; its nested fan-outs run here. `single`: only its first node, one attempt."""
+        self.branches = BranchWalker(self.graph, self.executor, self.clock, self.max_visits, lambda: tuple(visited))
+        try:
+            return self.branches.walk(
+                start, context, branch=branch, stop_at=stop_at, stage_keys=stage_keys, cancel=self.stop, single=single
+            )
+        finally:
+            unwritten = self._close_directory()
+            if unwritten is not None:
+                raise CheckpointSaveError(unwritten)
 
     def run_child(
         self,

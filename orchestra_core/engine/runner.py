@@ -9,13 +9,15 @@ from typing import Any
 
 from orchestra_core.engine.branch_workspaces import BranchWorkspaces
 from orchestra_core.engine.execution import HandlerResolver
+from orchestra_core.engine.remote_branches import RemoteBranches
 from orchestra_core.engine.run_loop import DEFAULT_MAX_NODE_VISITS, CheckpointSaveError, RunLoop
 from orchestra_core.engine.run_state import WorkspaceSnapshot
+from orchestra_core.engine.stage import BranchResult
 from orchestra_core.engine.streams import EventStream
 from orchestra_core.model.checkpoint import Checkpoint, RunResult
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import EngineEvent, EventObserver
-from orchestra_core.model.graph import Graph
+from orchestra_core.model.graph import Edge, Graph
 from orchestra_core.ports.checkpoint_sink import CheckpointSink
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.run_directory import RunDirectoryFactory
@@ -38,6 +40,7 @@ class PipelineEngine:
         workspace_snapshot: Returns repo -> HEAD SHA for each checkpoint (the workspace layer).
         branch_workspaces: Gives parallel branches their own worktrees and merges them at the join (the
             workspace layer); child runs of manager loops do without.
+        remote_branches: Runs the branches of main-line fan-outs elsewhere (a fleet); None: here, in threads.
     """
 
     def __init__(
@@ -52,6 +55,7 @@ class PipelineEngine:
         rng: random.Random | None = None,
         workspace_snapshot: WorkspaceSnapshot | None = None,
         branch_workspaces: BranchWorkspaces | None = None,
+        remote_branches: RemoteBranches | None = None,
     ) -> None:
         self.registry = registry
         self.run_directory = run_directory
@@ -62,6 +66,7 @@ class PipelineEngine:
         self.rng = rng or random.Random()
         self.workspace_snapshot = workspace_snapshot
         self.branch_workspaces = branch_workspaces
+        self.remote_branches = remote_branches
 
     def run(
         self,
@@ -95,6 +100,44 @@ class PipelineEngine:
         """
         run = RunLoop(self, graph, session_id, logs_root, observers, stop, on_context)
         return run.execute(initial_context, resume_from)
+
+    def run_branch(
+        self,
+        graph: Graph,
+        *,
+        session_id: str,
+        logs_root: str,
+        start: Edge,
+        context: Context,
+        branch: str,
+        stop_at: str | None,
+        stage_keys: Mapping[str, str],
+        visited: Sequence[str] = (),
+        stop: threading.Event | None = None,
+        single: bool = False,
+    ) -> BranchResult:
+        """Run one parallel branch on its own, as the runner of its session would have (a worker of a fleet does).
+
+        Args:
+            graph: The pipeline.
+            session_id: The session the branch belongs to.
+            logs_root: The run directory its stages write to.
+            start: The edge the branch starts on.
+            context: The branch's context (as it was at the fan-out).
+            branch: The branch path.
+            stop_at: The join node.
+            stage_keys: The stage keys of its nodes that other branches may run too.
+            visited: The nodes the run ran before the fan-out.
+            stop: Cancelled when the branch is no longer wanted (its running attempt stops too).
+            single: Run only the branch's first node, one attempt (a main-line node sent to another queue).
+
+        Returns:
+            How the branch ended (`skipped` when it was stopped before it finished).
+        """
+        run = RunLoop(self, graph, session_id, logs_root, (), stop, None)
+        return run.walk_branch(
+            start, context, branch=branch, stop_at=stop_at, stage_keys=stage_keys, visited=visited, single=single
+        )
 
     def iter_events(self, graph: Graph, **kwargs: Any) -> EventStream:
         """Run in a background thread and iterate over the events; `stream.result` at the end."""

@@ -22,6 +22,7 @@ RollbackPolicy = Literal["never", "on_failure"]
 StorageBackend = Literal["sqlite", "cxdb", "postgres"]
 AgentMode = Literal["autonomous", "interactive"]
 SandboxKind = Literal["none", "bubblewrap"]
+BranchDispatch = Literal["fleet", "local"]
 PUSH_POLICIES: tuple[str, ...] = get_args(PushPolicy)
 ISOLATION_MODES: tuple[str, ...] = get_args(IsolationMode)
 STORAGE_BACKENDS: tuple[str, ...] = get_args(StorageBackend)
@@ -204,6 +205,11 @@ class DispatchSettings:
         pickup_interval: How often each worker looks for sessions whose worker was lost.
         visibility_timeout: Redis redelivers a message its worker never acknowledged after this long (work is
             picked up sooner by the session lock; this only bounds tasks a worker took but never started).
+        branches: `fleet` (default): the branches of a parallel node on the main line go to the fleet as tasks of
+            their own; `local`: they run in the threads of whoever runs the session, as on one machine.
+        claim_after: A branch no worker has taken after this long runs in the process that runs its session, when
+            that process serves the branch's queue (a worker, or `orchestra run` for the default queue): a busy
+            fleet never leaves a session waiting on its own branches.
     """
 
     broker: str | None = field(default=None, repr=False)  # may hold a password: never in a repr
@@ -211,6 +217,8 @@ class DispatchSettings:
     queue: str = "orchestra"
     pickup_interval: Seconds = Seconds(5.0)
     visibility_timeout: Seconds = Seconds(3600.0)
+    branches: BranchDispatch = "fleet"
+    claim_after: Seconds = Seconds(2.0)
 
     @property
     def fleet(self) -> bool:

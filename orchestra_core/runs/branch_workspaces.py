@@ -17,14 +17,22 @@ _MERGED = (StageStatus.SUCCESS.value, StageStatus.PARTIAL_SUCCESS.value)
 
 class RunBranchWorkspaces:
     """Forks a worktree per repo for each branch that may write (`may_write(node_id)` for one of its nodes);
-    read-only branches share their parent's. At the join, branches that succeeded are merged."""
+    read-only branches share their parent's, unless `fork_all(node)` says the fan-out's branches may run on other
+    machines (which fetch each branch's own git branch). At the join, branches that succeeded are merged."""
 
-    def __init__(self, worktrees: BranchWorktrees, may_write: Callable[[str], bool]) -> None:
+    def __init__(
+        self,
+        worktrees: BranchWorktrees,
+        may_write: Callable[[str], bool],
+        fork_all: Callable[[Node], bool] | None = None,
+    ) -> None:
         self._worktrees = worktrees
         self._may_write = may_write
+        self._fork_all = fork_all or (lambda node: False)
 
     def fork(self, node: Node, parent: str | None, branches: Sequence[BranchPlan]) -> None:
-        writing = [plan.path for plan in branches if any(self._may_write(n) for n in sorted(plan.nodes))]
+        every = parent is None and self._fork_all(node)
+        writing = [plan.path for plan in branches if every or any(self._may_write(n) for n in sorted(plan.nodes))]
         if writing:
             self._worktrees.fork(node.id, parent, writing)
 

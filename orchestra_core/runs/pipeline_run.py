@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # a run without workspace repos (and without LLM agents) need
     from orchestra_core.agents.hooks import ToolHooks
     from orchestra_core.model.workspace_events import WorkspaceEvent
     from orchestra_core.runs.branch_workspaces import RunBranchWorkspaces
+    from orchestra_core.runs.fleet_branches import FleetBranches
     from orchestra_core.workspace.branches import BranchWorktrees
     from orchestra_core.workspace.manager import WorkspaceManager
     from orchestra_core.workspace.session import WorkspaceSession
@@ -264,6 +265,7 @@ class PipelineRun:
             chat_history=self._chat_history,
         )
         self.extensions.install_handlers(registry)
+        remote = self._remote_branches()
         return PipelineEngine(
             registry,
             run_directory=self.ports.run_directories,
@@ -272,19 +274,35 @@ class PipelineRun:
             checkpoint_sinks=[self.recorder],
             max_node_visits=self.options.max_node_visits,
             workspace_snapshot=self.workspace.snapshot if self.workspace is not None else None,
-            branch_workspaces=self._branch_workspaces(),
+            branch_workspaces=self._branch_workspaces(remote),
+            remote_branches=remote,
         )
 
     def _chat_history(self, session_id: str, node_id: str) -> ChatHistory:
         """The conversation an interrupted run left in an interactive node (none without a store)."""
         return chat_history(self.ports.store, session_id, node_id) if self.ports.store is not None else ChatHistory()
 
-    def _branch_workspaces(self) -> RunBranchWorkspaces | None:
+    def _branch_workspaces(self, remote: FleetBranches | None = None) -> RunBranchWorkspaces | None:
         if self.branches is None:
             return None
         from orchestra_core.runs.branch_workspaces import RunBranchWorkspaces
 
-        return RunBranchWorkspaces(self.branches, self.may_write)
+        return RunBranchWorkspaces(self.branches, self.may_write, remote.forks_every_branch if remote else None)
+
+    def _remote_branches(self) -> FleetBranches | None:
+        """With a fleet, the branches of main-line fan-outs go to its workers (they record into the store)."""
+        fleet, store = self.ports.fleet, self.ports.store
+        if fleet is None or store is None or not isinstance(self.recorder, SessionRecorder):
+            return None
+        from orchestra_core.interview import AutoApproveInterviewer
+        from orchestra_core.runs.fleet_branches import FleetBranches
+
+        return FleetBranches(
+            fleet=fleet, session_id=self.session_id, graph=self.graph, source=self.start.source, store=store,
+            recorder=self.recorder, locks=self.ports.session_locks, worktrees=self.branches,
+            repos=self.options.settings.workspace.repos, remotes=self.ports.git_remotes,
+            auto_approve=isinstance(self.ports.interviewer, AutoApproveInterviewer),
+        )  # fmt: skip
 
     # Agents ----------------------------------------------------------------------------------------
     def workspace_for(self, branch: str | None) -> WorkspaceSession | None:

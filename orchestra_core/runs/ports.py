@@ -16,6 +16,8 @@ from orchestra_core.ports.clock import Clock, SystemClock
 from orchestra_core.ports.codergen_backend import CodergenBackend
 from orchestra_core.ports.command_runner import CommandRunner
 from orchestra_core.ports.commit_messages import CommitMessageGenerator
+from orchestra_core.ports.dispatcher import DEFAULT_QUEUE, Dispatcher
+from orchestra_core.ports.fleet import FleetLedger
 from orchestra_core.ports.git import Git
 from orchestra_core.ports.git_remotes import GitRemotes
 from orchestra_core.ports.interviewer import Interviewer
@@ -76,6 +78,36 @@ BackendFactory = Callable[[AgentRuntime], CodergenBackend | None]
 
 
 @frozen(kw_only=True)
+class FleetPorts:
+    """What a run needs to send the branches of its fan-outs to a fleet of workers (docs/fleet.md).
+
+    Attributes:
+        dispatcher: Sends the branch tasks.
+        ledger: Where each branch stands, shared with the workers.
+        runner: Who runs the session (a worker's name, or `orchestra run` on a host), as branch entries name it.
+        queues: The queues whose branches this process may run itself when no worker took them in time.
+        default_queue: The queue of branches whose nodes name none.
+        claim_after_s: How long a branch waits for a worker before this process runs it itself.
+        poll_s: How often the runner looks at its branches' entries while it waits for them.
+        no_worker_grace_s: A branch of a queue this process does not serve fails when no live worker (a heartbeat
+            within the last 15 s) serves that queue after it waited this long.
+        resend_after_s: A branch still queued after this long while a live worker of its queue has a free slot is
+            sent again (its message was lost with a worker that had reserved it, which Redis would only give back
+            after its visibility timeout).
+    """
+
+    dispatcher: Dispatcher
+    ledger: FleetLedger
+    runner: str
+    queues: tuple[str, ...] = (DEFAULT_QUEUE,)
+    default_queue: str = DEFAULT_QUEUE
+    claim_after_s: float = 2.0
+    poll_s: float = 0.2
+    no_worker_grace_s: float = 15.0
+    resend_after_s: float = 30.0
+
+
+@frozen(kw_only=True)
 class RunPorts:
     """The adapters one run works with. Every port but the run directories is optional.
 
@@ -91,6 +123,7 @@ class RunPorts:
         prompt_library: Where agents' prompt layers come from; None: no layer files.
         session_locks: Keeps two runners out of one session; None: no locking.
         clock: Time; default: the system clock.
+        fleet: Sends the branches of main-line fan-outs to a fleet of workers; None: they run in this process.
     """
 
     run_directories: RunDirectoryFactory = field(factory=MemoryRunDirectories)
@@ -104,6 +137,7 @@ class RunPorts:
     prompt_library: PromptLibrary | None = None
     session_locks: SessionLocks | None = None
     clock: Clock = field(factory=SystemClock)
+    fleet: FleetPorts | None = None
 
 
 @frozen(kw_only=True)

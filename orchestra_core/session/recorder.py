@@ -132,6 +132,34 @@ class SessionRecorder:
         snapshot is recorded (and reported) only when a head moves away from them."""
         self._deltas.continue_from(heads)
 
+    # Lines run elsewhere ------------------------------------------------------------------------------
+    def use_lines(self, lines: Mapping[str | None, str]) -> None:
+        """Record these lines into these sessions instead of forking them (a worker running a branch its session's
+        runner sent it records into the branch's own session: `{None: line, branch: line}`)."""
+        with self._lock:
+            self._lines.update(lines)
+
+    def open_line(self, branch: str) -> str:
+        """A fresh fork for the turns of `branch` (a main-line node run by a worker of another queue), from its
+        parent line's head."""
+        return self._open_line(branch)
+
+    def rerun_line(self, branch: str, node_id: str, branch_id: str) -> str:
+        """A branch runs again from its start (its runner was lost): a fresh fork for its turns takes the old one's
+        place (in the fan-in's list too), and its parent line says the branch started again in it."""
+        parent = branch.rsplit("/", 1)[0] if "/" in branch else None
+        with self._lock:
+            old = self._lines.get(branch)
+            new = self._open_line(branch)
+            forks = self._fan_outs.get((parent, node_id))
+            if forks is not None and old in forks:
+                forks[forks.index(old)] = new
+        started = r.ParallelExecution(
+            node_id, r.ParallelEvent.BRANCH_STARTED, branch_id=branch_id, branch_session_id=new
+        )
+        self._append(parent, started)
+        return new
+
     # Resuming ------------------------------------------------------------------------------------------
     def record_interrupted_nodes(self) -> list[str]:
         """Before a resume runs: close every main-line node the stopped run left running (started after the

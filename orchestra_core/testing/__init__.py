@@ -6,6 +6,8 @@ Fakes (each passes its port's contract, so a test may use it wherever the real a
   `InMemoryPromptLibrary`, `InMemorySessionLocks`: the storage-like ports, kept in memory.
 - `InMemoryGit`: the Git port without git; worktrees are real directories, everything else is memory.
 - `InMemoryGitRemotes`: the GitRemotes port without git or a network (remotes and clones are dicts).
+- `InMemoryDispatcher` (a broker in memory; `serve(queues, runner)` starts a worker thread) and
+  `InMemoryFleetLedger`: the fleet's Dispatcher and FleetLedger ports.
 - `ManualClock`: time that moves only when slept or advanced.
 - `ScriptedCodergenBackend`, `ScriptedCommandRunner`, `ScriptedCommitMessages`: play scripted replies and
   record what they were asked.
@@ -25,6 +27,8 @@ _EXPORTS = {
     "BackendCall": "orchestra_core.testing.backends",
     "CommandCall": "orchestra_core.testing.command_runner",
     "InMemoryArtifactStore": "orchestra_core.testing.artifact_store",
+    "InMemoryDispatcher": "orchestra_core.testing.dispatcher",
+    "InMemoryFleetLedger": "orchestra_core.testing.fleet",
     "InMemoryGit": "orchestra_core.testing.git",
     "InMemoryGitRemotes": "orchestra_core.testing.git_remotes",
     "InMemoryPromptLibrary": "orchestra_core.testing.prompt_library",

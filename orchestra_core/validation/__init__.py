@@ -9,6 +9,7 @@ from orchestra_core.validation.attributes import ATTRIBUTE_RULES
 from orchestra_core.validation.diagnostic import Diagnostic, FunctionRule, LintRule, Severity, ValidationError
 from orchestra_core.validation.flow import FLOW_RULES
 from orchestra_core.validation.names import name_rules
+from orchestra_core.validation.queues import QUEUE_RULES
 from orchestra_core.validation.semantics import BUILT_IN_HANDLER_TYPES, SEMANTIC_RULES, TypeKnownRule
 from orchestra_core.validation.structure import STRUCTURE_RULES
 
@@ -37,6 +38,7 @@ def built_in_rules(known_types: Collection[str] | None = None) -> list[LintRule]
         *SEMANTIC_RULES,
         TypeKnownRule(known_types),
         *ATTRIBUTE_RULES,
+        *QUEUE_RULES,
         *name_rules(BUILT_IN_HANDLER_TYPES),
     ]
 

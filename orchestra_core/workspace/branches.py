@@ -113,14 +113,42 @@ class BranchWorktrees:
         with self._lock:
             return list(self._sessions.values())
 
+    def branch_session(self, path: str) -> WorkspaceSession | None:
+        """The session of exactly this branch (None when it has no worktrees of its own)."""
+        with self._lock:
+            return self._sessions.get(path)
+
     def worktree_path(self, branch_path: str, repo: str) -> Path:
         """`<worktrees>/<session>/<branch path>/<repo>`; each path segment keeps its `node:start` colon, so
         it never collides with a repo name (a plain word)."""
-        segments = [
-            ":".join(ref_component(part, "node") for part in segment.split(":", 1))
-            for segment in branch_path.split("/")
-        ]
-        return self._dir.joinpath(*segments, repo)
+        return branch_worktree_path(self._dir, branch_path, repo)
+
+    def adopt(self, path: str, heads: Mapping[str, str]) -> None:
+        """A branch that ran on another machine: move its git branch here (and its worktree with it) to the commit
+        each repo ended at (fetched from the remote), so that the join merges it as if it had run here.
+
+        Raises:
+            WorkspaceError: The branch has no worktrees here, or git failed.
+        """
+        session = self.branch_session(path)
+        if session is None:
+            raise WorkspaceError(f"parallel branch {path} has no worktrees to bring its work into")
+        for repo, sha in heads.items():
+            context = session.contexts.get(repo)
+            if context is None:
+                continue
+            git, root = self._git, context.repo_root
+            try:
+                with git.lock(root):
+                    old = git.resolve_commit(root, context.branch_ref)
+                    if old == sha:
+                        continue
+                    git.update_ref(root, context.branch_ref, sha, expected_old=old)
+                    if old is not None:
+                        git.checkout_tree(context.worktree_path, old, sha)
+            except GitError as error:
+                raise WorkspaceError(f"{repo}: could not bring branch {context.branch_name} to {sha}: {error}") from error
+            session.note_head(repo, sha)
 
     # --- fork ------------------------------------------------------------------------------------
 
@@ -351,8 +379,12 @@ class BranchWorktrees:
                 return
             directory = directory.parent
 
+    def commit_leftovers(self, node_id: str, path: str, session: WorkspaceSession) -> None:
+        """Commit what a branch left uncommitted in its worktrees (a tool node's files), so nothing is lost (a worker
+        does it before it pushes a branch it ran; the join, for the branches that ran here)."""
+        self._commit_leftovers(node_id, path, session)
+
     def _commit_leftovers(self, node_id: str, path: str, session: WorkspaceSession) -> None:
-        """Commit what a branch left uncommitted in its worktrees (a tool node's files), so nothing is lost."""
         git = self._git
         for context in session.contexts.values():
             found: list[str] = []
@@ -400,6 +432,15 @@ class BranchWorktrees:
 
     def _identity(self) -> Identity:
         return Identity(COMMITTER_NAME, AGENT_EMAIL, self._clock.now())
+
+
+def branch_worktree_path(worktrees_dir: Path, branch_path: str, repo: str) -> Path:
+    """Where a parallel branch's worktree of `repo` lives under a session's worktrees directory (the same on every
+    machine)."""
+    segments = [
+        ":".join(ref_component(part, "node") for part in segment.split(":", 1)) for segment in branch_path.split("/")
+    ]
+    return worktrees_dir.joinpath(*segments, repo)
 
 
 def _conflict(

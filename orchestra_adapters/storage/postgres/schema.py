@@ -4,10 +4,16 @@ first use inside one transaction under an advisory lock, so processes opening a 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import psycopg
 
-from orchestra_core.model.store_errors import StoreVersionError
+from orchestra_adapters.storage.payload import decode_payload
+from orchestra_adapters.storage.sqlite_rows import TOTALS_COLUMNS, decompressed
+from orchestra_core.model.store_errors import StoreCorruptError, StoreVersionError
+from orchestra_core.session.cursor import SessionCursor
+from orchestra_core.session.identifiers import parse_id
+from orchestra_core.session.totals import COUNTED_TYPE_IDS
 
 SCHEMA = "orchestra"
 _MIGRATION_LOCK = 0x4F524348  # 'ORCH': serializes the migrations of concurrent first uses
@@ -80,7 +86,40 @@ CREATE TABLE {SCHEMA}.fleet_workers (
 INSERT INTO {SCHEMA}.schema_version (version) VALUES (1);
 """
 
-LATEST_VERSION = 1
+# Version 2: each turn's running totals (SessionTotals: agent turns, tokens, node runs, ... and the latest
+# lifecycle turn), kept like the cursor, so `status` of a long session reads its counts from the head; sessions
+# found by their parent. Existing turns are backfilled in id order (a parent's id is always below its child's).
+# And the fleet's parallel branches (`fleet_branches`: one row per branch of a session handed to the fleet).
+_V2 = f"""
+ALTER TABLE {SCHEMA}.turns ADD COLUMN agent_turns bigint NOT NULL DEFAULT 0;
+ALTER TABLE {SCHEMA}.turns ADD COLUMN prompt_tokens bigint NOT NULL DEFAULT 0;
+ALTER TABLE {SCHEMA}.turns ADD COLUMN completion_tokens bigint NOT NULL DEFAULT 0;
+ALTER TABLE {SCHEMA}.turns ADD COLUMN node_runs bigint NOT NULL DEFAULT 0;
+ALTER TABLE {SCHEMA}.turns ADD COLUMN checkpoints bigint NOT NULL DEFAULT 0;
+ALTER TABLE {SCHEMA}.turns ADD COLUMN pushes bigint NOT NULL DEFAULT 0;
+ALTER TABLE {SCHEMA}.turns ADD COLUMN rollbacks bigint NOT NULL DEFAULT 0;
+ALTER TABLE {SCHEMA}.turns ADD COLUMN cleanups bigint NOT NULL DEFAULT 0;
+ALTER TABLE {SCHEMA}.turns ADD COLUMN parallel bigint NOT NULL DEFAULT 0;
+ALTER TABLE {SCHEMA}.turns ADD COLUMN session_branches bigint NOT NULL DEFAULT 0;
+ALTER TABLE {SCHEMA}.turns ADD COLUMN lifecycle_id bigint;
+CREATE INDEX sessions_by_parent ON {SCHEMA}.sessions (parent_session_id);
+CREATE TABLE {SCHEMA}.fleet_branches (
+    session_id text NOT NULL,
+    branch text NOT NULL,
+    state text NOT NULL,
+    task_id text NOT NULL,
+    queue text NOT NULL,
+    line text NOT NULL DEFAULT '',
+    worker text NOT NULL DEFAULT '',
+    result jsonb NOT NULL DEFAULT '{{}}',
+    cancel_requested boolean NOT NULL DEFAULT false,
+    pickups integer NOT NULL DEFAULT 0,
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (session_id, branch)
+);
+"""
+
+LATEST_VERSION = 2
 
 
 def migrate(connection: psycopg.Connection, location: str) -> int:
@@ -99,7 +138,7 @@ def migrate(connection: psycopg.Connection, location: str) -> int:
         if found == 0:
             connection.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
         for version in range(found + 1, LATEST_VERSION + 1):
-            _MIGRATIONS[version](connection)
+            _MIGRATIONS[version](connection, location)
             connection.execute(f"UPDATE {SCHEMA}.schema_version SET version = %s", (version,))
     return found
 
@@ -127,10 +166,57 @@ def current_version(connection: psycopg.Connection, location: str) -> int:
     return version
 
 
-def _create_v1(connection: psycopg.Connection) -> None:
-    for statement in _V1.split(";"):
+def _create_v1(connection: psycopg.Connection, location: str) -> None:
+    _execute_script(connection, _V1)
+
+
+def _add_session_totals(connection: psycopg.Connection, location: str) -> None:
+    _execute_script(connection, _V2)
+    backfill_totals(connection, location)
+
+
+def backfill_totals(connection: psycopg.Connection, location: str) -> None:
+    """Compute every turn's totals from its parent's, oldest first; only turns whose totals are not all zero are
+    written (the columns' defaults are), and only the data of the types that count is decoded."""
+    cursors: dict[int, SessionCursor] = {}
+    updates: list[tuple[Any, ...]] = []
+    rows = connection.execute(
+        f"SELECT t.id, t.parent_id, t.type_id, t.payload, b.compression, b.data FROM {SCHEMA}.turns t "
+        f"LEFT JOIN {SCHEMA}.blobs b ON t.payload IS NULL AND b.hash = t.payload_hash ORDER BY t.id"
+    )
+    for turn_id, parent_id, type_id, inline, compression, blob in rows:
+        parent = cursors.get(parent_id, _EMPTY) if parent_id else _EMPTY
+        data = {}
+        if type_id in COUNTED_TYPE_IDS:
+            payload = bytes(inline) if inline is not None else decompressed(compression, _bytes(blob), f"turn {turn_id}", location)
+            try:
+                data = decode_payload(payload)
+            except ValueError as error:
+                raise StoreCorruptError(f"session store {location}: turn {turn_id} cannot be read: {error}") from None
+        cursor = parent.after(str(turn_id), type_id, data)
+        cursors[turn_id] = cursor
+        if cursor.totals != _EMPTY.totals:
+            updates.append((*totals_columns(cursor), turn_id))
+    assignments = ", ".join(f"{column} = %s" for column in TOTALS_COLUMNS.split(", "))
+    with connection.cursor() as statement:
+        statement.executemany(f"UPDATE {SCHEMA}.turns SET {assignments} WHERE id = %s", updates)
+
+
+def totals_columns(cursor: SessionCursor) -> tuple[Any, ...]:
+    """A cursor's totals as the values of a turn row's `TOTALS_COLUMNS`."""
+    totals = cursor.totals
+    return (*totals.counts(), parse_id(totals.lifecycle_turn_id))
+
+
+def _bytes(value: Any) -> bytes | None:
+    return bytes(value) if value is not None else None
+
+
+def _execute_script(connection: psycopg.Connection, script: str) -> None:
+    for statement in script.split(";"):
         if statement.strip():
             connection.execute(statement)
 
 
-_MIGRATIONS: dict[int, Callable[[psycopg.Connection], None]] = {1: _create_v1}
+_EMPTY = SessionCursor()
+_MIGRATIONS: dict[int, Callable[[psycopg.Connection, str], None]] = {1: _create_v1, 2: _add_session_totals}

@@ -15,8 +15,15 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from orchestra_adapters.storage.payload import compress, content_hash, encode_payload
 from orchestra_adapters.storage.postgres.dsn import CONNECT_TIMEOUT_S, connection_options, display_dsn
 from orchestra_adapters.storage.postgres.errors import store_error
-from orchestra_adapters.storage.postgres.schema import SCHEMA, migrate
-from orchestra_adapters.storage.sqlite_rows import decompressed, from_ms, session_info, stored_turn, to_ms
+from orchestra_adapters.storage.postgres.schema import SCHEMA, migrate, totals_columns
+from orchestra_adapters.storage.sqlite_rows import (
+    TOTALS_COLUMNS,
+    decompressed,
+    from_ms,
+    session_info,
+    stored_turn,
+    to_ms,
+)
 from orchestra_core.model.store_errors import (
     BlobNotFoundError,
     BundleConflictError,
@@ -33,6 +40,7 @@ from orchestra_core.ports.session_store import (
     SessionHead,
     SessionInfo,
     SessionMetadata,
+    SessionTotals,
     StoredTurn,
     TurnAppend,
     TurnData,
@@ -52,8 +60,9 @@ _SESSION_SELECT = (
     f"s.parent_session_id, s.spawn_reason, t.depth, t.status FROM {_S}.sessions s "
     f"LEFT JOIN {_S}.turns t ON t.id = s.head_turn_id"
 )
+_T_TOTALS = ", ".join(f"t.{column}" for column in TOTALS_COLUMNS.split(", "))
 _HEAD_SELECT = (
-    f"SELECT s.head_turn_id, t.depth, t.checkpoint_id, t.status FROM {_S}.sessions s "
+    f"SELECT s.head_turn_id, t.depth, t.checkpoint_id, t.status, {_T_TOTALS} FROM {_S}.sessions s "
     f"LEFT JOIN {_S}.turns t ON t.id = s.head_turn_id WHERE s.id = %s"
 )
 _TURN_SELECT = (
@@ -74,8 +83,9 @@ _IN_HISTORY = (
 )
 _TURN_COLUMNS = (
     "id, parent_id, depth, session_id, type_id, type_version, created_at_ms, payload_hash, payload, checkpoint_id, "
-    "status"
+    f"status, {TOTALS_COLUMNS}"
 )
+_TURN_VALUES = "(" + ", ".join(["%s"] * len(_TURN_COLUMNS.split(", "))) + ")"
 
 
 class _HeadMoved(Exception):
@@ -164,7 +174,7 @@ class PostgresSessionStore:
     def head(self, session_id: Id) -> SessionHead:
         number = self._number(session_id)
         with self._connection(f"read session {session_id}") as connection:
-            head_id, depth, _checkpoint, _status = self._head_row(connection, number, session_id)
+            head_id, depth, *_cursor = self._head_row(connection, number, session_id)
         return SessionHead(str(number), format_id(head_id), depth or 0)
 
     def _insert_session(self, metadata: SessionMetadata, base_turn_id: Id | None) -> SessionInfo:
@@ -214,10 +224,10 @@ class PostgresSessionStore:
         self, connection: psycopg.Connection, turns: Sequence[TurnAppend], prepared: list[tuple[Any, ...]]
     ) -> list[StoredTurn]:
         created_ms = to_ms(self._clock.now())
-        heads: dict[int, tuple[Any, ...]] = {}
+        heads: dict[int, tuple[int | None, int, SessionCursor]] = {}
         for turn, (number, *_rest) in zip(turns, prepared, strict=True):
             if number not in heads:
-                heads[number] = self._head_row(connection, number, turn.session_id)
+                heads[number] = _with_cursor(self._head_row(connection, number, turn.session_id))
         read = {number: head[0] for number, head in heads.items()}  # the compare of the compare-and-set
         # Ids after the heads are read: a turn's id is then larger than its parent's, whoever committed first.
         ids = [
@@ -230,24 +240,22 @@ class PostgresSessionStore:
         blobs: list[tuple[Any, ...]] = []
         stored: list[StoredTurn] = []
         for turn, (number, plain, payload, digest, blob), turn_id in zip(turns, prepared, ids, strict=True):
-            parent_id, depth, checkpoint_id, status = heads[number]
+            parent_id, depth, parent = heads[number]
             if turn.parent_turn_id is not None:
-                parent_id, depth, checkpoint_id, status = self._turn_row(connection, turn.parent_turn_id)
-            parent = SessionCursor(format_id(checkpoint_id), status_from_code(status or 0)) if parent_id else SessionCursor()
-            cursor = parent.after(str(turn_id), turn.type_id, plain)
+                parent_id, depth, parent = _with_cursor(self._turn_row(connection, turn.parent_turn_id))
+            cursor = (parent if parent_id else SessionCursor()).after(str(turn_id), turn.type_id, plain)
             turn_depth = depth + 1 if parent_id else 0
-            checkpoint = parse_id(cursor.checkpoint_turn_id)
-            code = STATUS_CODES[cursor.status]
             rows.append((
                 turn_id, parent_id, turn_depth, number, turn.type_id, turn.type_version, created_ms, digest,
-                None if blob is not None else payload, checkpoint, code,
+                None if blob is not None else payload, parse_id(cursor.checkpoint_turn_id), STATUS_CODES[cursor.status],
+                *totals_columns(cursor),
             ))  # fmt: skip
             if blob is not None:
                 blobs.append((digest, len(payload), *blob))
             stored.append(StoredTurn(
                 str(turn_id), format_id(parent_id), turn_depth, turn.type_id, turn.type_version, plain, from_ms(created_ms),
             ))  # fmt: skip
-            heads[number] = (turn_id, turn_depth, checkpoint, code)
+            heads[number] = (turn_id, turn_depth, cursor)
         with connection.cursor() as statement:
             if blobs:
                 statement.executemany(
@@ -255,7 +263,7 @@ class PostgresSessionStore:
                     "ON CONFLICT (hash) DO NOTHING",
                     blobs,
                 )
-            values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(rows))
+            values = ", ".join([_TURN_VALUES] * len(rows))
             statement.execute(
                 f"INSERT INTO {_S}.turns ({_TURN_COLUMNS}) VALUES {values}",
                 [value for row in rows for value in row],
@@ -308,6 +316,39 @@ class PostgresSessionStore:
                 target = self._in_history(connection, session_id, at_turn_id)
                 checkpoint_id = self._turn_row(connection, target)[2]
             return self._load(connection, checkpoint_id) if checkpoint_id else None
+
+    # totals (the optional SessionTotalsReader) ------------------------------------------------------------
+    def session_totals(self, session_id: Id, *, own: bool = False) -> SessionTotals:
+        number = self._number(session_id)
+        with self._connection(f"read the totals of session {session_id}") as connection:
+            head_id, _depth, cursor = _with_cursor(self._head_row(connection, number, session_id))
+            totals = cursor.totals if head_id is not None else SessionTotals()
+            if own:
+                base = self._base_turn(connection, number, session_id)
+                if base is not None:
+                    totals = totals.since(_with_cursor(self._turn_row(connection, base))[2].totals)
+        return totals
+
+    def child_sessions(self, session_id: Id) -> list[SessionInfo]:
+        number = self._number(session_id)
+        with self._connection(f"read the forks of session {session_id}") as connection:
+            if connection.execute(f"SELECT 1 FROM {_S}.sessions WHERE id = %s", (number,)).fetchone() is None:
+                raise self._no_session(session_id)
+            rows = connection.execute(
+                f"{_SESSION_SELECT} WHERE s.parent_session_id = %s ORDER BY s.id", (str(number),)
+            ).fetchall()
+        return [session_info(tuple(row)) for row in rows]
+
+    def fork_point(self, session_id: Id) -> str | None:
+        number = self._number(session_id)
+        with self._connection(f"read session {session_id}") as connection:
+            return format_id(self._base_turn(connection, number, session_id))
+
+    def _base_turn(self, connection: psycopg.Connection, number: int, session_id: Id) -> int | None:
+        row = connection.execute(f"SELECT base_turn_id FROM {_S}.sessions WHERE id = %s", (number,)).fetchone()
+        if row is None:
+            raise self._no_session(session_id)
+        return None if row[0] is None else int(row[0])
 
     # blobs and bundles ------------------------------------------------------------------------------------
     def put_blob(self, data: bytes) -> str:
@@ -393,7 +434,7 @@ class PostgresSessionStore:
         row = None
         if number is not None and number < 2**63:
             row = connection.execute(
-                f"SELECT id, depth, checkpoint_id, status FROM {_S}.turns WHERE id = %s", (number,)
+                f"SELECT id, depth, checkpoint_id, status, {TOTALS_COLUMNS} FROM {_S}.turns WHERE id = %s", (number,)
             ).fetchone()
         if row is None:
             raise TurnNotFoundError(f"no turn {str(turn_id)!r} in session store {self.location}")
@@ -426,6 +467,14 @@ class PostgresSessionStore:
         if row is None:
             raise StoreCorruptError(f"session store {self.location}: turn {turn_id} is referenced but missing")
         return stored_turn(_bytes_row(row), self.location)
+
+
+def _with_cursor(row: Sequence[Any]) -> tuple[int | None, int, SessionCursor]:
+    """A head or turn row (id, depth, checkpoint id, status code, `TOTALS_COLUMNS`) as (id, depth, cursor)."""
+    turn_id, depth, checkpoint_id, status, *counts, lifecycle_id = row
+    totals = SessionTotals.of([int(count or 0) for count in counts], format_id(lifecycle_id))
+    cursor = SessionCursor(format_id(checkpoint_id), status_from_code(status or 0), totals)
+    return (None if turn_id is None else int(turn_id)), depth or 0, cursor
 
 
 def _bytes_row(row: Sequence[Any]) -> tuple[Any, ...]:

@@ -25,6 +25,8 @@ _EXPORTS = {
     "ClockContract": "orchestra_core.testing.contracts.clock",
     "CodergenBackendContract": "orchestra_core.testing.contracts.codergen_backend",
     "CommandRunnerContract": "orchestra_core.testing.contracts.command_runner",
+    "DispatcherContract": "orchestra_core.testing.contracts.dispatcher",
+    "FleetLedgerContract": "orchestra_core.testing.contracts.fleet_ledger",
     "GitContract": "orchestra_core.testing.contracts.git",
     "GitRemotesContract": "orchestra_core.testing.contracts.git_remotes",
     "InterviewerContract": "orchestra_core.testing.contracts.interviewer",

@@ -21,12 +21,16 @@ def _cluster(postgres_cluster: PostgresCluster) -> Iterator[None]:
 
 
 class TestPostgresSessionStore(SessionStoreContract):
+    capabilities = frozenset({"totals"})
+
     def make_store(self) -> PostgresSessionStore:
         return PostgresSessionStore(_CLUSTER[0].new_database())
 
 
 class TestPostgresSessionStoreWithSmallInlineLimit(SessionStoreContract):
     """Every payload goes through the blob table."""
+
+    capabilities = frozenset({"totals"})
 
     def make_store(self) -> PostgresSessionStore:
         return PostgresSessionStore(_CLUSTER[0].new_database(), inline_limit=0)

@@ -17,7 +17,7 @@ from tests.support.git_remote_repos import bare_remote
 from tests.support.orchestra_project import ORCHESTRA, write_files
 
 
-def fleet_yaml(dsn: str, broker: str, remote: Path | None, *, pickup: str = "1s") -> str:
+def fleet_yaml(dsn: str, broker: str, remote: Path | None, *, pickup: str = "1s", claim_after: str = "2s") -> str:
     """An orchestra.yaml for a fleet project (the scripted model; the repo through its remote)."""
     repos = (
         f"workspace:\n  repos:\n    project: {{path: repo, remote: '{remote.as_uri()}', push: on_checkpoint}}\n"
@@ -27,20 +27,22 @@ def fleet_yaml(dsn: str, broker: str, remote: Path | None, *, pickup: str = "1s"
     return (
         "providers:\n  default: scripted\n  scripted:\n    cassette: cassette.yaml\nbackend: langgraph\n"
         f"storage: {{backend: postgres, dsn: '{dsn}'}}\n"
-        f"dispatch: {{broker: '{broker}', pickup_interval: {pickup}}}\n" + repos
+        f"dispatch: {{broker: '{broker}', pickup_interval: {pickup}, claim_after: {claim_after}}}\n" + repos
     )
 
 
 class Fleet:
     """Projects sharing one database, one broker and one remote; workers started in their own process groups."""
 
-    def __init__(self, root: Path, dsn: str, broker: str, files: dict[str, str], *, with_repo: bool = True) -> None:
+    def __init__(
+        self, root: Path, dsn: str, broker: str, files: dict[str, str], *, with_repo: bool = True, claim_after: str = "2s"
+    ) -> None:
         self.root = root
         self.dsn = dsn
         self.remote = bare_remote(root / "remote.git", {"README.md": "hello\n"}) if with_repo else None
         (root / "home").mkdir(exist_ok=True)
         self.env = hermetic_env(root / "home")
-        self.yaml = fleet_yaml(dsn, broker, self.remote)
+        self.yaml = fleet_yaml(dsn, broker, self.remote, claim_after=claim_after)
         self.files = files
         self.workers: dict[str, subprocess.Popen[bytes]] = {}
         self.submitter = self.project("submitter")
@@ -50,11 +52,14 @@ class Fleet:
         write_files(path, {"orchestra.yaml": yaml or self.yaml, **self.files})
         return path
 
-    def start_worker(self, name: str, *, concurrency: int = 2, yaml: str | None = None) -> subprocess.Popen[bytes]:
+    def start_worker(
+        self, name: str, *, concurrency: int = 2, yaml: str | None = None, queues: tuple[str, ...] = ()
+    ) -> subprocess.Popen[bytes]:
         project = self.project(name, yaml)
         log = open(self.root / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
+        serve = [argument for queue in queues for argument in ("--queue", queue)]
         process = subprocess.Popen(
-            [str(ORCHESTRA), "worker", "--concurrency", str(concurrency), "--name", name],
+            [str(ORCHESTRA), "worker", "--concurrency", str(concurrency), "--name", name, *serve],
             cwd=project, env={**self.env, "NO_COLOR": "1"}, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip

@@ -102,11 +102,14 @@ def test_a_worker_killed_mid_node_loses_nothing(tmp_path: Path, redis_server: Re
         assert remote is not None
         for session in sessions:
             records = _records(store, session)
-            branch_sessions = [
-                branch for _id, record in records
+            # The fan-in of the run that finished (history is newest first). A worker killed between a fan-in and
+            # its checkpoint leaves an earlier fan-in whose commits never left that machine; the session then runs
+            # its fan-out again from the checkpoint before it, and nothing that was pushed is lost.
+            fan_ins = [
+                record for _id, record in records
                 if isinstance(record, r.ParallelExecution) and record.event is r.ParallelEvent.FAN_IN
-                for branch in record.branch_session_ids
             ]  # fmt: skip
+            branch_sessions = list(fan_ins[0].branch_session_ids)
             head = git(remote, "rev-parse", f"refs/heads/orchestra/fleet/{session}").strip()
             turns: list[tuple[str, AgentTurn]] = []
             for line in [session, *branch_sessions]:

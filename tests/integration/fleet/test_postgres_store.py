@@ -17,10 +17,22 @@ import pytest
 
 from orchestra_adapters.storage.factory import open_session_store, store_location
 from orchestra_adapters.storage.postgres.dsn import display_dsn
+from orchestra_adapters.storage.postgres.schema import LATEST_VERSION
 from orchestra_adapters.storage.postgres.store import PostgresSessionStore
+from orchestra_adapters.storage.sqlite_rows import TOTALS_COLUMNS
+from orchestra_core.model.records import (
+    LifecycleEvent,
+    NodeEvent,
+    NodeExecution,
+    ParallelEvent,
+    ParallelExecution,
+    PipelineLifecycle,
+)
 from orchestra_core.model.settings import StorageSettings
 from orchestra_core.model.store_errors import StoreUnavailableError
+from orchestra_core.model.turn import AgentTurn, TokenUsage
 from orchestra_core.ports.session_store import SessionMetadata
+from orchestra_core.session.api import append_record, fork_session
 from tests.support.fleet_servers import free_port
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -74,9 +86,48 @@ def test_the_schema_is_created_once_by_concurrent_first_users(postgres_dsn: str)
         thread.join()
     assert errors == [] and len(stores) == 6
     with psycopg.connect(postgres_dsn) as connection:
-        assert connection.execute("SELECT version FROM orchestra.schema_version").fetchall() == [(1,)]
+        assert connection.execute("SELECT version FROM orchestra.schema_version").fetchall() == [(LATEST_VERSION,)]
     for store in stores:
         store.close()
+
+
+def _record_a_run(store: PostgresSessionStore) -> tuple[str, str]:
+    """A session with every kind of counted turn, and a branch forked from it with turns of its own."""
+    session = store.create_session(SessionMetadata(pipeline="p")).session_id
+    append_record(store, session, PipelineLifecycle(LifecycleEvent.STARTED, "p"))
+    append_record(store, session, NodeExecution("plan", NodeEvent.STARTED, "codergen"))
+    usage = TokenUsage(120, 30)
+    append_record(store, session, AgentTurn(node_id="plan", turn_number=1, model="m", provider="p", token_usage=usage))
+    append_record(store, session, NodeExecution("plan", NodeEvent.COMPLETED, "codergen"))
+    fork_at = append_record(store, session, ParallelExecution("fan", ParallelEvent.FAN_OUT, branch_count=1)).turn_id
+    branch = fork_session(store, session, fork_at, spawn_reason="parallel").session_id
+    append_record(store, branch, NodeExecution("a", NodeEvent.STARTED, "codergen"))
+    append_record(store, branch, AgentTurn(node_id="a", turn_number=1, model="m", provider="p", token_usage=usage))
+    append_record(store, session, PipelineLifecycle(LifecycleEvent.COMPLETED, "p"))
+    return session, branch
+
+
+def test_a_version_1_database_gets_the_totals_of_its_turns(postgres_dsn: str) -> None:
+    store = PostgresSessionStore(postgres_dsn)
+    session, branch = _record_a_run(store)
+    expected = {
+        (line, own): store.session_totals(line, own=own) for line in (session, branch) for own in (False, True)
+    }
+    assert expected[(session, False)].agent_turns == 1 and expected[(branch, False)].agent_turns == 2
+    store.close()
+    columns = TOTALS_COLUMNS.split(", ")
+    with psycopg.connect(postgres_dsn, autocommit=True) as connection:  # back to what version 1 wrote
+        connection.execute(f"ALTER TABLE orchestra.turns {', '.join(f'DROP COLUMN {c}' for c in columns)}")
+        connection.execute("DROP INDEX orchestra.sessions_by_parent")
+        connection.execute("DROP TABLE orchestra.fleet_branches")
+        connection.execute("UPDATE orchestra.schema_version SET version = 1")
+    migrated = PostgresSessionStore(postgres_dsn)
+    found = {(line, own): migrated.session_totals(line, own=own) for line, own in expected}
+    assert found == expected
+    assert [info.session_id for info in migrated.child_sessions(session)] == [branch]
+    with psycopg.connect(postgres_dsn) as connection:
+        assert connection.execute("SELECT version FROM orchestra.schema_version").fetchall() == [(LATEST_VERSION,)]
+    migrated.close()
 
 
 def test_an_unreachable_database_is_named_without_its_password_within_seconds(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ PUBLIC_NAMES = {
     "run_pipeline", "stream_pipeline",
     # ports
     "ArtifactStore", "ChatModelFactory", "Clock", "CodergenBackend", "CommandRunner", "CommitMessageGenerator",
-    "Git", "GitRemotes", "Interviewer", "PromptLibrary", "RunDirectory", "RunDirectoryFactory", "SessionLocks",
+    "Dispatcher", "FleetLedger", "FleetPorts", "Git", "GitRemotes", "Interviewer", "PromptLibrary", "RunDirectory", "RunDirectoryFactory", "SessionLocks",
     "SessionStore", "SessionTotals", "SessionTotalsReader", "SystemClock",
     # records and events
     "AgentTurn", "Answer", "EngineEvent", "Option", "Question", "QuestionType", "SessionInfo",

@@ -1,0 +1,212 @@
+"""Parallel branches on a fleet of real `orchestra worker`s (real Redis and PostgreSQL): `orchestra run` sends its
+branches to the workers and merges them at the join; a stage naming a queue runs on that queue's workers; a worker
+killed in the middle of a branch loses nothing (the branch runs again on another worker); `orchestra run` registers
+its session, so the fleet view lists it and `orchestra cancel` stops it."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from orchestra_adapters.dispatch.ledger import PostgresFleetLedger
+from orchestra_adapters.locks.postgres_session_locks import PostgresSessionLocks
+from orchestra_core.model import records as r
+from orchestra_core.model.turn import AgentTurn
+from orchestra_core.ports.session_store import SessionStatus
+from orchestra_core.session.api import history
+from orchestra_core.session.codec import decode_record
+from tests.e2e.fleet.support import Fleet, wait_for
+from tests.support.fleet_servers import RedisServer
+from tests.support.git_repos import git
+from tests.support.orchestra_project import ORCHESTRA, orchestra
+
+pytestmark = pytest.mark.slow
+
+GPU_PIPELINE = """digraph gpus {
+    start [shape=Mdiamond]; exit [shape=Msquare]
+    fan [shape=component]
+    left [prompt="Write the left module", queue="gpu"]
+    right [shape=parallelogram, queue="gpu", tool_command="echo started > right.txt; sleep 3; echo done >> right.txt"]
+    join [shape=tripleoctagon]
+    start -> fan
+    fan -> left -> join
+    fan -> right -> join
+    join -> exit
+}
+"""
+PLAIN_PIPELINE = GPU_PIPELINE.replace(', queue="gpu"', "").replace("sleep 3; ", "")
+SLEEPY = """digraph sleepy {
+    start [shape=Mdiamond]; exit [shape=Msquare]
+    nap [shape=parallelogram, tool_command="echo $$ > nap.pid; sleep 60"]
+    start -> nap -> exit
+}
+"""
+CASSETTE = r"""
+nodes:
+  left:
+    - content: "The left module."
+      tool_calls:
+        - {name: "project:write-file", args: {path: left.txt, content: "left\n"}}
+    - content: "Done."
+default: "Done."
+"""
+SESSIONS = 3
+
+
+def _records(store: Any, session_id: str) -> list[object]:
+    return [decode_record(turn) for turn in history(store, session_id)]
+
+
+def _fan_in_lines(store: Any, session: str) -> tuple[str, ...]:
+    return next(
+        record.branch_session_ids for record in _records(store, session)
+        if isinstance(record, r.ParallelExecution) and record.event is r.ParallelEvent.FAN_IN
+    )  # fmt: skip
+
+
+def _running_right(
+    store: Any, ledger: PostgresFleetLedger, locks: PostgresSessionLocks, sessions: list[str]
+) -> tuple[str, str] | None:
+    """A branch `fan:right` whose node has started on a gpu worker (its lock held): (session, worker)."""
+    for session in sessions:
+        entry = ledger.get_branch(session, "fan:right")
+        if entry is None or entry.state != "running" or entry.worker not in ("g1", "g2") or not locks.holder(entry.line):
+            continue
+        started = [
+            rec for rec in _records(store, entry.line)
+            if isinstance(rec, r.NodeExecution) and rec.node_id == "right" and rec.event is r.NodeEvent.STARTED
+        ]  # fmt: skip
+        if started:
+            return session, entry.worker
+    return None
+
+
+def test_a_gpu_worker_killed_in_the_middle_of_a_branch_loses_nothing(
+    tmp_path: Path, redis_server: RedisServer, postgres_dsn: str
+) -> None:
+    redis_server.flush()
+    files = {"gpus.dot": GPU_PIPELINE, "cassette.yaml": CASSETTE}
+    fleet = Fleet(tmp_path, postgres_dsn, redis_server.url, files)
+    try:
+        fleet.start_worker("main", concurrency=SESSIONS)
+        fleet.start_worker("g1", queues=("gpu",))
+        fleet.start_worker("g2", queues=("gpu",))
+        sessions = []
+        for _ in range(SESSIONS):
+            done = orchestra("submit", "gpus.dot", "--json", cwd=fleet.submitter, env=fleet.env, timeout=60)
+            assert done.returncode == 0, done.stderr
+            sessions.append(json.loads(done.stdout)["session_id"])
+        store = fleet.store()
+        ledger = PostgresFleetLedger(postgres_dsn)
+        locks = PostgresSessionLocks(postgres_dsn)
+        running = wait_for("a right node running on a gpu worker", lambda: _running_right(store, ledger, locks, sessions), 90)
+        session, victim = running
+        fleet.kill(victim)
+        survivor = "g2" if victim == "g1" else "g1"
+
+        def all_ended() -> bool:
+            return all(store.get_session(s).status in (SessionStatus.SUCCESS, SessionStatus.FAIL) for s in sessions)
+
+        wait_for("every session to end", all_ended, 150, every=0.5)
+        statuses = {s: store.get_session(s).status for s in sessions}
+        assert set(statuses.values()) == {SessionStatus.SUCCESS}, (statuses, fleet.log("main"), fleet.log(survivor))
+        for each in sessions:
+            entries = {entry.branch: entry for entry in ledger.branches(each)}
+            assert {entry.worker for entry in entries.values()} <= {"g1", "g2"}, entries  # only gpu workers ran them
+            lines = _fan_in_lines(store, each)
+            assert sorted(lines) == sorted(entry.line for entry in entries.values())
+            head = git(fleet.remote, "rev-parse", f"refs/heads/orchestra/gpus/{each}").strip()
+            tree = git(fleet.remote, "ls-tree", "--name-only", head).split()
+            assert {"left.txt", "right.txt"} <= set(tree)
+            turns = [(line, rec) for line in (each, *lines) for rec in _records(store, line) if isinstance(rec, AgentTurn)]
+            written = [turn for _line, turn in turns if turn.git_sha]
+            assert written  # the left agent's commit, recorded in its branch's line
+            for turn in written:  # every commit the record names is on the remote's session branch
+                git(fleet.remote, "merge-base", "--is-ancestor", turn.git_sha, head)
+            counts = Counter((line, turn.node_id, turn.turn_number) for line, turn in turns)
+            assert max(counts.values()) == 1, counts  # no agent turn recorded twice
+        entry = ledger.get_branch(session, "fan:right")
+        assert entry is not None and entry.pickups == 1 and entry.worker == survivor
+        lost = [
+            child.session_id for child in store.child_sessions(session)
+            if child.session_id not in _fan_in_lines(store, session)
+        ]  # fmt: skip
+        said = [
+            rec for line in lost for rec in _records(store, line)
+            if isinstance(rec, r.PipelineLifecycle) and rec.event is r.LifecycleEvent.INTERRUPTED
+        ]  # fmt: skip
+        said = [rec for rec in said if "branch fan:right " in rec.error]  # the victim may have run its left too
+        assert len(said) == 1 and f"worker {victim} was lost" in said[0].error and entry.line in said[0].error
+        interrupted = [
+            rec.node_id for line in lost for rec in _records(store, line)
+            if isinstance(rec, r.NodeExecution) and rec.event is r.NodeEvent.INTERRUPTED
+        ]  # fmt: skip
+        assert interrupted.count("right") == 1
+        ledger.close()
+        locks.close()
+        store.close()
+    finally:
+        fleet.stop_all()
+
+
+def test_orchestra_run_sends_its_branches_to_the_fleet(tmp_path: Path, redis_server: RedisServer, postgres_dsn: str) -> None:
+    redis_server.flush()
+    fleet = Fleet(tmp_path, postgres_dsn, redis_server.url, {"plain.dot": PLAIN_PIPELINE, "cassette.yaml": CASSETTE}, claim_after="30s")
+    try:
+        fleet.start_worker("w1")
+        wait_for("the worker's heartbeat", lambda: "w1" in fleet.log("w1"), 60)
+        done = orchestra("run", "plain.dot", "--json", cwd=fleet.submitter, env=fleet.env, timeout=120)
+        assert done.returncode == 0, done.stderr + fleet.log("w1")
+        session = json.loads(done.stdout)["session_id"]
+        ledger = PostgresFleetLedger(postgres_dsn)
+        entries = ledger.branches(session)
+        assert sorted(entry.branch for entry in entries) == ["fan:left", "fan:right"]
+        assert {entry.worker for entry in entries} == {"w1"} and {entry.state for entry in entries} == {"done"}
+        registered = ledger.get(session)
+        assert registered is not None and registered.state == "done" and registered.submission["origin"] == "run"
+        shown = json.loads(orchestra("status", "--json", cwd=fleet.submitter, env=fleet.env).stdout)
+        row = next(row for row in shown["fleet"]["sessions"] if row["session_id"] == session)
+        assert {b["branch"]: b["worker"] for b in row["branches"]} == {"fan:left": "w1", "fan:right": "w1"}
+        worktree = fleet.submitter / ".orchestra" / "worktrees" / session / "project"
+        assert {"left.txt", "right.txt"} <= {path.name for path in worktree.iterdir()}
+        ledger.close()
+    finally:
+        fleet.stop_all()
+
+
+def test_orchestra_cancel_stops_a_session_orchestra_run_runs(
+    tmp_path: Path, redis_server: RedisServer, postgres_dsn: str
+) -> None:
+    redis_server.flush()
+    fleet = Fleet(tmp_path, postgres_dsn, redis_server.url, {"sleepy.dot": SLEEPY, "cassette.yaml": CASSETTE}, with_repo=False)
+    try:
+        running = subprocess.Popen(
+            [str(ORCHESTRA), "run", "sleepy.dot"], cwd=fleet.submitter, env={**fleet.env, "NO_COLOR": "1"},
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        )  # fmt: skip
+        pid_file = fleet.submitter / "nap.pid"
+        wait_for("the nap to start", lambda: pid_file.exists() or running.poll() is not None, 60)
+        assert running.poll() is None, running.communicate()
+        ledger = PostgresFleetLedger(postgres_dsn)
+        session = wait_for("the session in the ledger", lambda: next((e.session_id for e in ledger.entries()), None), 30)
+        done = orchestra("cancel", session, cwd=fleet.submitter, env=fleet.env, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert f"session {session} cancelled" in done.stdout
+        _out, err = running.communicate(timeout=30)
+        assert running.returncode == 1 and "cancelled" in err
+        store = fleet.store()
+        assert store.get_session(session).status is SessionStatus.CANCELLED
+        pid = int(pid_file.read_text().strip())
+        wait_for("the nap's process to be gone", lambda: not Path(f"/proc/{pid}").exists(), 10)
+        store.close()
+        ledger.close()
+    finally:
+        if running.poll() is None:
+            running.send_signal(signal.SIGKILL)
+        fleet.stop_all()
