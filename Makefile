@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install sandbox-tools browser fleet-servers cli-agents cxdb-ui test lint bench clean e2e-live
+.PHONY: install bytecode sandbox-tools browser fleet-servers cli-agents cxdb-ui test lint bench clean e2e-live
 
 install: $(BIN)/orchestra sandbox-tools browser fleet-servers cli-agents cxdb-ui
 
@@ -10,7 +10,15 @@ $(BIN)/orchestra: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,fleet]'
+	$(MAKE) --no-print-directory bytecode
 	@touch $(BIN)/orchestra
+
+# Orchestra's own modules compiled once, as pip does for an installed package: an editable install leaves them to
+# be compiled on import, and where PYTHONDONTWRITEBYTECODE is set (CI) every `orchestra` process compiled all of
+# them again (0.3 s each). Only what changed since is compiled again.
+PACKAGES := orchestra_core orchestra_adapters orchestra_cli
+bytecode:
+	@$(BIN)/python -m compileall -q $(PACKAGES)
 
 # bubblewrap for the optional sandbox (`sandbox: {kind: bubblewrap}`): installed with apt-get when missing and we
 # are root; never fails the install (without it, the sandbox tests skip and say why).
@@ -86,7 +94,7 @@ cxdb-ui:
 	    echo "note: npm is not installed; the CXDB renderer browser tests need React 18 from it (make install)"; \
 	fi
 
-test:
+test: bytecode
 	$(BIN)/python -m pytest -q -n auto
 
 lint:
