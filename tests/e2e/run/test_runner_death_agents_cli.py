@@ -61,7 +61,7 @@ def _kill_during_the_node_then_resume(root: Path, signals: Path, env: dict[str, 
         assert wait_until(lambda: _node_seen(root, env, "work"), 30), "the node's start was never recorded"
         os.kill(runner.pid, signal.SIGKILL)  # the runner alone, not its process group
         assert runner.wait(10) == -signal.SIGKILL
-        assert wait_until(lambda: not any(alive(pid) for pid in pids), 2), "a process of the node outlived the runner"
+        assert wait_until(lambda: not any(alive(pid) for pid in pids), 5), "a process of the node outlived the runner"
     finally:
         kill_quietly(pids)
         if runner.poll() is None:
@@ -131,7 +131,7 @@ def test_sigkill_during_a_sandboxed_cli_agent_leaves_no_process_of_it(tmp_path: 
         assert wait_until(lambda: len(agent_processes()) >= 3, 60), "the agent never started"  # sh and two sleeps
         os.kill(runner.pid, signal.SIGKILL)
         assert runner.wait(10) == -signal.SIGKILL
-        assert wait_until(lambda: not agent_processes(), 2), f"alive 2 s after the runner died: {agent_processes()}"
+        assert wait_until(lambda: not agent_processes(), 5), f"alive 5 s after the runner died: {agent_processes()}"
     finally:
         kill_quietly(agent_processes())
         if runner.poll() is None:
