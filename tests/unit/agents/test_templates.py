@@ -91,5 +91,15 @@ def test_every_context_key_is_reachable_by_exact_name_and_plain_keys_by_name(key
     variables = template_variables(values)
     text = "|".join(f'{{{{ ctx["{key}"] }}}}' for key in keys)
     assert render_task(task(text), variables) == "|".join(values[key] for key in keys)
-    for key in (k for k in keys if "." not in k):
+    for key in (k for k in keys if "." not in k and k not in RESERVED_NAMES):
         assert variables[key] == values[key]
+
+
+RESERVED_NAMES = ("ctx", "node")
+
+
+@pytest.mark.parametrize("name", RESERVED_NAMES)
+def test_a_context_key_named_like_a_reserved_name_is_reachable_through_ctx_only(name: str) -> None:
+    variables = template_variables({name: "the context's", "other": "x"}, node={"id": "review"})
+    assert render_task(task(f'{{{{ ctx["{name}"] }}}}'), variables) == "the context's"
+    assert render_task(task("{{ ctx.other }}|{{ node.id }}"), variables) == "x|review"
