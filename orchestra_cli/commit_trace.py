@@ -78,7 +78,7 @@ def trace_commit(rev: str, cwd: Path, git: Git, config: Path | None = None) -> T
         CommitNotTracedError: Not in a repository, `rev` names no commit, the commit has no Orchestra
             trailers, or no project tried recorded it (each reason in one line).
     """
-    commit = read_commit(git, cwd, rev)
+    commit = read_commit(git, cwd, rev, config)
     subject = commit.entry.subject
     trailers = OrchestraTrailers.parse(commit.entry.trailers)
     if trailers is None:
@@ -114,25 +114,70 @@ def _same_pipeline(traced: TracedCommit) -> bool:
     return wanted is None or traced.session.metadata.pipeline in (None, "", wanted)
 
 
-def read_commit(git: Git, cwd: Path, rev: str) -> CommitFacts:
-    """The commit `rev` names in the repository containing `cwd`.
+def read_commit(git: Git, cwd: Path, rev: str, config: Path | None = None) -> CommitFacts:
+    """The commit `rev` names in the repository containing `cwd`, else in the project's workspace repos.
+
+    Outside any repository (a project whose repos are subdirectories or siblings of it), the workspace repos
+    that orchestra.yaml names are asked: the one where `rev` names a commit is used.
 
     Raises:
-        CommitNotTracedError: `cwd` is in no repository, or `rev` names no commit there.
+        CommitNotTracedError: `cwd` is in no repository and no workspace repo (or several, with different
+            commits) knows `rev`, or `rev` names no commit in the repository around `cwd`.
     """
     try:
         info = git.repository(cwd)
     except GitError as error:
-        raise CommitNotTracedError(
-            f"{cwd} is not inside a git repository ({one_line(error.stderr or str(error))}); "
-            "run `orchestra show` in a workspace repo"
-        ) from None
+        return _commit_in_workspace_repos(git, cwd, rev, config, one_line(error.stderr or str(error)))
     root = info.toplevel or cwd
     sha = git.resolve_commit(cwd, rev)
     if sha is None:
         raise CommitNotTracedError(f"{rev!r} names no commit in {root}")
-    [entry] = git.log(cwd, sha, max_count=1)
-    return CommitFacts(root, entry, git.changed_files(cwd, sha))
+    return _commit_facts(git, root, sha)
+
+
+def _commit_facts(git: Git, repo: Path, sha: str) -> CommitFacts:
+    [entry] = git.log(repo, sha, max_count=1)
+    return CommitFacts(repo, entry, git.changed_files(repo, sha))
+
+
+def _commit_in_workspace_repos(git: Git, cwd: Path, rev: str, config: Path | None, why: str) -> CommitFacts:
+    repos = _workspace_repos(cwd, config)
+    found: dict[str, tuple[Path, str]] = {}
+    for name, path in repos.items():
+        with suppress(GitError, OSError):
+            if path.is_dir() and (sha := git.resolve_commit(path, rev)) is not None:
+                found[name] = (path, sha)
+    if len({sha for _, sha in found.values()}) == 1:
+        path, sha = next(iter(found.values()))
+        return _commit_facts(git, path, sha)
+    if found:
+        where = ", ".join(f"{name}: {sha[:12]}" for name, (_, sha) in found.items())
+        raise CommitNotTracedError(
+            f"{rev!r} names a different commit in each of the project's repos ({where}); run `orchestra show` "
+            f"inside one of them (cd {next(iter(found.values()))[0]}) or give a SHA"
+        )
+    if repos:
+        raise CommitNotTracedError(
+            f"{rev!r} names no commit in the project's workspace repos ({', '.join(repos)}), and {cwd} is not "
+            "inside a git repository"
+        )
+    raise CommitNotTracedError(
+        f"{cwd} is not inside a git repository ({why}); run `orchestra show` in a workspace repo"
+    )
+
+
+def _workspace_repos(cwd: Path, config: Path | None) -> dict[str, Path]:
+    """The workspace repos orchestra.yaml names for the project around `cwd` (or `config`'s); none when unknown."""
+    from orchestra_core.workspace.setup import configured_path
+
+    root = _project_of_config(config.expanduser().resolve()) if config is not None else enclosing_project(cwd)
+    if root is None:
+        return {}
+    try:
+        settings = _container(_Project(root, config)).settings()
+    except OrchestraError:
+        return {}  # a broken orchestra.yaml: the error of `cwd` outside a repository is the one to report
+    return {name: configured_path(repo, settings.base_dir) for name, repo in settings.workspace.repos.items()}
 
 
 def _projects(git: Git, cwd: Path, repo_root: Path, config: Path | None) -> list[_Project]:

@@ -19,7 +19,8 @@ def show_commit(
     """Trace a commit made by an agent back to its recorded turn.
 
     Run it inside any workspace repository (its main checkout or a session worktree), even one outside
-    the project directory: the commit's Orchestra trailers name the session, node and turn; the store is
+    the project directory, or in the project directory, whose workspace repos are then asked for the
+    commit: the commit's Orchestra trailers name the session, node and turn; the store is
     found through the project around the current directory, then the projects linked in the
     repository's git config (`git config --get-all orchestra.project`). Exit 2 when the commit has no
     Orchestra trailers or no project recorded it (the message says what was tried).

@@ -112,3 +112,15 @@ def test_show_finds_the_shared_turn_from_either_repo(multi: MultiRun) -> None:
         assert [c["repo"] for c in shown["turn"]["commits"]] == ["backend", "frontend"]
     text = orchestra("show", BRANCH, cwd=multi.frontend.path, env=multi.env).stdout
     assert f"also     backend {multi.backend.head(f'{BRANCH}~1')[:12]}  (branch {BRANCH})" in text
+
+
+def test_show_in_the_project_directory_asks_the_workspace_repos(multi: MultiRun) -> None:
+    sha = multi.backend.head(BRANCH)
+    shown = json.loads(orchestra("show", sha, "--json", cwd=multi.project, env=multi.env).stdout)
+    assert shown["commit"]["sha"] == sha and shown["commit"]["repo"] == "backend"
+    same_name = orchestra("show", BRANCH, cwd=multi.project, env=multi.env)
+    assert same_name.returncode == 2
+    assert "names a different commit in each of the project's repos (backend: " in same_name.stderr
+    unknown = orchestra("show", "no-such-rev", cwd=multi.project, env=multi.env)
+    assert unknown.returncode == 2
+    assert "names no commit in the project's workspace repos (backend, frontend)" in unknown.stderr
