@@ -80,8 +80,30 @@ def wait_for_file(path: Path, seconds: float, still_running: Callable[[], bool] 
         time.sleep(0.02)
 
 
-def kill_quietly(pids: list[int], sig: int = 9) -> None:
-    """Clean-up after a failed test: SIGKILL what is left."""
+def kill_quietly(pids: list[int], sig: int = 9, *, within: Path | None = None) -> None:
+    """Clean-up after a failed test: SIGKILL what is left.
+
+    Pids learned earlier may have ended and been reused (pid_max is often 32768, and a test run starts far
+    more processes): with `within`, only a process whose working directory is inside it is killed, so that a
+    clean-up never kills another test's process.
+    """
     for pid in pids:
+        if within is None or works_within(pid, within):
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+
+
+def kill_group_quietly(pgid: int, within: Path, sig: int = 9) -> None:
+    """SIGKILL process group `pgid` when its leader still works inside `within` (see `kill_quietly`)."""
+    if works_within(pgid, within):
         with contextlib.suppress(OSError):
-            os.kill(pid, sig)
+            os.killpg(pgid, sig)
+
+
+def works_within(pid: int, directory: Path) -> bool:
+    """Whether process `pid` is alive with its working directory inside `directory`."""
+    try:
+        cwd = Path(os.readlink(PROC / str(pid) / "cwd"))
+    except OSError:
+        return False
+    return alive(pid) and cwd.is_relative_to(directory.resolve())

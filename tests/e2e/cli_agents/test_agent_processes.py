@@ -76,7 +76,7 @@ def test_the_node_timeout_kills_the_agent_and_its_children_and_fails_the_node(
             "the agent's group outlived the node"
         )
     finally:
-        kill_quietly(pids)
+        kill_quietly(pids, within=project.root.parent)
 
 
 def test_ctrl_c_stops_the_run_and_leaves_no_agent_process(
@@ -101,7 +101,7 @@ def test_ctrl_c_stops_the_run_and_leaves_no_agent_process(
         assert wait_until(lambda: not any(alive(pid) for pid in pids), 5), "an agent process survived Ctrl-C"
     finally:
         process.kill()
-        kill_quietly(pids)
+        kill_quietly(pids, within=project.root.parent)
 
 
 def test_a_crashed_agent_fails_the_node_with_its_stderr(make_project: Callable[[str], AgentProject]) -> None:

@@ -186,20 +186,22 @@ def test_orchestra_cancel_stops_a_session_orchestra_run_runs(
     redis_server.flush()
     fleet = Fleet(tmp_path, postgres_dsn, redis_server.url, {"sleepy.dot": SLEEPY, "cassette.yaml": CASSETTE}, with_repo=False)
     try:
-        running = subprocess.Popen(
-            [str(ORCHESTRA), "run", "sleepy.dot"], cwd=fleet.submitter, env={**fleet.env, "NO_COLOR": "1"},
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        )  # fmt: skip
+        output = tmp_path / "run.out"
+        with output.open("w") as sink:
+            running = subprocess.Popen(
+                [str(ORCHESTRA), "run", "sleepy.dot"], cwd=fleet.submitter, env={**fleet.env, "NO_COLOR": "1"},
+                stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
         pid_file = fleet.submitter / "nap.pid"
         wait_for("the nap to start", lambda: pid_file.exists() or running.poll() is not None, 60)
-        assert running.poll() is None, running.communicate()
+        assert running.poll() is None, output.read_text()
         ledger = PostgresFleetLedger(postgres_dsn)
         session = wait_for("the session in the ledger", lambda: next((e.session_id for e in ledger.entries()), None), 30)
         done = orchestra("cancel", session, cwd=fleet.submitter, env=fleet.env, timeout=60)
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == 0, (done.stdout, done.stderr, output.read_text())
         assert f"session {session} cancelled" in done.stdout
-        _out, err = running.communicate(timeout=30)
-        assert running.returncode == 1 and "cancelled" in err
+        running.wait(timeout=30)
+        assert running.returncode == 1 and "cancelled" in output.read_text(), output.read_text()
         store = fleet.store()
         assert store.get_session(session).status is SessionStatus.CANCELLED
         pid = int(pid_file.read_text().strip())

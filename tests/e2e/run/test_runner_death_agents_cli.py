@@ -63,7 +63,7 @@ def _kill_during_the_node_then_resume(root: Path, signals: Path, env: dict[str, 
         assert runner.wait(10) == -signal.SIGKILL
         assert wait_until(lambda: not any(alive(pid) for pid in pids), 5), "a process of the node outlived the runner"
     finally:
-        kill_quietly(pids)
+        kill_quietly(pids, within=root)
         if runner.poll() is None:
             runner.kill()
             runner.wait(10)

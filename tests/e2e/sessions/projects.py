@@ -16,6 +16,7 @@ from typing import Any
 from orchestra_core.ports.session_store import SessionStore
 from orchestra_core.session.api import latest_checkpoint
 from orchestra_core.session.checkpoints import from_record
+from tests.support.processes import kill_group_quietly
 
 ORCHESTRA = Path(sys.executable).with_name("orchestra")
 
@@ -127,8 +128,7 @@ class Project:
     def kill_gate_tool(self) -> None:
         pid_file = self.root / "hold.pid"
         if pid_file.is_file() and pid_file.read_text().strip():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+            kill_group_quietly(int(pid_file.read_text()), self.root)
 
     def ran(self) -> list[str]:
         """The tool nodes that ran, in order."""

@@ -3,7 +3,6 @@ checkpoint equals an uninterrupted run's (timestamps, session ids and paths asid
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -14,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.processes import kill_group_quietly
 
 ORCHESTRA = Path(sys.executable).with_name("orchestra")
 PIPELINE = r"""digraph killme {
@@ -85,8 +86,7 @@ def test_sigkill_then_resume_ends_like_an_uninterrupted_run(tmp_path: Path) -> N
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(30)
         if Path(f"{mark}.pid").exists():  # the sleeping tool runs in its own process group
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(int(Path(f"{mark}.pid").read_text(encoding="utf-8")), signal.SIGKILL)
+            kill_group_quietly(int(Path(f"{mark}.pid").read_text(encoding="utf-8")), tmp_path)
     interrupted = json.loads((killed_logs / "checkpoint.json").read_text(encoding="utf-8"))
     # checkpoint.json may lag the store by the background writer (docs/running.md, Durability): the checkpoint
     # after `two` or an earlier one; resume continues from the store's, which has `two` done.
