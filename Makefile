@@ -98,7 +98,7 @@ cxdb-ui:
 # agents, the fleet's servers), so one worker per core left a third of the CPU idle (on 2 cores: 13 min against 10).
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); w=$$((n * 2)); [ $$w -gt 16 ] && w=16; echo $$w)
 test: bytecode
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 lint:
 	$(BIN)/python -m ruff check orchestra_core orchestra_adapters orchestra_cli tests bench
