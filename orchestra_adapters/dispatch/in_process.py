@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -18,9 +18,8 @@ from orchestra_core.ports.dispatcher import (
     DispatchTimeoutError,
     Task,
     TaskHandle,
+    TaskRunner,
 )
-
-TaskRunner = Callable[[Task], Mapping[str, Any]]
 
 
 class InProcessDispatcher:

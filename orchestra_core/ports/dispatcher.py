@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from attrs import field, frozen
@@ -50,6 +50,10 @@ class TaskHandle:
     kind: TaskKind
     session_id: str
     queue: str
+
+
+TaskRunner = Callable[[Task], Mapping[str, Any]]
+"""What a worker does with a task it takes: runs it and returns its result (a plain JSON mapping)."""
 
 
 @runtime_checkable

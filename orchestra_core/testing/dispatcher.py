@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from orchestra_core.ports.dispatcher import (
@@ -13,9 +13,8 @@ from orchestra_core.ports.dispatcher import (
     DispatchTimeoutError,
     Task,
     TaskHandle,
+    TaskRunner,
 )
-
-TaskRunner = Callable[[Task], Mapping[str, Any]]
 
 
 class InMemoryDispatcher:

@@ -10,10 +10,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from orchestra_core.ports.dispatcher import Dispatcher as DispatcherPort
-from orchestra_core.ports.dispatcher import DispatchError, DispatchTimeoutError, Task, TaskHandle
+from orchestra_core.ports.dispatcher import DispatchError, DispatchTimeoutError, Task, TaskHandle, TaskRunner
 from orchestra_core.testing.contracts._base import PortContract, raises, requires
 
-TaskRunner = Callable[[Task], Mapping[str, Any]]
 Stop = Callable[[], None]
 QUEUES = "queues"
 RESULT_TIMEOUT_S = 60.0
