@@ -3,6 +3,7 @@ live, answers a human gate by a click, follows the run to its end, and shows hos
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -164,10 +165,14 @@ def test_llm_stages_are_coloured_by_status_like_the_other_nodes(server: LiveServ
     session_id = server.submit(LLM_STAGE)  # the simulate backend: plan succeeds at once
     page.goto(f"{server.url}/view/{session_id}")
     page.wait_for_selector(node(page, "done", "succeeded"), state="attached")
-    fills = page.evaluate(
-        """() => ["plan", "done"].map((id) => {
-            const shape = document.querySelector(`#graph g.node[data-node="${id}"] :is(path, polygon)`);
-            return [shape.tagName, getComputedStyle(shape).fill];
-        })"""
-    )
-    assert fills == [["path", "rgb(134, 239, 172)"], ["polygon", "rgb(134, 239, 172)"]]  # --succeeded
+    read_fills = """() => ["plan", "done"].map((id) => {
+        const shape = document.querySelector(`#graph g.node[data-node="${id}"] :is(path, polygon)`);
+        return [shape.tagName, getComputedStyle(shape).fill];
+    })"""
+    succeeded = "rgb(134, 239, 172)"  # --succeeded
+    # fills change with a 0.25 s transition: read them once it has ended (a mid-way colour is no verdict)
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(f"() => ({read_fills})().every(([, fill]) => fill === {succeeded!r})", timeout=5000)
+    assert page.evaluate(read_fills) == [["path", succeeded], ["polygon", succeeded]]
