@@ -7,8 +7,14 @@ a minimal one, `/proc` the sandbox's own. In every writable directory its `.git`
 a linked worktree, plus the git directories that file points to), `.orchestra/` and the directories a call
 names `protected` (Orchestra's state where it lies inside a worktree) stay read-only. The
 network is a private namespace with only loopback, unless `network: true`. Every namespace bubblewrap can
-make is unshared (user when allowed, pid, ipc, uts, cgroup), capabilities are dropped, the command runs in a
-new session (no controlling terminal), and the pid namespace dies with bwrap, which dies with its parent.
+make is unshared (user when allowed, pid, ipc, uts, cgroup) and capabilities are dropped.
+
+How a sandbox ends, by two independent routes: bwrap runs as the leader of the supervised process group
+(`orchestra_adapters.process.supervised`), and the sandbox's processes stay in that group, so a timeout, a cancel or
+the death of Orchestra SIGKILLs all of them at once; and the pid namespace dies with bwrap, which dies with its
+parent (`--die-with-parent`), which reaches a process that left the group. No `--new-session`: it would move the
+sandbox out of the group, leaving only the second route, and buys nothing here, since the supervised spawn already
+starts a new session without a controlling terminal (nothing inside can push input into the user's terminal).
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ def find_bwrap() -> str | None:
 
 def base_arguments(network: bool) -> list[str]:
     """The namespaces, limits and base mounts of every sandbox (before the per-command mounts)."""
-    arguments = ["--die-with-parent", "--unshare-all", "--new-session", "--cap-drop", "ALL"]
+    arguments = ["--die-with-parent", "--unshare-all", "--cap-drop", "ALL"]
     if network:
         arguments.append("--share-net")
     return [*arguments, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
@@ -221,7 +227,7 @@ class AgentSandbox:
         allowed = [*writable, *self.extra_writable, scratch]
         return [
             self.bwrap,
-            "--die-with-parent", "--unshare-all", "--share-net", "--new-session", "--cap-drop", "ALL",
+            "--die-with-parent", "--unshare-all", "--share-net", "--cap-drop", "ALL",
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             *_mount_arguments(cwd, allowed, protected),
             "--setenv", "TMPDIR", scratch,

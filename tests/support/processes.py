@@ -22,6 +22,19 @@ def _stat(pid: str) -> tuple[str, int] | None:
     return fields[0], int(fields[2])
 
 
+def described(pids: list[int]) -> list[str]:
+    """For a failure message: each process's pid, name, state, parent, group and session, and where it waits."""
+    found = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            text = (PROC / str(pid) / "stat").read_text(encoding="utf-8", errors="replace")
+            fields = text[text.rindex(")") + 2 :].split()
+            name = text[text.index("(") + 1 : text.rindex(")")]
+            wchan = (PROC / str(pid) / "wchan").read_text(errors="replace")
+            found.append(f"{pid} {name} state={fields[0]} ppid={fields[1]} pgid={fields[2]} sid={fields[3]} wchan={wchan}")
+    return found
+
+
 def _pids() -> list[str]:
     return [entry.name for entry in PROC.iterdir() if entry.name.isdigit()]
 

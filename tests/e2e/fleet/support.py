@@ -96,3 +96,25 @@ def wait_for(what: str, check: Callable[[], Any], timeout: float = 120.0, every:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
         time.sleep(every)
+
+
+def describe(store: Any, session: str, ledger: Any = None) -> str:
+    """A failing test's account of a session: its records and its child sessions' (oldest first), and its ledger
+    entries, one line each."""
+    from orchestra_core.session.api import history
+    from orchestra_core.session.codec import decode_record
+
+    lines = []
+    for line in [session, *(child.session_id for child in store.child_sessions(session))]:
+        lines.append(f"-- session {line} ({store.get_session(line).status.value})")
+        for turn in reversed(history(store, line)):
+            lines.append(f"   {turn.turn_id}: {_summary(decode_record(turn))}")
+    if ledger is not None:
+        lines += [f"-- ledger {entry}" for entry in ledger.branches(session)]
+    return "\n".join(lines)
+
+
+def _summary(record: object) -> str:
+    fields = ("event", "node_id", "turn_number", "git_sha", "branch_id", "branch_session_id", "branch_session_ids", "error")
+    shown = {name: getattr(record, name) for name in fields if getattr(record, name, None) not in (None, "", ())}
+    return f"{type(record).__name__} {shown}"[:300]

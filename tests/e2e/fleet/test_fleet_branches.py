@@ -21,7 +21,7 @@ from orchestra_core.model.turn import AgentTurn
 from orchestra_core.ports.session_store import SessionStatus
 from orchestra_core.session.api import history
 from orchestra_core.session.codec import decode_record
-from tests.e2e.fleet.support import Fleet, wait_for
+from tests.e2e.fleet.support import Fleet, describe, wait_for
 from tests.support.fleet_servers import RedisServer
 from tests.support.git_repos import git
 from tests.support.orchestra_project import ORCHESTRA, orchestra
@@ -120,7 +120,7 @@ def test_a_gpu_worker_killed_in_the_middle_of_a_branch_loses_nothing(
             entries = {entry.branch: entry for entry in ledger.branches(each)}
             assert {entry.worker for entry in entries.values()} <= {"g1", "g2"}, entries  # only gpu workers ran them
             lines = _fan_in_lines(store, each)
-            assert sorted(lines) == sorted(entry.line for entry in entries.values())
+            assert sorted(lines) == sorted(entry.line for entry in entries.values()), describe(store, each, ledger)
             head = git(fleet.remote, "rev-parse", f"refs/heads/orchestra/gpus/{each}").strip()
             tree = git(fleet.remote, "ls-tree", "--name-only", head).split()
             assert {"left.txt", "right.txt"} <= set(tree)

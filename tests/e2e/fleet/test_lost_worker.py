@@ -16,7 +16,7 @@ from orchestra_core.model.turn import AgentTurn
 from orchestra_core.ports.session_store import SessionStatus
 from orchestra_core.session.api import history
 from orchestra_core.session.codec import decode_record
-from tests.e2e.fleet.support import Fleet, wait_for
+from tests.e2e.fleet.support import Fleet, describe, wait_for
 from tests.support.fleet_servers import RedisServer
 from tests.support.git_repos import git
 from tests.support.orchestra_project import orchestra
@@ -97,7 +97,8 @@ def test_a_worker_killed_mid_node_loses_nothing(tmp_path: Path, redis_server: Re
         statuses = {s: store.get_session(s).status for s in sessions}
         failed = [s for s, status in statuses.items() if status is not SessionStatus.SUCCESS]
         reports = [orchestra("status", s, cwd=fleet.submitter, env=fleet.env).stdout for s in failed]
-        assert not failed, (statuses, reports, fleet.log(survivor)[-4000:])
+        details = [describe(store, s) for s in failed]
+        assert not failed, (statuses, reports, details, fleet.log(survivor)[-4000:])
         assert locks.holder(victim_session) is None
 
         remote = fleet.remote
@@ -118,11 +119,11 @@ def test_a_worker_killed_mid_node_loses_nothing(tmp_path: Path, redis_server: Re
                 own = _records(store, line)
                 turns += [(line, rec) for _id, rec in own if isinstance(rec, AgentTurn)]
             written = [turn for _line, turn in turns if turn.git_sha]
-            assert len(written) >= 2  # left and right each committed once
+            assert len(written) >= 2, describe(store, session)  # left and right each committed once
             for turn in written:  # every commit the record names is on the remote's session branch
                 git(remote, "merge-base", "--is-ancestor", turn.git_sha, head)  # raises when it is not
             counts = Counter((line, turn.node_id, turn.turn_number) for line, turn in turns)
-            assert max(counts.values()) == 1, counts  # no agent turn recorded twice
+            assert max(counts.values()) == 1, (counts, describe(store, session))  # no agent turn recorded twice
         victim_records = [record for _id, record in _records(store, victim_session)]
         pickups = [
             record for record in victim_records

@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.git_repos import make_repo
 from tests.support.orchestra_project import ORCHESTRA, orchestra
-from tests.support.processes import alive, kill_quietly, live_processes_with, wait_for_file, wait_until
+from tests.support.processes import alive, described, kill_quietly, live_processes_with, wait_for_file, wait_until
 from tests.support.sandbox import needs_bwrap
 
 pytestmark = pytest.mark.slow
@@ -131,7 +131,7 @@ def test_sigkill_during_a_sandboxed_cli_agent_leaves_no_process_of_it(tmp_path: 
         assert wait_until(lambda: len(agent_processes()) >= 3, 60), "the agent never started"  # sh and two sleeps
         os.kill(runner.pid, signal.SIGKILL)
         assert runner.wait(10) == -signal.SIGKILL
-        assert wait_until(lambda: not agent_processes(), 5), f"alive 5 s after the runner died: {agent_processes()}"
+        assert wait_until(lambda: not agent_processes(), 5), f"alive 5 s after the runner died: {described(agent_processes())}"
     finally:
         kill_quietly(agent_processes())
         if runner.poll() is None:

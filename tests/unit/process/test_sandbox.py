@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -24,8 +25,10 @@ from orchestra_adapters.process.sandbox import (
     find_bwrap,
     sandboxed_runner,
 )
+from orchestra_adapters.process.supervised import spawn_supervised
 from orchestra_core.model.settings import OrchestraSettings, SandboxSettings
 from tests.support.git_repos import git, make_repo
+from tests.support.processes import group_of, live_processes_with, wait_until
 from tests.support.sandbox import needs_bwrap
 
 
@@ -239,3 +242,49 @@ def test_an_agent_s_sandbox_shares_the_network_keeps_tmp_visible_and_fails_close
     with pytest.raises(SandboxUnavailable, match="bwrap is not installed, so the agent was not run"):
         AgentSandbox(None).wrap(["claude"], cwd=str(repo.path), writable=[], protected=[], scratch=str(scratch))
     assert agent_sandbox(OrchestraSettings()) is None
+
+
+# Run in a child process whose controlling terminal is a pseudo-terminal (as `orchestra run` in a user's shell):
+# the same probe of /dev/tty unconfined (the control: the terminal is there) and in the sandbox.
+IN_A_TERMINAL = """
+import os, pty, subprocess, sys
+from orchestra_adapters.process.sandbox import BubblewrapCommandRunner, find_bwrap
+probe = "if (exec 3</dev/tty) 2>/dev/null; then echo terminal; else echo none; fi"
+pid, _terminal = pty.fork()
+if pid == 0:
+    direct = subprocess.run(["/bin/sh", "-c", probe], capture_output=True, text=True).stdout.strip()
+    sandboxed = BubblewrapCommandRunner(find_bwrap()).run(probe, cwd=sys.argv[1], writable=[]).stdout.strip()
+    with open(sys.argv[2], "w") as out:
+        out.write(direct + " " + sandboxed)
+    os._exit(0)
+os.waitpid(pid, 0)
+"""
+
+
+@needs_bwrap()
+def test_a_sandboxed_command_cannot_reach_the_terminal_orchestra_runs_in(tmp_path: Path) -> None:
+    result = tmp_path / "result"
+    done = subprocess.run(
+        [sys.executable, "-c", IN_A_TERMINAL, str(tmp_path), str(result)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert result.read_text().split() == ["terminal", "none"]
+
+
+@needs_bwrap()
+def test_every_process_of_a_sandbox_is_in_the_group_that_its_supervisor_kills(tmp_path: Path) -> None:
+    # so a timeout, a cancel or Orchestra's death reaches them directly, not only through bwrap's parent-death chain
+    marker = f"orchestra-test-{tmp_path.name}"
+    argv = AgentSandbox(find_bwrap()).wrap(
+        ["/bin/sh", "-c", "sleep 300 & sleep 300"], cwd=str(tmp_path), writable=[], protected=[], scratch=str(tmp_path)
+    )
+    supervised = spawn_supervised(argv, env={**os.environ, "ORCHESTRA_TEST_AGENT": marker}, stdin=subprocess.DEVNULL)
+    try:
+        assert wait_until(lambda: len(live_processes_with("ORCHESTRA_TEST_AGENT", marker)) >= 5, 30)
+        groups = {group_of(pid) for pid in live_processes_with("ORCHESTRA_TEST_AGENT", marker)}
+        assert groups == {supervised.pid}
+        supervised.kill_group()
+        assert wait_until(lambda: not live_processes_with("ORCHESTRA_TEST_AGENT", marker), 5)
+    finally:
+        supervised.release()
+        supervised.process.wait(10)
