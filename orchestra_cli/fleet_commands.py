@@ -86,8 +86,10 @@ def _serve(
 
     runner = SessionTaskRunner(make_container, fleet.ledger, name, lambda: fleet.run_ports(name, queues))
     branches = BranchTaskRunner(make_container, fleet.ledger, name)
-    set_task_runner(lambda task: branches(task) if task.kind == "branch" else runner(task))
-    pickup = Pickup(fleet.ledger, store, locks, fleet.dispatcher, runner.running)
+    set_task_runner(_logged(name, lambda task: branches(task) if task.kind == "branch" else runner(task)))
+    pickup = Pickup(fleet.ledger, store, locks, fleet.dispatcher, runner.running, on_requeue=lambda session: _say(
+        f"{name}: session {session} lost its runner (its lock is free): queued again"
+    ))  # fmt: skip
 
     def running() -> dict[str, str]:
         return {**runner.running(), **branches.running()}
@@ -115,6 +117,28 @@ def _serve(
     finally:
         duties.stop()
     return EXIT_OK
+
+
+def _logged(name: str, run: Any) -> Any:
+    """`run` (a task runner) telling the worker's log when each task starts and how it ended."""
+
+    def run_task(task: Any) -> Any:
+        what = f"branch {task.payload.get('branch', '?')} of session {task.session_id}" if task.kind == "branch" else f"session {task.session_id}"
+        _say(f"{name}: {what}: task {task.task_id[:12]} started")
+        try:
+            result = run(task)
+        except BaseException as error:
+            _say(f"{name}: {what}: task {task.task_id[:12]} raised {type(error).__name__}: {error}")
+            raise
+        ended = " ".join(str(result.get(key) or "") for key in ("outcome", "status", "detail")).strip()
+        _say(f"{name}: {what}: task {task.task_id[:12]} {ended}")
+        return result
+
+    return run_task
+
+
+def _say(line: str) -> None:
+    print(f"{time.strftime('%H:%M:%S', time.gmtime())} {line}", file=sys.stderr, flush=True)
 
 
 def submit(

@@ -63,6 +63,15 @@ class PostgresFleetLedger:
             ).fetchall()
         return [_entry(row) for row in rows]
 
+    def take(self, session_id: str, worker: str) -> FleetEntry | None:
+        with self._use(f"take session {session_id} in the fleet") as connection:
+            row = connection.execute(
+                f"UPDATE {_S}.fleet_sessions SET state = 'running', worker = %s, updated_at = now() "
+                f"WHERE session_id = %s AND state = 'queued' {_RETURNING}",
+                (worker, session_id),
+            ).fetchone()
+        return _entry(row) if row else None
+
     def start(self, session_id: str, worker: str) -> FleetEntry | None:
         with self._use(f"start session {session_id} in the fleet") as connection:
             row = connection.execute(

@@ -75,6 +75,7 @@ class SessionTaskRunner:
         holder = locks.holder(session_id)
         if holder is not None:
             return _outcome(session_id, "busy", holder)
+        self._ledger.take(session_id, self.worker)  # from here on, this worker's death is the pick-up's to notice
         return _SessionRun(self, container, store, entry, info.status).run()
 
     def _track(self, session_id: str, pipeline: str | None) -> None:

@@ -19,7 +19,9 @@ from orchestra_core.ports.session_locks import SessionLocks
 from orchestra_core.ports.session_store import SessionStore
 
 HEARTBEAT_S = 5.0
-PICKUP_GRACE_S = 1.0  # a `running` entry younger than this is left alone (its runner is just starting)
+# A `running` entry younger than this is left alone while its lock is free: its worker took the task and is still
+# starting (building its ports, loading the pipeline) before it takes the lock, which takes seconds under load.
+PICKUP_GRACE_S = 10.0
 
 
 def default_worker_name() -> str:
@@ -32,13 +34,20 @@ class Pickup:
     so of all the workers looking at the same moment exactly one sends the new task."""
 
     def __init__(
-        self, ledger: FleetLedger, store: SessionStore, locks: SessionLocks, dispatcher: Dispatcher, mine: Callable[[], dict[str, str]]
+        self,
+        ledger: FleetLedger,
+        store: SessionStore,
+        locks: SessionLocks,
+        dispatcher: Dispatcher,
+        mine: Callable[[], dict[str, str]],
+        on_requeue: Callable[[str], Any] = lambda session_id: None,
     ) -> None:
         self._ledger = ledger
         self._store = store
         self._locks = locks
         self._dispatcher = dispatcher
         self._mine = mine
+        self._on_requeue = on_requeue
 
     def sweep(self) -> list[str]:
         """One look at the running sessions; the ids of those queued again."""
@@ -61,6 +70,7 @@ class Pickup:
             if self._ledger.requeue(entry.session_id, entry.task_id, task_id):
                 self._dispatcher.submit(Task("session", entry.session_id, entry.queue, task_id=task_id))
                 requeued.append(entry.session_id)
+                self._on_requeue(entry.session_id)
         return requeued
 
 

@@ -112,6 +112,12 @@ class FleetLedger(Protocol):
         """Entries in these states, most recently changed first."""
         ...
 
+    def take(self, session_id: str, worker: str) -> FleetEntry | None:
+        """Compare-and-set: a worker took the session's task and is about to run it, so a `queued` entry becomes
+        `running` under that worker (a worker that dies before it holds the session's lock is then noticed by the
+        pick-up, like one that dies later); None when the entry is not `queued` (or missing)."""
+        ...
+
     def start(self, session_id: str, worker: str) -> FleetEntry | None:
         """The worker holds the session's lock and runs it: state `running` (from `queued` or `running`); None
         when the entry is `done` or missing."""

@@ -365,9 +365,13 @@ class _Watch:
 
     def _run_again(self, entry: BranchEntry) -> None:
         """Send the branch again from its start, recorded in a fresh line; the lost line says why."""
-        new_line = self.branches.recorder.rerun_line(entry.branch, self.request.node.id, self.request.start.target)
         task_id = uuid.uuid4().hex
-        if not self.ledger.requeue_branch(entry.session_id, entry.branch, entry.task_id, task_id, new_line):
+
+        def requeue(line: str) -> bool:  # fails when the branch ended or was sent again meanwhile: nothing to do
+            return self.ledger.requeue_branch(entry.session_id, entry.branch, entry.task_id, task_id, line)
+
+        new_line = self.branches.recorder.rerun_line(entry.branch, self.request.node.id, self.request.start.target, requeue)
+        if new_line is None:
             return
         with suppress(Exception):
             self.branches.note_lost(entry, self.request.nodes, new_line)

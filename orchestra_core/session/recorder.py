@@ -144,13 +144,20 @@ class SessionRecorder:
         parent line's head."""
         return self._open_line(branch)
 
-    def rerun_line(self, branch: str, node_id: str, branch_id: str) -> str:
-        """A branch runs again from its start (its runner was lost): a fresh fork for its turns takes the old one's
-        place (in the fan-in's list too), and its parent line says the branch started again in it."""
+    def rerun_line(self, branch: str, node_id: str, branch_id: str, claim: Callable[[str], bool]) -> str | None:
+        """A branch runs again from its start (its runner was lost): a fresh fork for its turns, which takes the old
+        one's place (in the fan-in's list too, and its parent line says the branch started again in it) once
+        `claim(fork)` says the branch is now the fork's (the fleet's ledger, by compare-and-set). None when the
+        claim failed: the old line stays the branch's, and the fork stays empty."""
         parent = branch.rsplit("/", 1)[0] if "/" in branch else None
+        new = self._fork(parent, branch)
+        if not claim(new):
+            return None
         with self._lock:
             old = self._lines.get(branch)
-            new = self._open_line(branch)
+            for path in [p for p in self._lines if p == branch or (p and p.startswith(f"{branch}/"))]:
+                del self._lines[path]
+            self._lines[branch] = new
             forks = self._fan_outs.get((parent, node_id))
             if forks is not None and old in forks:
                 forks[forks.index(old)] = new
@@ -316,16 +323,21 @@ class SessionRecorder:
             if known is not None:
                 return known
             assert branch is not None
-            parent = self._line(branch.rsplit("/", 1)[0] if "/" in branch else None)
+            line = self._fork(branch.rsplit("/", 1)[0] if "/" in branch else None, branch)
+            self._lines[branch] = line
+            return line
+
+    def _fork(self, parent_branch: str | None, branch: str) -> str:
+        """A new session for the turns of `branch`, forked at the head of its parent's line (the parent's line
+        itself while that is empty)."""
+        with self._lock:
+            parent = self._line(parent_branch)
             self.flush()  # the fork starts at the parent's head, so what waits belongs before it
             head = self._store.head(parent).turn_id
             if head is None:
-                self._lines[branch] = parent
                 return parent
             title = f"{BRANCH_TITLE_PREFIX}{branch}"
-            fork = fork_session(self._store, parent, head, spawn_reason=PARALLEL_SPAWN, title=title)
-            self._lines[branch] = fork.session_id
-            return fork.session_id
+            return fork_session(self._store, parent, head, spawn_reason=PARALLEL_SPAWN, title=title).session_id
 
     def _append(self, branch: str | None, record: object) -> StoredTurn:
         """Append a record to its line's session now, after the turns that wait (in one store write)."""

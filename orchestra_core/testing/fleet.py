@@ -45,6 +45,9 @@ class InMemoryFleetLedger:
             found = [entry for entry in self._sessions.values() if entry.state in states]
         return _newest_first(found)[: max(limit, 0)]
 
+    def take(self, session_id: str, worker: str) -> FleetEntry | None:
+        return self._change_session(session_id, lambda e: e.state == "queued", state="running", worker=worker)
+
     def start(self, session_id: str, worker: str) -> FleetEntry | None:
         return self._change_session(session_id, lambda e: e.state != "done", state="running", worker=worker)
 

@@ -66,6 +66,16 @@ class FleetLedgerContract(PortContract):
         self.ledger.finish("s1", "")
         assert self.ledger.get("s1").worker == "w1"  # type: ignore[union-attr]  # "" keeps the last worker
 
+    def test_a_queued_session_is_taken_by_exactly_one_of_many(self) -> None:
+        self.ledger.add("s1", "t1", "q", {})
+        taken = _race(8, lambda n: self.ledger.take("s1", f"w{n}") is not None)
+        assert sum(taken) == 1
+        entry = self.ledger.get("s1")
+        assert entry is not None and (entry.state, entry.worker) == ("running", f"w{taken.index(True)}")
+        assert self.ledger.take("nope", "w1") is None
+        self.ledger.finish("s1", "")
+        assert self.ledger.take("s1", "w9") is None  # only a queued session is taken
+
     def test_entries_filter_by_state_newest_first(self) -> None:
         for name in ("a", "b", "c"):
             self.ledger.add(name, f"t-{name}", "q", {})

@@ -86,15 +86,18 @@ class Fleet:
         return PostgresSessionStore(self.dsn)
 
 
-def wait_for(what: str, check: Callable[[], Any], timeout: float = 120.0, every: float = 0.1) -> Any:
-    """Poll `check` until it returns something truthy; fail naming `what` after `timeout` seconds."""
+def wait_for(
+    what: str, check: Callable[[], Any], timeout: float = 120.0, every: float = 0.1, explain: Callable[[], str] | None = None
+) -> Any:
+    """Poll `check` until it returns something truthy; fail naming `what` (and what `explain` says) after `timeout`
+    seconds."""
     deadline = time.monotonic() + timeout
     while True:
         found = check()
         if found:
             return found
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}" + (f"\n{explain()}" if explain else ""))
         time.sleep(every)
 
 
@@ -107,7 +110,7 @@ def describe(store: Any, session: str, ledger: Any = None) -> str:
     lines = []
     for line in [session, *(child.session_id for child in store.child_sessions(session))]:
         lines.append(f"-- session {line} ({store.get_session(line).status.value})")
-        for turn in reversed(history(store, line)):
+        for turn in reversed(list(history(store, line))):
             lines.append(f"   {turn.turn_id}: {_summary(decode_record(turn))}")
     if ledger is not None:
         lines += [f"-- ledger {entry}" for entry in ledger.branches(session)]

@@ -113,7 +113,12 @@ def test_a_gpu_worker_killed_in_the_middle_of_a_branch_loses_nothing(
         def all_ended() -> bool:
             return all(store.get_session(s).status in (SessionStatus.SUCCESS, SessionStatus.FAIL) for s in sessions)
 
-        wait_for("every session to end", all_ended, 150, every=0.5)
+        def explain() -> str:
+            unended = [s for s in sessions if store.get_session(s).status not in (SessionStatus.SUCCESS, SessionStatus.FAIL)]
+            logs = [f"-- {name}.log\n{fleet.log(name)[-4000:]}" for name in ("main", "g1", "g2")]
+            return "\n".join([*(describe(store, s, ledger) for s in unended), *logs])
+
+        wait_for("every session to end", all_ended, 150, every=0.5, explain=explain)
         statuses = {s: store.get_session(s).status for s in sessions}
         assert set(statuses.values()) == {SessionStatus.SUCCESS}, (statuses, fleet.log("main"), fleet.log(survivor))
         for each in sessions:

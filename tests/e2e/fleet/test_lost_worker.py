@@ -93,7 +93,12 @@ def test_a_worker_killed_mid_node_loses_nothing(tmp_path: Path, redis_server: Re
         def all_ended() -> bool:
             return all(store.get_session(s).status in (SessionStatus.SUCCESS, SessionStatus.FAIL) for s in sessions)
 
-        wait_for("every session to end", all_ended, 150, every=0.5)
+        def explain() -> str:
+            unended = [s for s in sessions if store.get_session(s).status not in (SessionStatus.SUCCESS, SessionStatus.FAIL)]
+            logs = [f"-- {name}.log\n{fleet.log(name)[-6000:]}" for name in ("w1", "w2")]
+            return "\n".join([*(describe(store, s) for s in unended), *logs])
+
+        wait_for("every session to end", all_ended, 150, every=0.5, explain=explain)
         statuses = {s: store.get_session(s).status for s in sessions}
         failed = [s for s, status in statuses.items() if status is not SessionStatus.SUCCESS]
         reports = [orchestra("status", s, cwd=fleet.submitter, env=fleet.env).stdout for s in failed]

@@ -14,7 +14,14 @@ import pytest
 
 from tests.support.git_repos import make_repo
 from tests.support.orchestra_project import ORCHESTRA, orchestra
-from tests.support.processes import alive, described, kill_quietly, live_processes_with, wait_for_file, wait_until
+from tests.support.processes import (
+    alive,
+    described,
+    kill_quietly,
+    live_processes_with,
+    wait_for_file,
+    wait_until,
+)
 from tests.support.sandbox import needs_bwrap
 
 pytestmark = pytest.mark.slow

@@ -300,3 +300,51 @@ def _kill_when_running(
             return
         time.sleep(0.02)
 
+
+
+class _RequeueAfterTheEnd(InMemoryFleetLedger):
+    """A ledger on which the runner's requeue of a branch comes just after its worker finished it (the race of a
+    worker whose lock is seen free in its last moments): the requeue then finds nothing to take."""
+
+    def requeue_branch(self, session_id: str, branch: str, old_task_id: str, new_task_id: str, line: str) -> bool:
+        deadline = time.monotonic() + 30
+        while (entry := self.get_branch(session_id, branch)) is not None and entry.state != "done":
+            assert time.monotonic() < deadline, "the branch never finished"
+            time.sleep(0.02)
+        return super().requeue_branch(session_id, branch, old_task_id, new_task_id, line)
+
+
+def test_a_branch_that_finishes_while_its_runner_looks_lost_keeps_its_line(tmp_path: Path) -> None:
+    machines = Machines(tmp_path, slow_b="sleep 2")
+    machines.ledger = _RequeueAfterTheEnd()
+    try:
+        locks = machines.locks.runner("w1")
+        container = machines.container("w1", "w1")
+
+        def worker(task: Task) -> dict[str, Any]:
+            if task.payload["branch"] == "fan:b":  # its lock looks free while it still runs
+                threading.Thread(target=_free_locks_when_running, args=(machines, task, locks), daemon=True).start()
+            return run_branch_task(task, machines.ledger, "w1", lambda a: open_branch_run(container, a), poll_s=0.05)
+
+        machines.dispatcher.serve(("orchestra",), worker, name="w1")
+        result, run = machines.run_session()
+        assert result.succeeded, result.failure_reason
+        store = run.ports.store
+        entry = machines.ledger.get_branch(run.session_id, "fan:b")
+        assert entry is not None and entry.pickups == 0 and entry.state == "done"
+        lines = _fan_in(store, run.session_id).branch_session_ids
+        assert entry.line in lines  # the line whose result the join used, not the unused fork made for a rerun
+        assert {"a.txt", "b.txt"} <= _session_tree(run, "parent")
+    finally:
+        machines.close()
+
+
+def _free_locks_when_running(machines: Machines, task: Task, locks: InMemorySessionLocks) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        entry = machines.ledger.get_branch(task.session_id, task.payload["branch"])
+        if entry is not None and entry.state == "running" and locks.holder(entry.line):
+            time.sleep(0.3)
+            locks.crash()
+            return
+        time.sleep(0.02)
