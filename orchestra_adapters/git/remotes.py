@@ -6,7 +6,7 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from orchestra_adapters.git.command import decode, git_environment
@@ -71,7 +71,8 @@ class SubprocessGitRemotes:
         check_remote_argument(url, "remote URL")
         for refspec in refspecs:
             check_remote_argument(refspec.lstrip("+"), "refspec")
-        self._run("fetch", repo, ["fetch", "--quiet", "--no-tags", "--", url, *refspecs], url)
+        with self._fetch_lock(repo, url):
+            self._run("fetch", repo, ["fetch", "--quiet", "--no-tags", "--", url, *refspecs], url)
 
     def fetch_branch(self, repo: Path, url: str, branch: str) -> str | None:
         check_remote_argument(branch, "branch")
@@ -99,7 +100,8 @@ class SubprocessGitRemotes:
         if decode(shallow.stdout).strip() != "true":
             return
         how = [f"--deepen={depth}"] if depth else ["--unshallow"]
-        self._run("fetch", repo, ["fetch", "--quiet", "--no-tags", *how, "--", url], url)
+        with self._fetch_lock(repo, url):
+            self._run("fetch", repo, ["fetch", "--quiet", "--no-tags", *how, "--", url], url)
 
     def remote_head(self, url: str, branch: str) -> str | None:
         check_remote_argument(url, "remote URL")
@@ -112,6 +114,30 @@ class SubprocessGitRemotes:
         return None
 
     # --- running git ---------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _fetch_lock(self, repo: Path, url: str) -> Iterator[None]:
+        """Hold the lock that lets one fetch at a time into `repo` (threads and processes), waited for up to the
+        timeout."""
+        from filelock import Timeout
+
+        from orchestra_adapters.git.locks import FETCH_LOCK_FILE_NAME, repo_lock
+
+        dot_git = Path(repo) / ".git"
+        if dot_git.is_dir():
+            common = dot_git
+        else:  # a bare repository or a linked worktree: ask git
+            found = decode(self._run("rev-parse", repo, ["rev-parse", "--git-common-dir"], url).stdout).strip()
+            common = Path(repo) / found
+        lock = repo_lock(common, FETCH_LOCK_FILE_NAME)
+        try:
+            lock.acquire(timeout=self._timeout_s)
+        except Timeout:
+            raise RemoteError("fetch", url, f"another fetch into {repo} held it for {self._timeout_s:g} s", "other") from None
+        try:
+            yield
+        finally:
+            lock.release()
 
     def _environment(self) -> dict[str, str]:
         if self._env is None:
