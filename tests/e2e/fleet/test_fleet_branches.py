@@ -32,7 +32,7 @@ GPU_PIPELINE = """digraph gpus {
     start [shape=Mdiamond]; exit [shape=Msquare]
     fan [shape=component]
     left [prompt="Write the left module", queue="gpu"]
-    right [shape=parallelogram, queue="gpu", tool_command="echo started > right.txt; sleep 3; echo done >> right.txt"]
+    right [shape=parallelogram, queue="gpu", tool_command="echo started > right.txt; HOLD; echo done >> right.txt"]
     join [shape=tripleoctagon]
     start -> fan
     fan -> left -> join
@@ -40,7 +40,9 @@ GPU_PIPELINE = """digraph gpus {
     join -> exit
 }
 """
-PLAIN_PIPELINE = GPU_PIPELINE.replace(', queue="gpu"', "").replace("sleep 3; ", "")
+PLAIN_PIPELINE = GPU_PIPELINE.replace(', queue="gpu"', "").replace("HOLD; ", "")
+# A node holds until the test has killed a worker in the middle of one (a fixed sleep could end first under load).
+HOLD = "until [ -e RELEASE ]; do sleep 0.1; done"
 SLEEPY = """digraph sleepy {
     start [shape=Mdiamond]; exit [shape=Msquare]
     nap [shape=parallelogram, tool_command="echo $$ > nap.pid; sleep 60"]
@@ -91,7 +93,8 @@ def test_a_gpu_worker_killed_in_the_middle_of_a_branch_loses_nothing(
     tmp_path: Path, redis_server: RedisServer, postgres_dsn: str
 ) -> None:
     redis_server.flush()
-    files = {"gpus.dot": GPU_PIPELINE, "cassette.yaml": CASSETTE}
+    release = tmp_path / "release"
+    files = {"gpus.dot": GPU_PIPELINE.replace("HOLD", HOLD.replace("RELEASE", str(release))), "cassette.yaml": CASSETTE}
     fleet = Fleet(tmp_path, postgres_dsn, redis_server.url, files)
     try:
         fleet.start_worker("main", concurrency=SESSIONS)
@@ -108,6 +111,7 @@ def test_a_gpu_worker_killed_in_the_middle_of_a_branch_loses_nothing(
         running = wait_for("a right node running on a gpu worker", lambda: _running_right(store, ledger, locks, sessions), 90)
         session, victim = running
         fleet.kill(victim)
+        release.touch()
         survivor = "g2" if victim == "g1" else "g1"
 
         def all_ended() -> bool:

@@ -29,7 +29,7 @@ PIPELINE = """digraph fleet {
     left [prompt="Write the left module"]
     right [prompt="Write the right module"]
     join [shape=tripleoctagon]
-    slow [shape=parallelogram, tool_command="echo started > slow.txt; sleep 3; echo done >> slow.txt"]
+    slow [shape=parallelogram, tool_command="echo started > slow.txt; HOLD; echo done >> slow.txt"]
     start -> fan
     fan -> left -> join
     fan -> right -> join
@@ -51,6 +51,8 @@ nodes:
 default: "Done."
 """
 SESSIONS = 6
+# A node holds until the test has killed a worker in the middle of one (a fixed sleep could end first under load).
+HOLD = "until [ -e RELEASE ]; do sleep 0.1; done"
 
 
 def _records(store, session_id: str) -> list[tuple[str, object]]:
@@ -75,7 +77,9 @@ def _running_slow(store, locks: PostgresSessionLocks, sessions: list[str]) -> tu
 
 def test_a_worker_killed_mid_node_loses_nothing(tmp_path: Path, redis_server: RedisServer, postgres_dsn: str) -> None:
     redis_server.flush()
-    fleet = Fleet(tmp_path, postgres_dsn, redis_server.url, {"fleet.dot": PIPELINE, "cassette.yaml": CASSETTE})
+    release = tmp_path / "release"
+    pipeline = PIPELINE.replace("HOLD", HOLD.replace("RELEASE", str(release)))
+    fleet = Fleet(tmp_path, postgres_dsn, redis_server.url, {"fleet.dot": pipeline, "cassette.yaml": CASSETTE})
     try:
         fleet.start_worker("w1")
         fleet.start_worker("w2")
@@ -88,6 +92,7 @@ def test_a_worker_killed_mid_node_loses_nothing(tmp_path: Path, redis_server: Re
         locks = PostgresSessionLocks(postgres_dsn)
         victim_session, victim = wait_for("a slow node running", lambda: _running_slow(store, locks, sessions), 90)
         fleet.kill(victim)
+        release.touch()
         survivor = "w2" if victim == "w1" else "w1"
 
         def all_ended() -> bool:
