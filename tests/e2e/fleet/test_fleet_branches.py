@@ -6,6 +6,7 @@ its session, so the fleet view lists it and `orchestra cancel` stops it."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 from collections import Counter
@@ -177,6 +178,10 @@ def test_orchestra_run_sends_its_branches_to_the_fleet(tmp_path: Path, redis_ser
         entries = ledger.branches(session)
         assert sorted(entry.branch for entry in entries) == ["fan:left", "fan:right"]
         assert {entry.worker for entry in entries} == {"w1"} and {entry.state for entry in entries} == {"done"}
+        said = fleet.log("w1")
+        for branch in ("fan:left", "fan:right"):  # the worker's log: each task as it starts and as it ends
+            assert re.search(rf"w1: branch {branch} of session {session}: task \w+ started\n", said), said
+            assert re.search(rf"w1: branch {branch} of session {session}: task \w+ ran success\n", said), said
         registered = ledger.get(session)
         assert registered is not None and registered.state == "done" and registered.submission["origin"] == "run"
         shown = json.loads(orchestra("status", "--json", cwd=fleet.submitter, env=fleet.env).stdout)
