@@ -87,9 +87,10 @@ def _serve(
     runner = SessionTaskRunner(make_container, fleet.ledger, name, lambda: fleet.run_ports(name, queues))
     branches = BranchTaskRunner(make_container, fleet.ledger, name)
     set_task_runner(_logged(name, lambda task: branches(task) if task.kind == "branch" else runner(task)))
-    pickup = Pickup(fleet.ledger, store, locks, fleet.dispatcher, runner.running, on_requeue=lambda session: _say(
-        f"{name}: session {session} lost its runner (its lock is free): queued again"
-    ))  # fmt: skip
+    pickup = Pickup(
+        fleet.ledger, store, locks, fleet.dispatcher, runner.running,
+        on_send=lambda session, why: _say(f"{name}: session {session} {why}"),
+    )  # fmt: skip
 
     def running() -> dict[str, str]:
         return {**runner.running(), **branches.running()}

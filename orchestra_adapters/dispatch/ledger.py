@@ -98,6 +98,15 @@ class PostgresFleetLedger:
             ).fetchone()
         return row is not None
 
+    def resend(self, session_id: str, old_task_id: str, new_task_id: str) -> bool:
+        with self._use(f"resend session {session_id}") as connection:
+            row = connection.execute(
+                f"UPDATE {_S}.fleet_sessions SET task_id = %s, updated_at = now() WHERE session_id = %s AND "
+                "state = 'queued' AND task_id = %s AND NOT cancel_requested RETURNING 1",
+                (new_task_id, session_id, old_task_id),
+            ).fetchone()
+        return row is not None
+
     def request_cancel(self, session_id: str) -> FleetEntry | None:
         with self._use(f"cancel session {session_id}") as connection:
             row = connection.execute(

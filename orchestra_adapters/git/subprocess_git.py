@@ -151,22 +151,22 @@ class SubprocessGit:
         options = _parallel_checkout()
         if _index_size(self._info(repo).common_dir) >= SPLIT_INDEX_THRESHOLD:
             options += ["-c", "core.splitIndex=true"]
-        with self.lock(repo):
+        with self._worktree_change(repo):
             self._git.run(repo, [*options, "worktree", "add", "--quiet", str(path), branch])
 
     def worktree_add_detached(self, repo: Path, path: Path, sha: str) -> None:
-        with self.lock(repo):
+        with self._worktree_change(repo):
             self._git.run(repo, [*_parallel_checkout(), "worktree", "add", "--quiet", "--detach", str(path), sha])
 
     def worktrees(self, repo: Path) -> tuple[WorktreeInfo, ...]:
         return parse_worktree_list(self._git.run(repo, ["worktree", "list", "--porcelain", "-z"]).stdout)
 
     def worktree_remove(self, repo: Path, path: Path) -> None:
-        with self.lock(repo):
+        with self._worktree_change(repo):
             self._git.run(repo, ["worktree", "remove", "--force", "--force", str(path)])
 
     def worktree_prune(self, repo: Path) -> None:
-        with self.lock(repo):
+        with self._worktree_change(repo):
             self._git.run(repo, ["worktree", "prune"])
 
     def checkout(self, worktree: Path, branch: str) -> None:
@@ -347,6 +347,15 @@ class SubprocessGit:
         from orchestra_adapters.git.locks import repo_lock
 
         with repo_lock(self._info(repo).common_dir):
+            yield
+
+    @contextmanager
+    def _worktree_change(self, repo: Path) -> Iterator[None]:
+        """Hold the repository's lock and its fetch lock: a fetch's connectivity check reads every worktree's HEAD,
+        which `git worktree add` first writes as a placeholder ("did not send all necessary objects")."""
+        from orchestra_adapters.git.locks import FETCH_LOCK_FILE_NAME, repo_lock
+
+        with self.lock(repo), repo_lock(self._info(repo).common_dir, FETCH_LOCK_FILE_NAME):
             yield
 
     def _info(self, path: Path) -> RepositoryInfo:

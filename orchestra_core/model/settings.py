@@ -203,8 +203,8 @@ class DispatchSettings:
         broker_env: The environment variable holding the broker URL (keeps a password out of the file).
         queue: The default queue.
         pickup_interval: How often each worker looks for sessions whose worker was lost.
-        visibility_timeout: Redis redelivers a message its worker never acknowledged after this long (work is
-            picked up sooner by the session lock; this only bounds tasks a worker took but never started).
+        visibility_timeout: Redis redelivers a message its worker never acknowledged after this long (the broker's
+            last resort: work is picked up sooner, by the session lock and the fleet's ledger).
         branches: `fleet` (default): the branches of a parallel node on the main line go to the fleet as tasks of
             their own; `local`: they run in the threads of whoever runs the session, as on one machine.
         claim_after: A branch no worker has taken after this long runs in the process that runs its session, when

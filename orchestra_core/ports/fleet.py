@@ -132,6 +132,12 @@ class FleetLedger(Protocol):
         `new_task_id` (one more pickup); False when someone else changed it first."""
         ...
 
+    def resend(self, session_id: str, old_task_id: str, new_task_id: str) -> bool:
+        """Compare-and-set: a `queued` entry still naming `old_task_id` (and not cancelled) now names `new_task_id`
+        (its message was lost: reserved by a worker that died before starting it); its pickups stay as they were.
+        False when someone else changed it first."""
+        ...
+
     def request_cancel(self, session_id: str) -> FleetEntry | None:
         """Mark the session for cancellation; its entry (None when the fleet never had it)."""
         ...

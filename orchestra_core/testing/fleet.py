@@ -65,6 +65,14 @@ class InMemoryFleetLedger:
             self._sessions[session_id] = self._touch(entry, state="queued", task_id=new_task_id, pickups=entry.pickups + 1)
             return True
 
+    def resend(self, session_id: str, old_task_id: str, new_task_id: str) -> bool:
+        with self._lock:
+            entry = self._sessions.get(session_id)
+            if entry is None or entry.state != "queued" or entry.task_id != old_task_id or entry.cancel_requested:
+                return False
+            self._sessions[session_id] = self._touch(entry, task_id=new_task_id)
+            return True
+
     def request_cancel(self, session_id: str) -> FleetEntry | None:
         return self._change_session(session_id, lambda e: True, cancel_requested=True)
 

@@ -76,6 +76,19 @@ class FleetLedgerContract(PortContract):
         self.ledger.finish("s1", "")
         assert self.ledger.take("s1", "w9") is None  # only a queued session is taken
 
+    def test_a_queued_session_is_resent_once_under_a_new_task_id(self) -> None:
+        self.ledger.add("s1", "t1", "q", {})
+        wins = _race(6, lambda n: self.ledger.resend("s1", "t1", f"t-{n}"))
+        assert sum(wins) == 1
+        entry = self.ledger.get("s1")
+        assert entry is not None and (entry.state, entry.task_id, entry.pickups) == ("queued", f"t-{wins.index(True)}", 0)
+        self.ledger.take("s1", "w1")
+        assert self.ledger.resend("s1", entry.task_id, "t-late") is False  # running: not resent
+        self.ledger.add("s2", "t1", "q", {})
+        self.ledger.request_cancel("s2")
+        assert self.ledger.resend("s2", "t1", "t2") is False  # cancelled: never sent again
+        assert self.ledger.resend("nope", "t1", "t2") is False
+
     def test_entries_filter_by_state_newest_first(self) -> None:
         for name in ("a", "b", "c"):
             self.ledger.add(name, f"t-{name}", "q", {})

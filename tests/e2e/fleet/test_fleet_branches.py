@@ -125,12 +125,17 @@ def test_a_gpu_worker_killed_in_the_middle_of_a_branch_loses_nothing(
 
         wait_for("every session to end", all_ended, 150, every=0.5, explain=explain)
         statuses = {s: store.get_session(s).status for s in sessions}
-        assert set(statuses.values()) == {SessionStatus.SUCCESS}, (statuses, fleet.log("main"), fleet.log(survivor))
+        failed = [s for s, status in statuses.items() if status is not SessionStatus.SUCCESS]
+        if failed:  # pytest.fail, not assert: an assertion's message is cut short
+            reports = [orchestra("status", s, cwd=fleet.submitter, env=fleet.env).stdout for s in failed]
+            logs = [f"-- {name}.log\n{fleet.log(name)[-5000:]}" for name in ("main", "g1", "g2")]
+            pytest.fail("\n".join([f"{statuses}", *reports, *(describe(store, s, ledger) for s in failed), *logs]))
         for each in sessions:
             entries = {entry.branch: entry for entry in ledger.branches(each)}
             assert {entry.worker for entry in entries.values()} <= {"g1", "g2"}, entries  # only gpu workers ran them
             lines = _fan_in_lines(store, each)
-            assert sorted(lines) == sorted(entry.line for entry in entries.values()), describe(store, each, ledger)
+            if sorted(lines) != sorted(entry.line for entry in entries.values()):
+                pytest.fail(f"fan-in lines {lines}\n{describe(store, each, ledger)}")
             head = git(fleet.remote, "rev-parse", f"refs/heads/orchestra/gpus/{each}").strip()
             tree = git(fleet.remote, "ls-tree", "--name-only", head).split()
             assert {"left.txt", "right.txt"} <= set(tree)

@@ -107,8 +107,9 @@ def test_a_worker_killed_mid_node_loses_nothing(tmp_path: Path, redis_server: Re
         statuses = {s: store.get_session(s).status for s in sessions}
         failed = [s for s, status in statuses.items() if status is not SessionStatus.SUCCESS]
         reports = [orchestra("status", s, cwd=fleet.submitter, env=fleet.env).stdout for s in failed]
-        details = [describe(store, s) for s in failed]
-        assert not failed, (statuses, reports, details, fleet.log(survivor)[-4000:])
+        if failed:  # pytest.fail, not assert: an assertion's message is cut short
+            logs = [f"-- {name}.log\n{fleet.log(name)[-6000:]}" for name in ("w1", "w2")]
+            pytest.fail("\n".join([f"{statuses}", *reports, *(describe(store, s) for s in failed), *logs]))
         assert locks.holder(victim_session) is None
 
         remote = fleet.remote
@@ -129,7 +130,8 @@ def test_a_worker_killed_mid_node_loses_nothing(tmp_path: Path, redis_server: Re
                 own = _records(store, line)
                 turns += [(line, rec) for _id, rec in own if isinstance(rec, AgentTurn)]
             written = [turn for _line, turn in turns if turn.git_sha]
-            assert len(written) >= 2, describe(store, session)  # left and right each committed once
+            if len(written) < 2:  # left and right each committed once
+                pytest.fail(describe(store, session))
             for turn in written:  # every commit the record names is on the remote's session branch
                 git(remote, "merge-base", "--is-ancestor", turn.git_sha, head)  # raises when it is not
             counts = Counter((line, turn.node_id, turn.turn_number) for line, turn in turns)

@@ -1,7 +1,7 @@
 """A worker's session task and the pick-up, with the in-memory ledger, locks, store and dispatcher: a worker that
 dies while it starts a session (before it holds the session's lock) leaves it to the pick-up, like one that dies
 later; a live worker still starting is left alone for the grace period; a session whose lock is held is never
-queued again."""
+queued again; a session whose message was lost is sent again once a worker of its queue is idle."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from orchestra_adapters.dispatch import worker as worker_module
 from orchestra_adapters.dispatch.session_runner import SessionTaskRunner
 from orchestra_adapters.dispatch.worker import Pickup
 from orchestra_core.ports.dispatcher import Task
+from orchestra_core.ports.fleet import WorkerBeat
 from orchestra_core.ports.session_store import SessionMetadata
 from orchestra_core.testing.dispatcher import InMemoryDispatcher
 from orchestra_core.testing.fleet import InMemoryFleetLedger
@@ -104,3 +105,34 @@ def test_a_task_for_a_session_another_runner_holds_changes_nothing() -> None:
     assert entry is not None and entry.worker == "w0"
     lease.release()
 
+
+
+def _beat(fleet: _Fleet, name: str, queues: tuple[str, ...], running: int, concurrency: int = 2) -> None:
+    fleet.ledger.beat(WorkerBeat(name, queues, concurrency, {f"s{n}": "p" for n in range(running)}, started_at=None))
+
+
+def test_a_session_whose_message_was_lost_is_sent_again_when_a_worker_of_its_queue_is_idle(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fleet = _Fleet()
+    monkeypatch.setattr(worker_module, "RESEND_AFTER_S", 0.0)
+    _beat(fleet, "busy", ("orchestra",), running=2)
+    _beat(fleet, "gpu", ("gpu",), running=0)
+    assert fleet.pickup("w2").sweep() == []  # its queue's only worker is busy: it waits its turn
+    _beat(fleet, "idle", ("orchestra",), running=1)
+    sent: list[tuple[str, str]] = []
+    pickup = Pickup(fleet.ledger, fleet.store, fleet.locks, fleet.dispatcher, lambda: {}, lambda s, why: sent.append((s, why)))
+    assert pickup.sweep() == [fleet.session]
+    entry = fleet.ledger.get(fleet.session)
+    assert entry is not None and entry.state == "queued" and entry.pickups == 0 and entry.task_id != "t1"
+    assert [task.task_id for task in fleet.dispatcher.submitted] == [entry.task_id]
+    assert sent and sent[0][0] == fleet.session and "sent again" in sent[0][1]
+
+
+def test_a_session_queued_only_a_moment_or_cancelled_is_not_sent_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    fleet = _Fleet()
+    _beat(fleet, "idle", ("orchestra",), running=0)
+    assert fleet.pickup("w2").sweep() == []  # younger than RESEND_AFTER_S
+    monkeypatch.setattr(worker_module, "RESEND_AFTER_S", 0.0)
+    fleet.ledger.request_cancel(fleet.session)
+    assert fleet.pickup("w2").sweep() == [] and fleet.dispatcher.submitted == []
