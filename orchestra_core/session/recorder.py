@@ -155,8 +155,7 @@ class SessionRecorder:
             return None
         with self._lock:
             old = self._lines.get(branch)
-            for path in [p for p in self._lines if p == branch or (p and p.startswith(f"{branch}/"))]:
-                del self._lines[path]
+            self._forget(branch)
             self._lines[branch] = new
             forks = self._fan_outs.get((parent, node_id))
             if forks is not None and old in forks:
@@ -313,9 +312,14 @@ class SessionRecorder:
 
     def _open_line(self, branch: str) -> str:
         with self._lock:
+            self._forget(branch)
+            return self._line(branch)
+
+    def _forget(self, branch: str) -> None:
+        """Drop the lines of `branch` and of the branches nested in it (the next turn of each forks afresh)."""
+        with self._lock:
             for path in [p for p in self._lines if p == branch or (p and p.startswith(f"{branch}/"))]:
                 del self._lines[path]
-            return self._line(branch)
 
     def _line(self, branch: str | None) -> str:
         with self._lock:
