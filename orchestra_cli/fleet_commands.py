@@ -7,11 +7,16 @@ import sys
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from orchestra_cli.errors import EXIT_FAILED, EXIT_OK, fail, user_errors
+
+if TYPE_CHECKING:  # the fleet's modules load only when a fleet command runs
+    from collections.abc import Mapping
+
+    from orchestra_core.ports.dispatcher import Task, TaskRunner
 
 FINAL_STATUSES = ("success", "fail", "cancelled")
 
@@ -120,10 +125,10 @@ def _serve(
     return EXIT_OK
 
 
-def _logged(name: str, run: Any) -> Any:
-    """`run` (a task runner) telling the worker's log when each task starts and how it ended."""
+def _logged(name: str, run: TaskRunner) -> TaskRunner:
+    """`run` telling the worker's log when each task starts and how it ended."""
 
-    def run_task(task: Any) -> Any:
+    def run_task(task: Task) -> Mapping[str, Any]:
         what = f"branch {task.payload.get('branch', '?')} of session {task.session_id}" if task.kind == "branch" else f"session {task.session_id}"
         _say(f"{name}: {what}: task {task.task_id[:12]} started")
         try:
@@ -131,7 +136,7 @@ def _logged(name: str, run: Any) -> Any:
         except BaseException as error:
             _say(f"{name}: {what}: task {task.task_id[:12]} raised {type(error).__name__}: {error}")
             raise
-        ended = " ".join(str(result.get(key) or "") for key in ("outcome", "status", "detail")).strip()
+        ended = " ".join(str(result[key]) for key in ("outcome", "status", "detail") if result.get(key))
         _say(f"{name}: {what}: task {task.task_id[:12]} {ended}")
         return result
 

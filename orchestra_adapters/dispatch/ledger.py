@@ -64,19 +64,18 @@ class PostgresFleetLedger:
         return [_entry(row) for row in rows]
 
     def take(self, session_id: str, worker: str) -> FleetEntry | None:
-        with self._use(f"take session {session_id} in the fleet") as connection:
-            row = connection.execute(
-                f"UPDATE {_S}.fleet_sessions SET state = 'running', worker = %s, updated_at = now() "
-                f"WHERE session_id = %s AND state = 'queued' {_RETURNING}",
-                (worker, session_id),
-            ).fetchone()
-        return _entry(row) if row else None
+        return self._run_on(session_id, worker, "state = 'queued'", "take")
 
     def start(self, session_id: str, worker: str) -> FleetEntry | None:
-        with self._use(f"start session {session_id} in the fleet") as connection:
+        return self._run_on(session_id, worker, "state <> 'done'", "start")
+
+    def _run_on(self, session_id: str, worker: str, when: str, verb: str) -> FleetEntry | None:
+        """The entry set `running` on `worker` where the `when` condition (a constant) holds; None where it does
+        not."""
+        with self._use(f"{verb} session {session_id} in the fleet") as connection:
             row = connection.execute(
                 f"UPDATE {_S}.fleet_sessions SET state = 'running', worker = %s, updated_at = now() "
-                f"WHERE session_id = %s AND state <> 'done' {_RETURNING}",
+                f"WHERE session_id = %s AND {when} {_RETURNING}",
                 (worker, session_id),
             ).fetchone()
         return _entry(row) if row else None

@@ -21,3 +21,8 @@ def repo_lock(common_dir: Path, name: str = LOCK_FILE_NAME) -> BaseFileLock:
     same lock instead of deadlocking on two descriptors.
     """
     return FileLock((common_dir / name).resolve(), mode=0o644, thread_local=True, is_singleton=True)
+
+
+def fetch_lock(common_dir: Path) -> BaseFileLock:
+    """The lock a fetch into the repository holds, and so does adding or removing one of its worktrees."""
+    return repo_lock(common_dir, FETCH_LOCK_FILE_NAME)

@@ -121,7 +121,7 @@ class SubprocessGitRemotes:
         timeout."""
         from filelock import Timeout
 
-        from orchestra_adapters.git.locks import FETCH_LOCK_FILE_NAME, repo_lock
+        from orchestra_adapters.git.locks import fetch_lock
 
         dot_git = Path(repo) / ".git"
         if dot_git.is_dir():
@@ -129,7 +129,7 @@ class SubprocessGitRemotes:
         else:  # a bare repository or a linked worktree: ask git
             found = decode(self._run("rev-parse", repo, ["rev-parse", "--git-common-dir"], url).stdout).strip()
             common = Path(repo) / found
-        lock = repo_lock(common, FETCH_LOCK_FILE_NAME)
+        lock = fetch_lock(common)
         try:
             lock.acquire(timeout=self._timeout_s)
         except Timeout:

@@ -353,9 +353,9 @@ class SubprocessGit:
     def _worktree_change(self, repo: Path) -> Iterator[None]:
         """Hold the repository's lock and its fetch lock: a fetch's connectivity check reads every worktree's HEAD,
         which `git worktree add` first writes as a placeholder ("did not send all necessary objects")."""
-        from orchestra_adapters.git.locks import FETCH_LOCK_FILE_NAME, repo_lock
+        from orchestra_adapters.git.locks import fetch_lock
 
-        with self.lock(repo), repo_lock(self._info(repo).common_dir, FETCH_LOCK_FILE_NAME):
+        with self.lock(repo), fetch_lock(self._info(repo).common_dir):
             yield
 
     def _info(self, path: Path) -> RepositoryInfo:

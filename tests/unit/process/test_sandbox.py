@@ -288,3 +288,17 @@ def test_every_process_of_a_sandbox_is_in_the_group_that_its_supervisor_kills(tm
     finally:
         supervised.release()
         supervised.process.wait(10)
+
+
+@needs_bwrap()
+def test_a_sandboxed_command_that_signals_everything_it_can_ends_only_its_own_run(tmp_path: Path) -> None:
+    beside = subprocess.Popen(["sleep", "30"])  # a process of the same user outside the sandbox
+    try:
+        killed_itself = sandbox().run("sleep 30 & kill -KILL 0; echo survived", cwd=str(tmp_path), writable=[], timeout=20)
+        assert killed_itself.exit_code == -9 and "survived" not in killed_itself.stdout
+        everyone = sandbox().run("kill -KILL -1; echo done", cwd=str(tmp_path), writable=[], timeout=20)
+        assert everyone.stdout.strip() == "done" and "No such process" in everyone.stderr  # nobody else to signal
+        assert beside.poll() is None and sandbox().run("echo next", cwd=str(tmp_path), writable=[]).stdout == "next\n"
+    finally:
+        beside.kill()
+        beside.wait(10)
