@@ -262,7 +262,7 @@ def _cancel(container: Any, session: str, wait: float) -> str:
                     f"session {info.session_id} is run by {locks.holder(info.session_id) or 'a runner'} outside the fleet; "
                     "stop it there (Ctrl-C), it can be resumed later"
                 ) from None
-            return _wait_cancelled(store, info.session_id, wait)
+            return _wait_cancelled(store, locks, info.session_id, wait)
         try:
             append_record(store, info.session_id, PipelineLifecycle(
                 LifecycleEvent.CANCELLED, info.metadata.pipeline, error="cancelled with orchestra cancel",
@@ -277,11 +277,14 @@ def _cancel(container: Any, session: str, wait: float) -> str:
             fleet.close()
 
 
-def _wait_cancelled(store: Any, session: str, wait: float) -> str:
+def _wait_cancelled(store: Any, locks: Any, session: str, wait: float) -> str:
+    """How the run ended, once its runner let go of the session: a runner records how its run ended before it
+    releases the lock, and a cancelled run's last word is `cancelled` (a status read before that may still be the
+    `fail` of the stopped engine)."""
     deadline = time.monotonic() + max(wait, 0)
     while True:
         status = store.get_session(session).status.value
-        if status in FINAL_STATUSES or time.monotonic() >= deadline:
+        if (status in FINAL_STATUSES and locks.holder(session) is None) or time.monotonic() >= deadline:
             return "cancelled" if status == "cancelled" else (f"already ended ({status})" if status in FINAL_STATUSES else f"still {status}")
         time.sleep(0.1)
 
