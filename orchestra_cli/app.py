@@ -4,8 +4,6 @@ Command modules import only typer at module level so `orchestra --help` stays fa
 imported inside the command functions.
 """
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

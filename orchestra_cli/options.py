@@ -1,7 +1,5 @@
 """Options every command shares."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """`orchestra attach SESSION`: follow a running session's turns as they land."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -1,8 +1,6 @@
 """`orchestra checkout SESSION --turn TURN`: the code as an agent turn left it, in detached worktrees, and the
 agent's reasoning at that turn."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -1,8 +1,6 @@
 """`orchestra cleanup`: remove the worktrees and session branches of finished sessions whose work is merged or
 pushed, and say what stays and why."""
 
-from __future__ import annotations
-
 import re
 from datetime import timedelta
 from pathlib import Path

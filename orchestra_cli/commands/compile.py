@@ -1,7 +1,5 @@
 """`orchestra compile`: parse, transform and validate a pipeline; print its diagnostics, optionally draw it."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -56,7 +54,7 @@ def compile_pipeline(
     raise typer.Exit(EXIT_OK if prepared.valid else EXIT_FAILED)
 
 
-def _compile_rules(pipeline: Path, config: Path | None) -> list[LintRule]:
+def _compile_rules(pipeline: Path, config: Path | None) -> "list[LintRule]":
     """Extra lint rules from the composition root (agent, model and tool checks plug in there)."""
     from orchestra_adapters.container import build_container
 
@@ -73,7 +71,7 @@ def _check_render_target(render: Path) -> None:
         raise fail(f"{render}: --render must name a regular file to write (or a new one)", file=str(render))
 
 
-def compile_json(prepared: PreparedPipeline) -> dict[str, Any]:
+def compile_json(prepared: "PreparedPipeline") -> dict[str, Any]:
     """The `compile --json` document (DESIGN.md): the graph after transforms, every diagnostic, the synopsis."""
     from orchestra_cli.output import diagnostic_json
     from orchestra_core.validation.synopsis import pipeline_synopsis
@@ -91,7 +89,7 @@ def compile_json(prepared: PreparedPipeline) -> dict[str, Any]:
     }
 
 
-def _print_report(pipeline: Path, prepared: PreparedPipeline, render: Path | None) -> None:
+def _print_report(pipeline: Path, prepared: "PreparedPipeline", render: Path | None) -> None:
     from orchestra_cli.output import count_noun, diagnostics_summary, print_diagnostics
     from orchestra_core.validation.synopsis import pipeline_synopsis
 

@@ -1,7 +1,5 @@
 """`orchestra doctor`: check git, Graphviz, the session store, orchestra.yaml, providers, repos and versions."""
 
-from __future__ import annotations
-
 import typer
 
 from orchestra_cli.options import ConfigOption, JsonOption

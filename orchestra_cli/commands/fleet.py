@@ -1,8 +1,6 @@
 """`orchestra worker`, `orchestra submit` and `orchestra cancel`: the fleet (Celery with a Redis broker, the
 PostgreSQL store). Only typer is imported here; the fleet's libraries load inside the commands."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """`orchestra init [DIR] [--force]`: a commented orchestra.yaml and a starter pipeline that runs offline."""
 
-from __future__ import annotations
-
 import subprocess
 from pathlib import Path
 from typing import Annotated

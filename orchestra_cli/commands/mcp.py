@@ -1,7 +1,5 @@
 """`orchestra mcp serve`: a stdio MCP server with the workspace's repo-scoped tools."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -99,7 +97,7 @@ def _proxy(address: str) -> None:
     raise typer.Exit(run_proxy(address, token))
 
 
-def _serve(tools: StandaloneTools) -> None:
+def _serve(tools: "StandaloneTools") -> None:
     import logging
     import sys
 

@@ -1,7 +1,5 @@
 """`orchestra replay SESSION (--checkpoint TURN_ID | --turn TURN_ID)`: fork the session at a turn and run the fork on."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

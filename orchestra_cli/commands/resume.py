@@ -1,7 +1,5 @@
 """`orchestra resume SESSION` (from the store) or `orchestra resume --logs-root DIR [PIPELINE.dot]`."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

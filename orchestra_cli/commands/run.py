@@ -1,7 +1,5 @@
 """`orchestra run PIPELINE.dot`: validate, create the session, run with live progress, report."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """`orchestra serve`: the HTTP API (Attractor 9.5) with SSE event streams, run from a project directory."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 import typer

@@ -1,7 +1,5 @@
 """`orchestra show COMMIT`: the session, node and agent turn behind a commit, with the agent's messages and tools."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

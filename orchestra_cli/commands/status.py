@@ -1,7 +1,5 @@
 """`orchestra status [SESSION]`: list sessions, or show one session's nodes, agent turns, commits and timing."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer
