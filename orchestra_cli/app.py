@@ -1,10 +1,14 @@
 """The `orchestra` Typer application: registers each command module's function.
 
 Command modules import only typer at module level so `orchestra --help` stays fast; everything heavy is
-imported inside the command functions.
+imported inside the command functions. Typer turns every registered command into a Click command on each
+start (reading its signature and copying its parameters' defaults), so a process that runs one command builds
+an application of that command alone (`app_for`); `app` has them all.
 """
 
-from typing import Annotated
+import os
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
 
 import typer
 
@@ -23,16 +27,6 @@ from orchestra_cli.commands import serve as serve_command
 from orchestra_cli.commands import show as show_command
 from orchestra_cli.commands import status as status_command
 
-app = typer.Typer(
-    name="orchestra",
-    help="Run software-development pipelines written as Graphviz DOT graphs.",
-    rich_markup_mode=None,  # rich help formatting costs ~0.2 s of imports on every start
-    pretty_exceptions_enable=False,
-    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
-    no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every command
-)
-
 
 def _print_version(value: bool) -> None:
     if value:
@@ -42,7 +36,6 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -54,19 +47,56 @@ def _root(
     """Run software-development pipelines written as Graphviz DOT graphs."""
 
 
-app.command("init")(init_command.init_project)
-app.command("compile")(compile_command.compile_pipeline)
-app.command("run")(run_command.run_pipeline)
-app.command("resume")(resume_command.resume_pipeline)
-app.command("replay")(replay_command.replay_session)
-app.command("show")(show_command.show_commit)
-app.command("checkout")(checkout_command.checkout_turn)
-app.command("status")(status_command.show_status)
-app.command("attach")(attach_command.attach_session)
-app.command("cleanup")(cleanup_command.cleanup)
-app.command("serve")(serve_command.serve)
-app.command("doctor")(doctor_command.run_doctor)
-app.command("worker")(fleet_command.run_worker)
-app.command("submit")(fleet_command.submit_pipeline)
-app.command("cancel")(fleet_command.cancel_session)
-app.add_typer(mcp_command.app, name="mcp")
+COMMANDS: dict[str, Callable[..., Any]] = {
+    "init": init_command.init_project,
+    "compile": compile_command.compile_pipeline,
+    "run": run_command.run_pipeline,
+    "resume": resume_command.resume_pipeline,
+    "replay": replay_command.replay_session,
+    "show": show_command.show_commit,
+    "checkout": checkout_command.checkout_turn,
+    "status": status_command.show_status,
+    "attach": attach_command.attach_session,
+    "cleanup": cleanup_command.cleanup,
+    "serve": serve_command.serve,
+    "doctor": doctor_command.run_doctor,
+    "worker": fleet_command.run_worker,
+    "submit": fleet_command.submit_pipeline,
+    "cancel": fleet_command.cancel_session,
+}
+GROUPS: dict[str, typer.Typer] = {"mcp": mcp_command.app}
+# Shell completion (`--show-completion`'s script) asks the program itself for the words it completes.
+_COMPLETION_VARIABLE = "_ORCHESTRA_COMPLETE"
+
+
+def build_app(only: str | None = None) -> typer.Typer:
+    """The application with every command, or with only the command or group named `only`."""
+    application = typer.Typer(
+        name="orchestra",
+        help="Run software-development pipelines written as Graphviz DOT graphs.",
+        rich_markup_mode=None,  # rich help formatting costs ~0.2 s of imports on every start
+        pretty_exceptions_enable=False,
+        add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
+        no_args_is_help=True,
+        context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every command
+    )
+    application.callback()(_root)
+    for name, function in COMMANDS.items():
+        if only in (None, name):
+            application.command(name)(function)
+    for name, group in GROUPS.items():
+        if only in (None, name):
+            application.add_typer(group, name=name)
+    return application
+
+
+def app_for(arguments: Sequence[str]) -> typer.Typer:
+    """The application to run `orchestra ARGUMENTS` with: the named command's alone when the arguments start with
+    one (the same command, options and messages, at a fraction of the cost), else every command."""
+    first = arguments[0] if arguments else None
+    if (first in COMMANDS or first in GROUPS) and _COMPLETION_VARIABLE not in os.environ:
+        return build_app(first)
+    return app
+
+
+app = build_app()

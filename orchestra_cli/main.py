@@ -10,10 +10,10 @@ from typing import NoReturn
 
 
 def main() -> None:
-    from orchestra_cli.app import app
+    from orchestra_cli.app import app_for
     from orchestra_cli.errors import run_guarded
 
-    run_guarded(app)
+    run_guarded(app_for(sys.argv[1:]))
 
 
 def console() -> NoReturn:
