@@ -23,7 +23,6 @@ from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.ports.run_directory import RunDirectoryError
 
 FORMAT_VERSION = 2
-_MAX_DELTA_CHAIN = 256
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":"))
@@ -108,15 +107,11 @@ class CheckpointEncoder:
         )
 
     def _sync_outcomes(self, outcomes: OutcomeMap) -> None:
-        changed: list[str] = []
-        current: OutcomeMap | None = outcomes
-        while current is not self._outcomes:
-            if current is None or current.base is None or current.changed is None or len(changed) > _MAX_DELTA_CHAIN:
-                self._rebuild_outcomes(outcomes)
-                return
-            changed.append(current.changed)
-            current = current.base
-        for node_id in dict.fromkeys(reversed(changed)):
+        changed = outcomes.changes_since(self._outcomes) if self._outcomes is not None else None
+        if changed is None:
+            self._rebuild_outcomes(outcomes)
+            return
+        for node_id in dict.fromkeys(changed):
             self._put(node_id, outcomes[node_id])
         self._outcomes = outcomes
 

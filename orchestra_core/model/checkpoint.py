@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -12,6 +11,7 @@ from attrs import field, frozen
 
 from orchestra_core.model.immutable import frozen_map, str_tuple
 from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.outcome_map import OutcomeMap as OutcomeMap  # where it was defined before
 
 
 class RunStatus(StrEnum):
@@ -20,54 +20,6 @@ class RunStatus(StrEnum):
     RUNNING = "running"
     SUCCESS = "success"
     FAIL = "fail"
-
-
-class OutcomeMap(Mapping[str, Outcome]):
-    """An immutable node -> Outcome map that remembers which map it was derived from and what changed.
-
-    `with_outcome` copies the underlying dict (a C-level copy) and records `base` and `changed`, so a
-    writer that encoded `base` can encode the new map by re-encoding one entry instead of all of them.
-    `base` is a weak reference: a chain of derived maps never keeps old maps alive.
-    """
-
-    __slots__ = ("__weakref__", "_base", "_data", "changed")
-
-    def __init__(self, data: Mapping[str, Outcome] | None = None) -> None:
-        self._data: dict[str, Outcome] = dict(data or {})
-        self._base: weakref.ref[OutcomeMap] | None = None
-        self.changed: str | None = None
-
-    @property
-    def base(self) -> OutcomeMap | None:
-        """The map this one was derived from, while something else keeps it alive."""
-        return self._base() if self._base is not None else None
-
-    def with_outcome(self, node_id: str, outcome: Outcome) -> OutcomeMap:
-        """A new map with one entry set; insertion order is kept for existing keys."""
-        derived = OutcomeMap.__new__(OutcomeMap)
-        derived._data = self._data.copy()
-        derived._data[node_id] = outcome
-        derived._base = weakref.ref(self)
-        derived.changed = node_id
-        return derived
-
-    def __getitem__(self, key: str) -> Outcome:
-        return self._data[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._data
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._data.get(key, default)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __repr__(self) -> str:
-        return f"OutcomeMap({self._data!r})"
 
 
 def _outcome_map(value: Mapping[str, Outcome] | None) -> OutcomeMap:

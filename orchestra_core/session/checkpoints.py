@@ -11,6 +11,7 @@ from attrs import evolve, frozen
 
 from orchestra_core.model.checkpoint import Checkpoint, RunStatus
 from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.outcome_map import OutcomeMap
 from orchestra_core.model.records import CheckpointRecord, RepoSnapshot, WorkspaceSnapshot
 
 _INT_MIN, _INT_MAX = -(2**63), 2**64 - 1  # what the stores' msgpack holds
@@ -187,8 +188,10 @@ class CheckpointDeltas:
         every = max(self._full_every, len(checkpoint.completed_nodes) // FULL_SHARE)
         if previous is None or self._previous_turn is None or self._chain + 1 >= every:
             return to_record(checkpoint, repos=repos, source=source, plain_outcome=self._plain_outcome)
-        if not _extends(checkpoint.completed_nodes, previous.completed_nodes) or not _extends(
-            checkpoint.logs, previous.logs
+        if (
+            checkpoint.loop_restarts != previous.loop_restarts
+            or not _extends(checkpoint.completed_nodes, previous.completed_nodes)
+            or not _extends(checkpoint.logs, previous.logs)
         ):
             return to_record(checkpoint, repos=repos, source=source, plain_outcome=self._plain_outcome)
         added, removed = _context_changes(checkpoint.context, previous.context)
@@ -260,7 +263,16 @@ def _carried(snapshot: WorkspaceSnapshot | None, node: str) -> WorkspaceSnapshot
 
 
 def _extends(items: tuple[str, ...], prefix: tuple[str, ...]) -> bool:
-    return len(items) >= len(prefix) and items[: len(prefix)] == prefix
+    """Whether `items` (a run's completed nodes or log lines) continues `prefix`, those of its previous checkpoint.
+
+    Checked at the prefix's end, in O(1): between two checkpoints of a run the engine only appends to both
+    (a loop restart, which starts them over, is itself checkpointed with neither, and `record` writes a full
+    record when the restart count changed), so a sequence at least as long with the prefix's last item in its
+    place continues it. Comparing them whole made the cost per node grow with the run (issue 16).
+    """
+    if len(items) < len(prefix):
+        return False
+    return not prefix or items[len(prefix) - 1] == prefix[-1]
 
 
 def _context_changes(current: Mapping[str, Any], previous: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
@@ -283,9 +295,11 @@ def _same(old: Any, new: Any) -> bool:
 
 
 def _changed_outcomes(current: Any, previous: Any) -> dict[str, Any]:
-    # The engine's OutcomeMap knows the one entry it changed relative to the map it was derived from.
-    if getattr(current, "base", None) is previous and getattr(current, "changed", None) is not None:
-        return {current.changed: current[current.changed]}
+    # The engine's OutcomeMap knows the entries set since the map it was derived from.
+    if isinstance(current, OutcomeMap) and isinstance(previous, OutcomeMap):
+        changed = current.changes_since(previous)
+        if changed is not None:
+            return {node: current[node] for node in changed if previous.get(node) is not current[node]}
     return {node: outcome for node, outcome in current.items() if previous.get(node) is not outcome}
 
 

@@ -146,3 +146,22 @@ def test_malformed_checkpoints_name_the_file_and_the_problem(text: str, problem:
     with pytest.raises(RunDirectoryError, match=r"run/checkpoint\.json") as caught:
         decode_checkpoint(text, "run/checkpoint.json")
     assert problem in str(caught.value)
+
+
+def test_encoding_after_many_nodes_re_encodes_only_the_outcomes_set_since(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The writer encodes a checkpoint now and then; the maps of the nodes in between are gone by then.
+    import orchestra_adapters.filesystem.checkpoint_codec as codec
+
+    encoder = CheckpointEncoder()
+    outcomes = OutcomeMap()
+    for number in range(2000):
+        outcomes = outcomes.with_outcome(f"n{number}", Outcome.success(f"node {number}"))
+    encoder.encode(make(outcomes, (), {}))
+    for number in range(2000, 2300):  # 300 nodes, none of whose maps is kept
+        outcomes = outcomes.with_outcome(f"n{number}", Outcome.success(f"node {number}"))
+    documents = []
+    original = codec._outcome_document
+    monkeypatch.setattr(codec, "_outcome_document", lambda outcome: documents.append(outcome) or original(outcome))
+    text = encoder.encode(make(outcomes, (), {}))
+    assert len(documents) == 300
+    assert text == CheckpointEncoder().encode(make(outcomes, (), {}))

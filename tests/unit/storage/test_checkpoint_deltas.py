@@ -144,3 +144,15 @@ def test_a_resumed_run_does_not_report_the_heads_it_was_restored_to() -> None:
     checkpoint = evolve(checkpoint, workspace_snapshot={"repo": "a" * 40})
     record = deltas.record(checkpoint, repos=repos)
     assert record.workspace_snapshot is not None and not deltas.remember(checkpoint, record, "1")
+
+
+def test_a_loop_restart_is_recorded_whole_even_when_the_history_ends_alike() -> None:
+    # Before the restart: plan, build. After it, the run went plan, build again: same length, same last node.
+    before, after = run_of([("plan", StageStatus.SUCCESS, {}, [], False), ("build", StageStatus.SUCCESS, {}, [], False)])
+    restarted = evolve(after, loop_restarts=1, completed_nodes=("plan", "build"))
+    deltas = CheckpointDeltas(FULL_EVERY)
+    deltas.remember(before, deltas.record(before), "1")
+    deltas.remember(after, deltas.record(after), "2")
+    record = deltas.record(restarted)
+    assert record.base_turn_id is None
+    assert record.completed_nodes == ("plan", "build")
