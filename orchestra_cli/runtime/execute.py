@@ -111,6 +111,7 @@ def _already_finished(begun: SessionStart, options: RunOptions, container: Conta
 
 def execute(options: RunOptions, container: Container, start: StartSession, graph: Graph) -> int:
     """Start the session, set up its workspace, run the engine and report; returns the exit code."""
+    from orchestra_adapters.collector import setup_frozen
     from orchestra_adapters.container import close_container
     from orchestra_cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, fail, user_errors
     from orchestra_cli.runtime.options import make_logs_root
@@ -126,7 +127,8 @@ def execute(options: RunOptions, container: Container, start: StartSession, grap
         try:
             if fleet is not None:
                 fleet.start(run)
-            result = run.execute(stop=fleet.stop if fleet is not None else None)
+            with setup_frozen():
+                result = run.execute(stop=fleet.stop if fleet is not None else None)
         except KeyboardInterrupt:
             typer.echo(f"orchestra: interrupted; continue with: orchestra resume {run.session_id}", err=True)
             return EXIT_INTERRUPTED
