@@ -7,6 +7,7 @@ from typing import Any
 
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.graph import Graph, Node
+from orchestra_core.handlers.parallel import ParallelHandler
 from orchestra_core.model.checkpoint import RunStatus
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import (
@@ -147,21 +148,38 @@ def test_branches_run_concurrently_up_to_max_parallel() -> None:
 
 
 class FirstWins:
-    """w0 succeeds at once; the others fail after w0 has finished."""
+    """w0 succeeds at once; the others fail, but only once the fan-out has given up on them (first_success sets
+    its cancel event when w0's branch is in): waiting for w0 alone raced the fan-out, so a loaded machine saw
+    them fail before they were cancelled."""
 
     def __init__(self) -> None:
-        self.first_done = threading.Event()
+        self.fan_cancel: threading.Event | None = None
 
     def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
         if node.id == "w0":
-            self.first_done.set()
             return Outcome.success()
-        self.first_done.wait(5)
+        assert self.fan_cancel is not None
+        self.fan_cancel.wait(5)
         return Outcome.fail("too slow")
 
 
+class FanOutSeenBy:
+    """The parallel handler, handing the fan-out's cancel event to `meet` first."""
+
+    def __init__(self, meet: FirstWins) -> None:
+        self.meet = meet
+        self.inner = ParallelHandler()
+
+    def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
+        self.meet.fan_cancel = stage.cancel
+        return self.inner.execute(node, context, graph, stage)
+
+
 def test_first_success_joins_on_one_success_and_cancels_waiting_branches() -> None:
-    result = Harness(handlers={"meet": FirstWins()}).run(wide(1, count=3, policy="first_success"))
+    meet = FirstWins()
+    result = Harness(handlers={"meet": meet, "parallel": FanOutSeenBy(meet)}).run(
+        wide(1, count=3, policy="first_success")
+    )
     assert result.status is RunStatus.SUCCESS
     assert result.node_outcomes["fan"].status is StageStatus.SUCCESS
     statuses = [r["status"] for r in result.context["parallel.results"]]
