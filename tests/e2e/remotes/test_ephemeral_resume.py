@@ -69,6 +69,10 @@ def stored_events(store_path: Path, kind: type) -> list:
         store.close()
 
 
+def _push_recorded(store_path: Path, sha: str) -> bool:
+    return sha in [event.sha for event in stored_events(store_path, RemotePushed)]
+
+
 def kill_at_the_gate(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     """Run the pipeline in `worker/` until its gate blocks and `first`'s checkpoint reached the remote, SIGKILL
     the worker and delete its directory; returns (shared dir, bare remote, environment)."""
@@ -88,8 +92,9 @@ def kill_at_the_gate(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
         assert wait_until(lambda: (tmp_path / "started").exists() or runner.poll() is not None, 120)
         assert runner.poll() is None, runner.stderr.read().decode() if runner.stderr else ""
         assert wait_until(lambda: _remote_has(bare, "one.py"), 60)
-        # the push reaches the remote a moment before its RemotePushed event reaches the store
-        assert wait_until(lambda: bool(stored_events(shared / "orchestra.db", RemotePushed)), 60)
+        # the push reaches the remote a moment before its RemotePushed event reaches the store (an earlier push's
+        # event, of the start's checkpoint, is there already: wait for this one's)
+        assert wait_until(lambda: _push_recorded(shared / "orchestra.db", remote_branches(bare)[BRANCH]), 60)
         os.killpg(runner.pid, signal.SIGKILL)
         runner.wait(10)
     finally:
