@@ -89,22 +89,20 @@ class PostgresFleetLedger:
             )
 
     def requeue(self, session_id: str, old_task_id: str, new_task_id: str) -> bool:
-        with self._use(f"requeue session {session_id}") as connection:
-            row = connection.execute(
-                f"UPDATE {_S}.fleet_sessions SET state = 'queued', task_id = %s, pickups = pickups + 1, "
-                "updated_at = now() WHERE session_id = %s AND state = 'running' AND task_id = %s RETURNING 1",
-                (new_task_id, session_id, old_task_id),
-            ).fetchone()
-        return row is not None
+        return self._updated(
+            f"requeue session {session_id}",
+            f"UPDATE {_S}.fleet_sessions SET state = 'queued', task_id = %s, pickups = pickups + 1, "
+            "updated_at = now() WHERE session_id = %s AND state = 'running' AND task_id = %s RETURNING 1",
+            (new_task_id, session_id, old_task_id),
+        )
 
     def resend(self, session_id: str, old_task_id: str, new_task_id: str) -> bool:
-        with self._use(f"resend session {session_id}") as connection:
-            row = connection.execute(
-                f"UPDATE {_S}.fleet_sessions SET task_id = %s, updated_at = now() WHERE session_id = %s AND "
-                "state = 'queued' AND task_id = %s AND NOT cancel_requested RETURNING 1",
-                (new_task_id, session_id, old_task_id),
-            ).fetchone()
-        return row is not None
+        return self._updated(
+            f"resend session {session_id}",
+            f"UPDATE {_S}.fleet_sessions SET task_id = %s, updated_at = now() WHERE session_id = %s AND "
+            "state = 'queued' AND task_id = %s AND NOT cancel_requested RETURNING 1",
+            (new_task_id, session_id, old_task_id),
+        )
 
     def request_cancel(self, session_id: str) -> FleetEntry | None:
         with self._use(f"cancel session {session_id}") as connection:
@@ -151,32 +149,29 @@ class PostgresFleetLedger:
         return _branch(row) if row else None
 
     def finish_branch(self, session_id: str, branch: str, task_id: str, result: Mapping[str, Any]) -> bool:
-        with self._use(f"finish branch {branch} of session {session_id}") as connection:
-            row = connection.execute(
-                f"UPDATE {_S}.fleet_branches SET state = 'done', result = %s, updated_at = now() "
-                "WHERE session_id = %s AND branch = %s AND state = 'running' AND task_id = %s RETURNING 1",
-                (Jsonb(dict(result)), session_id, branch, task_id),
-            ).fetchone()
-        return row is not None
+        return self._updated(
+            f"finish branch {branch} of session {session_id}",
+            f"UPDATE {_S}.fleet_branches SET state = 'done', result = %s, updated_at = now() "
+            "WHERE session_id = %s AND branch = %s AND state = 'running' AND task_id = %s RETURNING 1",
+            (Jsonb(dict(result)), session_id, branch, task_id),
+        )
 
     def requeue_branch(self, session_id: str, branch: str, old_task_id: str, new_task_id: str, line: str) -> bool:
-        with self._use(f"requeue branch {branch} of session {session_id}") as connection:
-            row = connection.execute(
-                f"UPDATE {_S}.fleet_branches SET state = 'queued', task_id = %s, line = %s, worker = '', "
-                "pickups = pickups + 1, updated_at = now() "
-                "WHERE session_id = %s AND branch = %s AND state = 'running' AND task_id = %s RETURNING 1",
-                (new_task_id, line, session_id, branch, old_task_id),
-            ).fetchone()
-        return row is not None
+        return self._updated(
+            f"requeue branch {branch} of session {session_id}",
+            f"UPDATE {_S}.fleet_branches SET state = 'queued', task_id = %s, line = %s, worker = '', "
+            "pickups = pickups + 1, updated_at = now() "
+            "WHERE session_id = %s AND branch = %s AND state = 'running' AND task_id = %s RETURNING 1",
+            (new_task_id, line, session_id, branch, old_task_id),
+        )
 
     def resend_branch(self, session_id: str, branch: str, old_task_id: str, new_task_id: str) -> bool:
-        with self._use(f"resend branch {branch} of session {session_id}") as connection:
-            row = connection.execute(
-                f"UPDATE {_S}.fleet_branches SET task_id = %s, updated_at = now() WHERE session_id = %s AND "
-                "branch = %s AND state = 'queued' AND task_id = %s AND NOT cancel_requested RETURNING 1",
-                (new_task_id, session_id, branch, old_task_id),
-            ).fetchone()
-        return row is not None
+        return self._updated(
+            f"resend branch {branch} of session {session_id}",
+            f"UPDATE {_S}.fleet_branches SET task_id = %s, updated_at = now() WHERE session_id = %s AND "
+            "branch = %s AND state = 'queued' AND task_id = %s AND NOT cancel_requested RETURNING 1",
+            (new_task_id, session_id, branch, old_task_id),
+        )
 
     def cancel_branch(self, session_id: str, branch: str) -> BranchEntry | None:
         with self._use(f"cancel branch {branch} of session {session_id}") as connection:
@@ -213,6 +208,11 @@ class PostgresFleetLedger:
             connection, self._connection = self._connection, None
         if connection is not None:
             connection.close()
+
+    def _updated(self, action: str, statement: str, parameters: Sequence[Any]) -> bool:
+        """Run a compare-and-set UPDATE (ending RETURNING 1); whether it changed a row."""
+        with self._use(action) as connection:
+            return connection.execute(statement, parameters).fetchone() is not None
 
     @contextmanager
     def _use(self, action: str) -> Iterator[psycopg.Connection]:
