@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import weakref
 from bisect import bisect_right
 from collections.abc import Iterator, Mapping
 from itertools import islice
@@ -44,7 +43,7 @@ class _Line:
 
 
 class OutcomeMap(Mapping[str, Outcome]):
-    """An immutable node -> Outcome map that knows which map it was derived from and what changed since.
+    """An immutable node -> Outcome map that names what changed since an earlier map it was derived from.
 
     A run derives one map per node (`with_outcome`), so deriving must not copy: maps derived one from the
     newest share a `_Line` that keeps each key's values by version, and a map is a line and a version. Setting a
@@ -52,22 +51,14 @@ class OutcomeMap(Mapping[str, Outcome]):
     O(log visits of that node) in older ones; deriving from an older map copies it into a line of its own.
     `changes_since` names the keys set since an earlier map of the same line, so a writer that encoded that
     map re-encodes only those (issue 16: copying the map, and re-encoding it whole, made the cost per node
-    grow with the run). `base` and `changed` name the map this one was derived from (a weak reference: a chain
-    of derived maps never keeps old maps alive) and the key it set.
+    grow with the run).
     """
 
-    __slots__ = ("__weakref__", "_base", "_line", "_version", "changed")
+    __slots__ = ("_line", "_version")
 
     def __init__(self, data: Mapping[str, Outcome] | None = None) -> None:
         self._line = _Line(data or {})
         self._version = 0
-        self._base: weakref.ref[OutcomeMap] | None = None
-        self.changed: str | None = None
-
-    @property
-    def base(self) -> OutcomeMap | None:
-        """The map this one was derived from, while something else keeps it alive."""
-        return self._base() if self._base is not None else None
 
     def with_outcome(self, node_id: str, outcome: Outcome) -> OutcomeMap:
         """A new map with one entry set; insertion order is kept for existing keys."""
@@ -77,8 +68,6 @@ class OutcomeMap(Mapping[str, Outcome]):
         derived = OutcomeMap.__new__(OutcomeMap)
         derived._version = line.add(node_id, outcome)
         derived._line = line
-        derived._base = weakref.ref(self)
-        derived.changed = node_id
         return derived
 
     def changes_since(self, earlier: OutcomeMap) -> list[str] | None:
