@@ -16,6 +16,7 @@ from orchestra_adapters.git.parsing import (
     parse_trailers,
     parse_worktree_list,
 )
+from orchestra_core.model.turn import FileVersion
 from orchestra_core.ports.git import (
     FileChange,
     GitError,
@@ -30,7 +31,7 @@ from orchestra_core.ports.git import (
 )
 
 if TYPE_CHECKING:  # locks (filelock), merges and trees are imported when first used: most runs need none
-    from orchestra_adapters.git.trees import FileModes
+    from orchestra_adapters.git.trees import FileModes, TreeBuilder
 
 _MUST_NOT_EXIST = ""  # update-ref: the ref must not exist yet
 # A user index this large (about 12,000 paths) gets managed worktrees a split index: per-turn index updates
@@ -203,16 +204,31 @@ class SubprocessGit:
 
     # --- staging and committing ------------------------------------------------------------------
 
-    def sync_index(self, worktree: Path, paths: Sequence[str]) -> None:
-        if not paths:
-            return
+    def sync_index(
+        self,
+        worktree: Path,
+        paths: Sequence[str],
+        versions: Mapping[str, FileVersion] | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        versions = versions or {}
+        read = [path for path in dict.fromkeys(paths) if path not in versions]
+        stored = [path for path in dict.fromkeys(paths) if path in versions and not versions[path].deleted]
+        removed = [path for path in dict.fromkeys(paths) if path in versions and versions[path].deleted]
         with self.lock(worktree):
-            self._git.run(
-                worktree,
-                ["update-index", "--add", "--remove", "-z", "--stdin"],
-                stdin=_nul_list(paths),
-                work_tree=True,
-            )
+            for options, listed in ((["--add", "--remove"], read), (["--force-remove"], removed)):
+                if listed:
+                    self._git.run(
+                        worktree,
+                        ["update-index", *options, "-z", "--stdin"],
+                        stdin=_nul_list(listed),
+                        env=env,
+                        work_tree=True,
+                    )
+            if stored:
+                info = b"".join(encode(f"{versions[p].mode} {versions[p].blob}\t{p}") + b"\0" for p in stored)
+                self._git.run(worktree, ["update-index", "-z", "--index-info"], stdin=info, env=env)
 
     def commit(
         self,
@@ -223,8 +239,11 @@ class SubprocessGit:
         committer: Identity,
         paths: Sequence[str] = (),
         run_hooks: bool = False,
+        versions: Mapping[str, FileVersion] | None = None,
     ) -> str:
         args = ["commit", "--quiet", "--no-gpg-sign", "--cleanup=whitespace", "--file=-"]
+        if versions:
+            return self._commit_versions(worktree, args, message, author, committer, paths, run_hooks, versions)
         if paths:
             args += ["--only", "--", *paths]
         with self.lock(worktree):
@@ -238,6 +257,36 @@ class SubprocessGit:
                 hooks=run_hooks,
                 work_tree=True,
             )
+            return self._git.text(worktree, ["rev-parse", "HEAD"])
+
+    def _commit_versions(
+        self,
+        worktree: Path,
+        args: list[str],
+        message: str,
+        author: Identity,
+        committer: Identity,
+        paths: Sequence[str],
+        run_hooks: bool,
+        versions: Mapping[str, FileVersion],
+    ) -> str:
+        """`git commit` of HEAD plus `paths` (captured ones as `versions` hold them), through a temporary index
+        as `git commit --only` does: what else the worktree's index holds stays out of the commit."""
+        import tempfile
+
+        with self.lock(worktree), tempfile.TemporaryDirectory(prefix="orchestra-index-") as scratch:
+            index = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
+            self._git.run(worktree, ["read-tree", "HEAD"], env=index)
+            self.sync_index(worktree, [*paths, *versions], versions, env=index)
+            self._git.run(
+                worktree,
+                args,
+                stdin=encode(message),
+                env={**identity_environment(author, committer), **index},
+                hooks=run_hooks,
+                work_tree=True,
+            )
+            self.sync_index(worktree, [*paths, *versions], versions)
             return self._git.text(worktree, ["rev-parse", "HEAD"])
 
     def commit_tree(
@@ -255,12 +304,19 @@ class SubprocessGit:
             args += ["-p", parent]
         return self._git.text(repo, args, stdin=encode(message), env=identity_environment(author, committer))
 
-    def tree_with_files(self, worktree: Path, base: str, paths: Sequence[str]) -> TreeChange:
+    def tree_with_files(
+        self, worktree: Path, base: str, paths: Sequence[str], versions: Mapping[str, FileVersion] | None = None
+    ) -> TreeChange:
+        return self._tree_builder(worktree).build(base, list(dict.fromkeys(paths)), versions)
+
+    def capture_files(self, worktree: Path, paths: Sequence[str]) -> Mapping[str, FileVersion]:
+        return self._tree_builder(worktree).capture(paths) if paths else {}
+
+    def _tree_builder(self, worktree: Path) -> TreeBuilder:
         from orchestra_adapters.git.trees import TreeBuilder
 
         info = self._info(worktree)
-        builder = TreeBuilder(self._git, worktree, info.object_format, self._file_modes(worktree))
-        return builder.build(base, list(dict.fromkeys(paths)))
+        return TreeBuilder(self._git, worktree, info.object_format, self._file_modes(worktree))
 
     def untracked_matching(self, worktree: Path, patterns: Sequence[str]) -> tuple[str, ...]:
         import tempfile

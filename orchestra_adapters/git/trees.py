@@ -12,13 +12,14 @@ import hashlib
 import os
 import stat
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from attrs import define, field
 
 from orchestra_adapters.git.command import GitCommand, decode, encode
 from orchestra_core.agents.path_guard import is_dotgit
+from orchestra_core.model.turn import FileVersion
 from orchestra_core.ports.git import GitError, TreeChange
 
 TREE_MODE = "40000"
@@ -56,13 +57,16 @@ class TreeBuilder:
         self._raw_length = hashlib.new(self._hash_name).digest_size
         self._modes = modes
 
-    def build(self, base: str, paths: Sequence[str]) -> TreeChange:
-        """The tree of commit `base` with `paths` as they are in the worktree (missing ones deleted)."""
+    def build(self, base: str, paths: Sequence[str], versions: Mapping[str, FileVersion] | None = None) -> TreeChange:
+        """The tree of commit `base` with `paths` as they are in the worktree (missing ones deleted), or as
+        `versions` captured them."""
+        versions = versions or {}
         for path in paths:
             _check_path(self._worktree, path)
-        paths = self._expand_directories(base, paths)
+        captured = [path for path in dict.fromkeys(paths) if path in versions]
+        paths = self._expand_directories(base, [path for path in paths if path not in versions])
         directories = sorted(
-            {str(parent) for path in paths for parent in PurePosixPath(path).parents} - {"."}
+            {str(parent) for path in [*paths, *captured] for parent in PurePosixPath(path).parents} - {"."}
         )
         base_commit, base_tree, trees = self._read_trees(base, directories)
         changes, blobs = self._plan(paths, trees)
@@ -70,8 +74,33 @@ class TreeBuilder:
         for path, entry in changes.items():
             if entry is not None and entry[1] == "":
                 changes[path] = (entry[0], blob_ids[path])
+        for path in captured:
+            changes[path] = self._captured_entry(versions[path], _existing(trees, path))
         new_tree = self._apply(trees, changes) or base_tree
         return TreeChange(base_commit=base_commit, base_tree=base_tree, tree=new_tree)
+
+    def capture(self, paths: Sequence[str]) -> dict[str, FileVersion]:
+        """Each path's version as it is now, its blob written; directories are left out (read when building)."""
+        for path in paths:
+            _check_path(self._worktree, path)
+        changes, blobs = self._plan(list(dict.fromkeys(paths)), {})
+        blob_ids = self._write_blobs(blobs)
+        return {
+            path: FileVersion(entry[0], blob_ids[path]) if entry is not None else FileVersion()
+            for path, entry in changes.items()
+        }
+
+    def _captured_entry(self, version: FileVersion, existing: Entry | None) -> Entry | None:
+        """A captured version's tree entry: its mode read as `_mode` reads a file's against `base`'s entry."""
+        if version.deleted:
+            return None
+        mode = version.mode
+        if existing is not None and existing[0] in (FILE_MODE, EXECUTABLE_MODE, SYMLINK_MODE) and mode != SYMLINK_MODE:
+            if existing[0] == SYMLINK_MODE and not self._modes.symlinks:
+                mode = SYMLINK_MODE
+            elif not self._modes.trust_executable_bit and existing[0] != SYMLINK_MODE:
+                mode = existing[0]
+        return (mode, version.blob)
 
     def _expand_directories(self, base: str, paths: Sequence[str]) -> list[str]:
         """Paths that are directories in the worktree stand for the files `base` tracks below them."""
@@ -109,8 +138,7 @@ class TreeBuilder:
         blobs = _Blobs()
         for path in paths:
             pure = PurePosixPath(path)
-            parent = str(pure.parent) if str(pure.parent) != "." else ""
-            existing = trees.get(parent, {}).get(pure.name)
+            existing = _existing(trees, path)
             try:
                 info = self._lstat_inside(pure)
             except (FileNotFoundError, NotADirectoryError):
@@ -281,6 +309,13 @@ class _Edits:
             if directory not in self.edited:
                 self.edited[directory] = dict(self._trees.get(directory, {}))
         return self.edited["/".join(parts)]
+
+
+def _existing(trees: dict[str, dict[str, Entry]], path: str) -> Entry | None:
+    """`path`'s entry in the base trees read (None when absent or its directory was not read)."""
+    pure = PurePosixPath(path)
+    parent = str(pure.parent) if str(pure.parent) != "." else ""
+    return trees.get(parent, {}).get(pure.name)
 
 
 def _depth(directory: str) -> int:

@@ -39,6 +39,24 @@ class TokenUsage:
 
 
 @frozen
+class FileVersion:
+    """A file's content as git stores it, captured when a tool wrote it: a blob already in the repo's objects,
+    so the turn's commit holds what the turn wrote even when the file changed again before the commit.
+
+    Attributes:
+        mode: The tree entry's mode (`100644`, `100755` or `120000`); "" when the file did not exist.
+        blob: The blob's id; "" when the file did not exist (the commit deletes it).
+    """
+
+    mode: str = ""
+    blob: str = ""
+
+    @property
+    def deleted(self) -> bool:
+        return not self.blob
+
+
+@frozen
 class TurnCommit:
     """A commit the workspace made for a turn in one repo."""
 
@@ -68,7 +86,9 @@ class AgentTurn:
     the workspace layer after it commits the turn's writes; `git_sha`/`commit_message` give the first
     commit for readers of the single-repo AgentTurn v2 shape. `untracked` marks a turn made up by the
     workspace safety net: changes found in a worktree that no tool reported (a CLI agent's own tools, a
-    shell redirect), committed apart with an `Orchestra-Untracked: true` trailer.
+    shell redirect), committed apart with an `Orchestra-Untracked: true` trailer. `file_versions` holds, by
+    `repo:path`, the content each file had when the turn's tool wrote it (the tracker's capture); the commit
+    takes those, and files without one as they are when it is made. It is not stored: the commit holds it.
     """
 
     node_id: str
@@ -83,6 +103,7 @@ class AgentTurn:
     duration_s: float = 0.0
     commits: tuple[TurnCommit, ...] = field(default=(), converter=_commits)
     untracked: bool = False
+    file_versions: Mapping[str, FileVersion] = field(factory=dict, converter=frozen_map, repr=False)
 
     @property
     def git_sha(self) -> str | None:
@@ -94,6 +115,11 @@ class AgentTurn:
 
     def with_commits(self, commits: tuple[TurnCommit, ...]) -> AgentTurn:
         return evolve(self, commits=commits)
+
+    def versions_in(self, repo: str) -> dict[str, FileVersion]:
+        """The captured versions of the turn's files in `repo`, by repo-relative path."""
+        prefix = f"{repo}:"
+        return {entry[len(prefix) :]: version for entry, version in self.file_versions.items() if entry.startswith(prefix)}
 
     def writes_by_repo(self) -> dict[str, list[str]]:
         """Group `files_written` by repo name, keeping order."""

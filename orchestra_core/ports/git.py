@@ -12,6 +12,7 @@ from attrs import field, frozen
 
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.immutable import frozen_map
+from orchestra_core.model.turn import FileVersion
 
 
 class GitError(OrchestraError):
@@ -305,12 +306,16 @@ class Git(Protocol):
         committer: Identity,
         paths: Sequence[str] = (),
         run_hooks: bool = False,
+        versions: Mapping[str, FileVersion] | None = None,
     ) -> str:
         """Commit with `git commit`; returns the new commit's SHA.
 
         Args:
             paths: Commit only these paths (their working-tree content); empty commits the index.
             run_hooks: Run the repository's pre-commit and commit-msg hooks.
+            versions: Captured versions (`capture_files`) committed for their paths instead of the files as they
+                are now: HEAD plus `paths` and these, nothing else the index holds; the worktree's index then
+                holds them too.
         """
         ...
 
@@ -361,9 +366,25 @@ class Git(Protocol):
         in `.git` or in a nested repository is listed."""
         ...
 
-    def tree_with_files(self, worktree: Path, base: str, paths: Sequence[str]) -> TreeChange:
+    def capture_files(self, worktree: Path, paths: Sequence[str]) -> Mapping[str, FileVersion]:
+        """Store the files at `paths` of `worktree` as blobs now, as `tree_with_files` would take them (git's
+        clean filters applied, the executable bit read as `core.fileMode` says), and return their versions.
+
+        A missing path gives a deleted version. A path that is a directory, or lies beyond a symbolic link,
+        is left out (`tree_with_files` reads it when it builds the tree). Writes blob objects only.
+
+        Raises:
+            GitError: A path is not a clean repo-relative path, or git failed.
+        """
+        ...
+
+    def tree_with_files(
+        self, worktree: Path, base: str, paths: Sequence[str], versions: Mapping[str, FileVersion] | None = None
+    ) -> TreeChange:
         """Build the tree of commit `base` with `paths` taken from `worktree` (deleted where missing).
 
+        A path in `versions` takes that captured version instead of the file as it is now (a mode the
+        repository does not track, `core.fileMode=false`, keeps `base`'s mode as for a file read now).
         A path that is a directory in the worktree stands for the files `base` tracks below it (like
         `git add -u`): changed ones are updated, missing ones deleted; new files must be listed. Writes
         blob and tree objects only: no index, ref or file changes. Cost grows with the number and depth
@@ -384,8 +405,12 @@ class Git(Protocol):
         """Write a commit object (no hooks, no signing) and return its SHA; no ref moves."""
         ...
 
-    def sync_index(self, worktree: Path, paths: Sequence[str]) -> None:
-        """Refresh `worktree`'s own index entries for `paths` from the files (added, updated or removed)."""
+    def sync_index(
+        self, worktree: Path, paths: Sequence[str], versions: Mapping[str, FileVersion] | None = None
+    ) -> None:
+        """Refresh `worktree`'s own index entries for `paths` from the files (added, updated or removed); a path
+        in `versions` gets that version instead (what a commit of captured versions holds), so a file changed
+        since shows as a change not yet staged."""
         ...
 
     def lock(self, repo: Path) -> AbstractContextManager[None]:

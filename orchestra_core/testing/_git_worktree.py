@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from orchestra_core.agents.path_guard import is_dotgit
+from orchestra_core.model.turn import FileVersion
 from orchestra_core.ports.git import GitError
 from orchestra_core.testing import _git_files as disk
-from orchestra_core.testing._git_objects import Files
+from orchestra_core.testing._git_objects import EXECUTABLE_MODE, FILE_MODE, Entry, Files
 from orchestra_core.testing._git_repository import Repository, Worktree, file_entry, put
 
 
@@ -80,18 +81,17 @@ def stage(repo: Repository, tree: Worktree, paths: Sequence[str]) -> None:
         put(tree.index, path, (state[0], repo.objects.put_blob(state[1])) if state else None)
 
 
-def with_files(repo: Repository, tree: Worktree, base: Files, paths: Sequence[str]) -> Files:
-    """`base` with `paths` taken from the working tree (deleted where missing); a listed directory stands
-    for the files `base` tracks below it."""
-    for path in paths:
-        unclean = any(part in ("", "..", ".") or is_dotgit(part) for part in path.split("/")) or "\0" in path
-        if not path or path.startswith("/") or unclean:
-            raise GitError(
-                tree.path, ["hash-object", path], f"{path!r} is not a clean repo-relative file path"
-            )
+def with_files(
+    repo: Repository, tree: Worktree, base: Files, paths: Sequence[str], versions: Mapping[str, FileVersion]
+) -> Files:
+    """`base` with `paths` taken from the working tree (deleted where missing), or from `versions`; a listed
+    directory stands for the files `base` tracks below it."""
+    _check_clean(tree, paths)
     content = dict(base)
+    for path in dict.fromkeys(p for p in paths if p in versions):
+        put(content, path, captured_entry(repo, versions[path], base.get(path)))
     read = repo.reader(tree, base)
-    wanted = list(dict.fromkeys(paths))
+    wanted = list(dict.fromkeys(p for p in paths if p not in versions))
     for path in list(wanted):
         if (tree.path / path).is_dir() and not (tree.path / path).is_symlink():
             wanted += [p for p in base if p.startswith(f"{path}/") and p not in wanted]
@@ -103,3 +103,39 @@ def with_files(repo: Repository, tree: Worktree, base: Files, paths: Sequence[st
             continue
         put(content, path, (state[0], repo.objects.put_blob(state[1])) if state else None)
     return content
+
+
+def capture(repo: Repository, tree: Worktree, paths: Sequence[str]) -> dict[str, FileVersion]:
+    """`hash-object -w` of each path as it is now (modes as read without an index); directories left out."""
+    _check_clean(tree, paths)
+    read = repo.reader(tree, {})
+    versions: dict[str, FileVersion] = {}
+    for path in dict.fromkeys(paths):
+        try:
+            state = read(path)
+        except disk.NotAFileError:
+            continue
+        versions[path] = FileVersion(state[0], repo.objects.put_blob(state[1])) if state else FileVersion()
+    return versions
+
+
+def captured_entry(repo: Repository, version: FileVersion, known: Entry | None) -> Entry | None:
+    """A captured version's entry; without core.fileMode the executable bit keeps `known`'s mode."""
+    if version.deleted:
+        return None
+    if version.blob not in repo.objects.blobs:
+        raise GitError(repo.common_dir, ["mktree"], f"fatal: blob {version.blob} is not in the object store", 128)
+    trust = (repo.config.get("core.filemode") or ["true"])[-1].lower() in ("true", "yes", "on", "1")
+    modes = (FILE_MODE, EXECUTABLE_MODE)
+    if not trust and known is not None and known[0] in modes and version.mode in modes:
+        return known[0], version.blob
+    return version.mode, version.blob
+
+
+def _check_clean(tree: Worktree, paths: Sequence[str]) -> None:
+    for path in paths:
+        unclean = any(part in ("", "..", ".") or is_dotgit(part) for part in path.split("/")) or "\0" in path
+        if not path or path.startswith("/") or unclean:
+            raise GitError(
+                tree.path, ["hash-object", path], f"{path!r} is not a clean repo-relative file path"
+            )

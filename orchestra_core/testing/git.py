@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from orchestra_core.model.turn import FileVersion
 from orchestra_core.ports.git import (
     FileChange,
     GitError,
@@ -232,10 +233,15 @@ class InMemoryGit:
 
     # --- staging and committing ----------------------------------------------------------------
 
-    def sync_index(self, worktree: Path, paths: Sequence[str]) -> None:
+    def sync_index(
+        self, worktree: Path, paths: Sequence[str], versions: Mapping[str, FileVersion] | None = None
+    ) -> None:
         repo, tree = self._locate(worktree)
+        versions = versions or {}
         with repo.lock:
-            worktree_ops.stage(repo, tree, paths)
+            worktree_ops.stage(repo, tree, [path for path in paths if path not in versions])
+            for path in dict.fromkeys(p for p in paths if p in versions):
+                put(tree.index, path, worktree_ops.captured_entry(repo, versions[path], tree.index.get(path)))
 
     def commit(
         self,
@@ -246,13 +252,20 @@ class InMemoryGit:
         committer: Identity,
         paths: Sequence[str] = (),
         run_hooks: bool = False,
+        versions: Mapping[str, FileVersion] | None = None,
     ) -> str:
         repo, tree = self._locate(worktree)
+        versions = versions or {}
+        paths = list(dict.fromkeys([*paths, *versions]))
         command = ["commit", "--only", "--", *paths] if paths else ["commit"]
         with repo.lock:
             head = repo.head_of(tree)
             if paths:
-                unknown = [p for p in paths if p not in tree.index and not os.path.lexists(tree.path / p)]
+                unknown = [
+                    p
+                    for p in paths
+                    if p not in versions and p not in tree.index and not os.path.lexists(tree.path / p)
+                ]
                 if unknown:
                     raise GitError(
                         worktree,
@@ -260,7 +273,7 @@ class InMemoryGit:
                         f"error: pathspec '{unknown[0]}' did not match any file(s) known to git",
                         1,
                     )
-                self.sync_index(worktree, paths)
+                self.sync_index(worktree, paths, versions)
                 content = repo.objects.commit_files(head)
                 for path in paths:
                     put(content, path, tree.index.get(path))
@@ -301,12 +314,20 @@ class InMemoryGit:
                 Commit(root, commits, dated(author), dated(committer), message)
             )
 
-    def tree_with_files(self, worktree: Path, base: str, paths: Sequence[str]) -> TreeChange:
+    def tree_with_files(
+        self, worktree: Path, base: str, paths: Sequence[str], versions: Mapping[str, FileVersion] | None = None
+    ) -> TreeChange:
         repo, tree = self._locate(worktree)
         with repo.lock:
             commit = repo.commit_id(tree, base, ["cat-file", "--batch"])
-            content = worktree_ops.with_files(repo, tree, repo.objects.commit_files(commit), paths)
+            files = repo.objects.commit_files(commit)
+            content = worktree_ops.with_files(repo, tree, files, paths, versions or {})
             return TreeChange(commit, repo.objects.commits[commit].tree, repo.objects.put_files(content))
+
+    def capture_files(self, worktree: Path, paths: Sequence[str]) -> Mapping[str, FileVersion]:
+        repo, tree = self._locate(worktree)
+        with repo.lock:
+            return worktree_ops.capture(repo, tree, paths)
 
     def untracked_matching(self, worktree: Path, patterns: Sequence[str]) -> tuple[str, ...]:
         repo, tree = self._locate(worktree)
