@@ -5,7 +5,8 @@ Measures, in the same run:
 - one per-turn commit of 2 files (1 modified, 1 new) through the workspace's fast path, message
   generation excluded (an instant scripted generator; the diff it is given is included);
 - the porcelain baseline: `git add` + `git commit` of the same kind of change in another worktree;
-- plain `git worktree add` of the same repository, the floor for setup on this machine's disk.
+- plain `git worktree add` of the same repository, the floor for setup on this machine's disk;
+- a CLI agent's turn: each write captured as a blob when made (`capture_files`), the commit built from those.
 Targets (issue 6): commit <= half the porcelain time and < 150 ms; setup < 1.5 s.
 """
 
@@ -72,6 +73,27 @@ def bench_fast_commits(session: object) -> list[float]:
     return times
 
 
+def bench_captured_commits(session: object) -> tuple[list[float], list[float]]:
+    """A CLI agent's turns: each write captured when the tool makes it (one `capture_files` per write), the
+    commit built from the captures (the files changed again since). (capture times per write, commit times)."""
+    git = SubprocessGit()
+    worktree = session.contexts["big"].worktree_path  # type: ignore[attr-defined]
+    captures, commits = [], []
+    for number in range(COMMITS + 1):
+        paths = ["pkg00/mod01/file0.py", f"pkg01/mod01/new{number}.py"]
+        versions = {}
+        for path in paths:
+            (worktree / path).write_text(f"VALUE = {number}\n")
+            captures.append(timed(lambda path=path, versions=versions: versions.update(git.capture_files(worktree, [path]))))
+            (worktree / path).write_text("changed by a later turn\n")
+        turn = AgentTurn(
+            "code", number, "model", "provider", files_written=[f"big:{path}" for path in paths],
+            file_versions={f"big:{path}": version for path, version in versions.items()},
+        )  # fmt: skip
+        commits.append(timed(lambda turn=turn: session.commit_turn(turn)))  # type: ignore[attr-defined]
+    return captures, commits
+
+
 def bench_porcelain_commits(repo: Path, root: Path) -> list[float]:
     worktree = root / "porcelain"
     git(repo, "worktree", "add", "--quiet", "-b", "porcelain", str(worktree))
@@ -102,6 +124,7 @@ def main() -> None:
         setup_times, session = bench_setup(repo, project)
         plain_times = bench_plain_worktree_add(repo, root)
         fast = bench_fast_commits(session)
+        captures, captured = bench_captured_commits(session)
         porcelain = bench_porcelain_commits(repo, root)
     fast_ms, porcelain_ms = statistics.median(fast[1:]), statistics.median(porcelain[1:])
     result = {
@@ -112,6 +135,8 @@ def main() -> None:
         "commit_fast_path_ms": ms(fast_ms),
         "commit_porcelain_ms": ms(porcelain_ms),
         "commit_ratio": round(fast_ms / porcelain_ms, 2),
+        "capture_per_write_ms": ms(statistics.median(captures[2:])),
+        "commit_of_captured_writes_ms": ms(statistics.median(captured[1:])),
         "first_commit_fast_path_ms": ms(fast[0]),
         "first_commit_porcelain_ms": ms(porcelain[0]),
         "commits_measured": COMMITS,

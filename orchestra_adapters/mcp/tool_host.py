@@ -19,6 +19,7 @@ import socketserver
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,12 +50,19 @@ class ToolHost:
     threads; a tool's failure is an error result.
     """
 
-    def __init__(self, toolbox: Toolbox, *, server_name: str = "orchestra") -> None:
-        """Describe the toolbox's tools (raises ToolSchemaError now, not in the agent's first call)."""
+    def __init__(
+        self,
+        toolbox: Toolbox,
+        *,
+        server_name: str = "orchestra",
+        on_call: Callable[[ExecutedCall], None] | None = None,
+    ) -> None:
+        """Describe the toolbox's tools (raises ToolSchemaError now, not in the agent's first call); `on_call`
+        is called after each call, before the next one starts."""
         self.server_name = server_name
         self.token = secrets.token_urlsafe(32)
         self.address = ""
-        self._source = LocalToolSource(toolbox)
+        self._source = LocalToolSource(toolbox, on_call=on_call)
         self._directory: str | None = None
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None

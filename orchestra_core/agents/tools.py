@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter
 from typing import Any, TypeGuard
 
 from attrs import Factory, field, frozen
 
 from orchestra_core.model.errors import OrchestraError
-from orchestra_core.model.immutable import str_tuple
+from orchestra_core.model.immutable import frozen_map, str_tuple
+from orchestra_core.model.turn import FileVersion
 
 _SAFE_RE = re.compile(r"[^A-Za-z0-9_-]")
 _FAILURE_PREFIX = "Error: "
@@ -88,19 +89,53 @@ def index_by_safe_name(tools: Sequence[AgentTool]) -> dict[str, AgentTool]:
     return index
 
 
-class WriteTracker:
-    """Collects the files tools modified during one agent turn, as `repo:path`, in first-write order."""
+@frozen
+class TurnWrites:
+    """The files tools wrote, as `repo:path` in first-write order, with the content each had when last written
+    where the tracker captured it (by `repo:path`)."""
 
-    def __init__(self) -> None:
+    files: tuple[str, ...] = ()
+    versions: Mapping[str, FileVersion] = field(factory=dict, converter=frozen_map)
+
+    def __add__(self, later: TurnWrites) -> TurnWrites:
+        files = tuple(dict.fromkeys([*self.files, *later.files]))
+        versions = {**self.versions, **later.versions}
+        for entry in later.files:  # written again but not captured: read when committed, not the older capture
+            if entry not in later.versions:
+                versions.pop(entry, None)
+        return TurnWrites(files, versions)
+
+
+# Captures a file's content right after a tool wrote it: (repo, repo-relative path) -> its version, or None
+# when it cannot (the commit then reads the file as it is when it is made).
+WriteCapture = Callable[[str, str], FileVersion | None]
+
+
+class WriteTracker:
+    """Collects the files tools modified during one agent turn, as `repo:path`, in first-write order.
+
+    With a `capture`, each write's content is stored as it is when the tool records it, so the turn's commit
+    holds what the turn wrote even if the agent changed the file again before the commit was made (a CLI agent
+    goes on while Orchestra commits). A capture that fails leaves the file to be read at commit time.
+    """
+
+    def __init__(self, capture: WriteCapture | None = None) -> None:
         self._writes: list[str] = []
+        self._versions: dict[str, FileVersion] = {}
+        self._capture = capture
         self._lock = threading.Lock()
 
     def record(self, repo: str, path: str) -> None:
         """Called by write tools after modifying `path` (repo-relative) in `repo`."""
         entry = f"{repo}:{path}"
+        version = self._captured(repo, path)
         with self._lock:
             if entry not in self._writes:
                 self._writes.append(entry)
+            if version is not None:
+                self._versions[entry] = version
+            else:
+                self._versions.pop(entry, None)
 
     def pending(self) -> list[str]:
         """The writes recorded since the last flush, without starting over."""
@@ -109,6 +144,19 @@ class WriteTracker:
 
     def flush(self) -> list[str]:
         """Return the writes so far and start over for the next turn."""
+        return list(self.flush_writes().files)
+
+    def flush_writes(self) -> TurnWrites:
+        """The writes so far with their captured versions; starts over for the next turn."""
         with self._lock:
-            writes, self._writes = self._writes, []
+            writes = TurnWrites(tuple(self._writes), self._versions)
+            self._writes, self._versions = [], {}
             return writes
+
+    def _captured(self, repo: str, path: str) -> FileVersion | None:
+        if self._capture is None:
+            return None
+        try:
+            return self._capture(repo, path)
+        except Exception:  # the commit reads the file instead: as exact as without a capture
+            return None

@@ -584,6 +584,14 @@ class _Runtime:
     def repos(self, context: Context | None = None) -> Mapping[str, RepoContext]:
         return self._run.repo_contexts(_branch(context))
 
+    def write_tracker(self, context: Context | None = None) -> WriteTracker:
+        git = self._run.ports.git
+        if git is None or self._run.workspace is None:
+            return WriteTracker()
+        from orchestra_core.workspace.captures import WorktreeCapture
+
+        return WriteTracker(WorktreeCapture(git, {name: repo.root for name, repo in self.repos(context).items()}))
+
     def watch_worktrees(self, context: Context | None = None) -> WorktreeWatch | None:
         git = self._run.ports.git
         if git is None or self._run.workspace is None:

@@ -66,6 +66,12 @@ class AgentRuntime(Protocol):
         runs in (its own worktrees when the branch has them)."""
         ...
 
+    def write_tracker(self, context: Context | None = None) -> WriteTracker:
+        """A write tracker for one node execution whose writes are captured as they are recorded (each file
+        stored as a blob in its repo at once), for a backend whose agent goes on while a turn is committed;
+        a plain tracker when the run has no workspace repos or no git port."""
+        ...
+
     def watch_worktrees(self, context: Context | None = None) -> WorktreeWatch | None:
         """A WorktreeWatch over the run's session worktrees (of the node's parallel branch, given its
         context), its baseline taken now; None when the run has no workspace repos or no git port (nothing

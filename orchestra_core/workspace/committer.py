@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from attrs import frozen
 
 from orchestra_core.agents.git_files import MAX_GITATTRIBUTES_BYTES, check_git_file, is_checked_file
 from orchestra_core.agents.path_guard import PathGuard, ToolPathError
 from orchestra_core.model.settings import RepoSettings
-from orchestra_core.model.turn import AgentTurn, TurnCommit
+from orchestra_core.model.turn import AgentTurn, FileVersion, TurnCommit
 from orchestra_core.model.workspace_events import (
     AgentCommitCreated,
     CommitMessageFallback,
@@ -97,7 +97,8 @@ class RepoCommitter:
         if not paths:
             return None
         self._check_checkout(context)
-        change = self._git.tree_with_files(context.worktree_path, context.branch_ref, paths)
+        versions = {path: version for path, version in turn.versions_in(context.repo_name).items() if path in paths}
+        change = self._git.tree_with_files(context.worktree_path, context.branch_ref, paths, versions)
         if not change.changed:
             return None
         message = self._message(context, turn, change, paths)
@@ -112,10 +113,11 @@ class RepoCommitter:
                     committer=committer,
                     paths=paths,
                     run_hooks=True,
+                    versions=versions,
                 )
             else:
-                sha = self._write_commit(context, change, paths, full_message, author, committer)
-                self._git.sync_index(context.worktree_path, paths)
+                sha = self._write_commit(context, change, paths, versions, full_message, author, committer)
+                self._git.sync_index(context.worktree_path, paths, versions)
             on_head(sha)
         self._emit(
             AgentCommitCreated(
@@ -181,6 +183,7 @@ class RepoCommitter:
         context: WorkspaceContext,
         change: TreeChange,
         paths: list[str],
+        versions: Mapping[str, FileVersion],
         message: str,
         author: Identity,
         committer: Identity,
@@ -200,7 +203,7 @@ class RepoCommitter:
                 self._git.update_ref(worktree, context.branch_ref, sha, expected_old=change.base_commit)
                 return sha
             except RefConflictError:
-                change = self._git.tree_with_files(worktree, context.branch_ref, paths)
+                change = self._git.tree_with_files(worktree, context.branch_ref, paths, versions)
         raise WorkspaceCommitError(
             f"{context.repo_name}: {context.branch_name} kept moving; gave up committing"
         )

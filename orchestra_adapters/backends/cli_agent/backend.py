@@ -3,8 +3,10 @@
 The agent's own file-writing tools are withheld; Orchestra's tools reach it through the MCP tool server,
 which forwards every call to this process, so writes go through the node's WriteTracker exactly as with
 the LangGraph backend. The agent's event stream is read line by line while it runs: each model response
-and its tool results make one AgentTurn, committed as soon as it is complete. Changes that did not come
-through Orchestra's tools are committed apart, with a warning (the untracked-writes safety net).
+and its tool results make one AgentTurn, committed as soon as it is read. The agent does not wait for that
+commit, so each write is captured (stored as a blob) when the tool makes it and kept with its tool call
+(`CallWrites`); the turn takes the writes of the calls it shows, as they were written. Changes that did not
+come through Orchestra's tools are committed apart, with a warning (the untracked-writes safety net).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from attrs import evolve, frozen
 
 from orchestra_adapters.backends.cli_agent.adapter import CliAgentAdapter
+from orchestra_adapters.backends.cli_agent.call_writes import CallWrites
 from orchestra_adapters.backends.cli_agent.events import AgentStarted
 from orchestra_adapters.backends.cli_agent.process import AgentProcess
 from orchestra_adapters.backends.cli_agent.spec import CliAgentSpec
@@ -46,6 +49,7 @@ DEFAULT_TIMEOUT_S = 3600.0
 WORKDIR_ATTR = "agent.workdir"  # the repo whose worktree the agent works in (default: the first repo)
 SERVER_NAME = "orchestra"
 UNTRACKED_NOTE = "Files changed in the worktree by means other than Orchestra's tools (committed apart)."
+UNCLAIMED_NOTE = "Files written through Orchestra's tools in calls the agent's event stream did not show."
 
 
 class AgentFailed(OrchestraError):
@@ -137,14 +141,15 @@ class CLIAgentBackend:
         try:
             executable = self.executable()
             choice = self._choice(node, context)
-            tracker = WriteTracker()
+            tracker = self._runtime.write_tracker(context)
             toolbox = Toolbox(self._tools(node, choice, context, tracker))
             repos = self._runtime.repos(context)
             cwd = _workdir(node, repos, self._runtime.project_root)
         except OrchestraError as error:
             return Outcome.fail(f"node {node.id}: {error}")
+        calls = CallWrites(tracker)
         with (
-            ToolHost(toolbox, server_name=SERVER_NAME) as host,
+            ToolHost(toolbox, server_name=SERVER_NAME, on_call=calls.on_call) as host,
             tempfile.TemporaryDirectory(prefix="orchestra-agent-") as scratch,
         ):
             spec = CliAgentSpec(
@@ -160,7 +165,7 @@ class CLIAgentBackend:
                 resume_session=session,
             )
             watch = self._runtime.watch_worktrees(context)
-            execution = _Execution(self, node, choice, toolbox, tracker, on_turn, watch, host, cancel)
+            execution = _Execution(self, node, choice, toolbox, calls, on_turn, watch, host, cancel)
             execution.confine_to(repos.values() if repos else [RepoContext("project", self._runtime.project_root)])
             if session is not None and resume is not None:
                 execution.number_turns_from(resume.turn_number + 1)
@@ -213,7 +218,7 @@ class _Execution:
         node: Node,
         choice: _AgentChoice,
         toolbox: Toolbox,
-        tracker: WriteTracker,
+        calls: CallWrites,
         on_turn: OnTurn | None,
         watch: WorktreeWatch | None,
         host: ToolHost,
@@ -224,7 +229,7 @@ class _Execution:
         self._node = node
         self._choice = choice
         self._toolbox = toolbox
-        self._tracker = tracker
+        self._calls = calls
         self._on_turn = on_turn
         self._watch = watch
         self._host = host
@@ -279,7 +284,10 @@ class _Execution:
         except AgentFailed as error:
             return Outcome.fail(f"node {self._node.id}: {error}; {_tail(process)}")
         finally:
-            self._sweep()
+            try:
+                self._commit_unclaimed()
+            finally:
+                self._sweep()
         return self._result(assembler, process, status)
 
     def _sandboxed(self, argv: list[str], spec: CliAgentSpec, env: Mapping[str, str], scratch: Path) -> list[str]:
@@ -326,6 +334,7 @@ class _Execution:
         return result.text
 
     def _report(self, draft: TurnDraft) -> None:
+        writes = self._calls.claim(draft.tool_calls())
         turn = AgentTurn(
             node_id=self._node.id,
             turn_number=self._turn_number,
@@ -333,7 +342,8 @@ class _Execution:
             provider=self._adapter.provider,
             messages=draft.messages(),
             tool_calls=draft.tool_calls(),
-            files_written=self._tracker.flush(),
+            files_written=writes.files,
+            file_versions=writes.versions,
             token_usage=draft.usage,
             agent_state_ref=self._state_ref(),
             duration_s=time.monotonic() - draft.started,
@@ -355,10 +365,30 @@ class _Execution:
         # No tool call may be half done while we look: a file it wrote but has not recorded yet would
         # pass for an untracked write. Writes recorded for the turn in progress are its own.
         with self._host.paused():
-            pending = set(self._tracker.pending())
+            pending = self._calls.pending()
             changed = [entry for entry in self._watch.changed() if entry not in pending]
             if changed:
                 self._commit_untracked(changed)
+
+    def _commit_unclaimed(self) -> None:
+        """Commit, as a turn of their own, writes through Orchestra's tools that no turn of the stream showed."""
+        with self._host.paused():
+            writes = self._calls.unclaimed()
+        if not writes.files:
+            return
+        turn = AgentTurn(
+            node_id=self._node.id,
+            turn_number=self._turn_number,
+            model=self._model or "unknown",
+            provider=self._adapter.provider,
+            messages=[{"role": "system", "content": UNCLAIMED_NOTE}],
+            files_written=writes.files,
+            file_versions=writes.versions,
+            agent_state_ref=self._state_ref(),
+        )
+        self._turn_number += 1
+        if self._on_turn is not None:
+            self._on_turn(turn)
 
     def _commit_untracked(self, changed: list[str]) -> None:
         assert self._watch is not None

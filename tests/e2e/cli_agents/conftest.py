@@ -32,7 +32,11 @@ class AgentProject:
         self.backend = backend
         self.repo = GitRepo(root)
 
-    def configure(self, agent_settings: dict[str, Any] | None = None, node_attrs: str = "") -> None:
+    def configure(
+        self, agent_settings: dict[str, Any] | None = None, node_attrs: str = "", extra: dict[str, Any] | None = None
+    ) -> None:
+        """orchestra.yaml for the agent (`agent_settings` in its section, `extra` top-level keys) and the pipeline
+        (`node_attrs` added to the `implement` node)."""
         binary = claude_binary() if self.backend == "claude-code" else codex_binary()
         section = {"command": str(binary), **(agent_settings or {})}
         key = self.backend.replace("-", "_")
@@ -40,6 +44,7 @@ class AgentProject:
             "workspace": {"repos": {"project": {"path": "."}}},
             "backend": self.backend,
             key: section,
+            **(extra or {}),
         }
         write_files(
             self.root, {"orchestra.yaml": json.dumps(config, indent=2), "pipeline.dot": PIPELINE % node_attrs}

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from attrs import evolve
 
+from orchestra_adapters.git.subprocess_git import SubprocessGit
 from orchestra_core.model.turn import AgentTurn
 from orchestra_core.ports.commit_messages import CommitMessageRequest
 from orchestra_core.testing.commit_messages import ScriptedCommitMessages
@@ -249,3 +251,26 @@ def test_large_diffs_are_truncated_for_the_generator(
     [request] = harness.generator.requests
     assert request.diff_truncated and len(request.diff) < 13_000
     assert "+small" in request.diff and "more lines of this file not shown" in request.diff
+
+
+@pytest.mark.parametrize("run_hooks", [False, True])
+def test_a_turn_with_captured_versions_commits_them_not_the_files_as_they_are_now(
+    harness: Harness, project: GitRepo, turn: TurnFactory, run_hooks: bool
+) -> None:
+    """A CLI agent has gone on and changed the file again before its earlier turn is committed."""
+    session = harness.manager(run_hooks=run_hooks).setup_session(SESSION_ID, "test_git")
+    worktree = session.contexts["project"].worktree_path
+    git_port = SubprocessGit()
+    _write(session, "project", "a.py", "A = 1\n")
+    (worktree / "src/app.py").unlink()
+    captured = git_port.capture_files(worktree, ["a.py", "src/app.py"])
+    _write(session, "project", "a.py", "A = 3\n")  # the later turn's edit, not yet reported
+    _write(session, "project", "src/app.py", "back\n")
+    versions = {f"project:{path}": version for path, version in captured.items()}
+    written = evolve(turn(["project:a.py", "project:src/app.py"]), file_versions=versions)
+    commit = session.commit_turn(written).commits[0]
+    assert project.show(commit.sha, "a.py") == "A = 1\n"
+    assert project.files_in(commit.sha) == ["README.md", "a.py"]
+    assert project.status(worktree) == " M a.py\n?? src/app.py\n"  # the later changes, not staged
+    later = session.commit_turn(turn(["project:a.py"], number=2)).commits[0]
+    assert project.show(later.sha, "a.py") == "A = 3\n" and project.status(worktree) == "?? src/app.py\n"
