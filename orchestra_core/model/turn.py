@@ -48,6 +48,10 @@ class TurnCommit:
     branch: str = ""
 
 
+TOOL_STAGE_MODEL = "tool_command"  # the `model` of a tool stage's turn: a command ran, not an LLM
+TOOL_STAGE_PROVIDER = "tool"
+
+
 def _messages(items: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
     return tuple(items)
 
@@ -68,7 +72,8 @@ class AgentTurn:
     the workspace layer after it commits the turn's writes; `git_sha`/`commit_message` give the first
     commit for readers of the single-repo AgentTurn v2 shape. `untracked` marks a turn made up by the
     workspace safety net: changes found in a worktree that no tool reported (a CLI agent's own tools, a
-    shell redirect), committed apart with an `Orchestra-Untracked: true` trailer.
+    shell redirect), committed apart with an `Orchestra-Untracked: true` trailer. A tool stage's work is a
+    turn too: model `tool_command`, provider `tool`, its command as a `shell` tool call (`by_tool_stage`).
     """
 
     node_id: str
@@ -91,6 +96,11 @@ class AgentTurn:
     @property
     def commit_message(self) -> str | None:
         return self.commits[0].message if self.commits else None
+
+    @property
+    def by_tool_stage(self) -> bool:
+        """Whether a tool stage's command made this turn (no LLM: nothing to continue on resume)."""
+        return self.model == TOOL_STAGE_MODEL and self.provider == TOOL_STAGE_PROVIDER
 
     def with_commits(self, commits: tuple[TurnCommit, ...]) -> AgentTurn:
         return evolve(self, commits=commits)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.model.settings import RepoSettings
@@ -19,7 +20,9 @@ from orchestra_core.workspace.committer import RepoCommitter
 from orchestra_core.workspace.context import IN_PLACE, WorkspaceContext
 from orchestra_core.workspace.errors import ProtectedBranchError, WorkspaceCommitError, WorkspaceError
 from orchestra_core.workspace.naming import is_protected
+from orchestra_core.workspace.tool_stage import ToolStageRun, ToolStageWatch
 from orchestra_core.workspace.worktree_include import copy_included_files
+from orchestra_core.workspace.worktree_watch import WorktreeWatch
 
 
 class WorkspaceSession:
@@ -103,14 +106,35 @@ class WorkspaceSession:
 
         return on_turn
 
-    def commit_turn(self, turn: AgentTurn) -> AgentTurn:
+    def watch_tool_stage(self, protected: Sequence[Path] = ()) -> ToolStageWatch:
+        """Watch every repo's worktree from now, before a tool stage's command; its `finish` commits what the
+        stage changed as a turn of the stage (`protected`: the run's own state, never committed).
+
+        Raises:
+            GitError: `git status` failed in a worktree.
+        """
+        roots = {name: context.worktree_path for name, context in self.contexts.items()}
+        return ToolStageWatch(WorktreeWatch(self._git, roots), self._commit_tool_stage, protected)
+
+    def _commit_tool_stage(self, turn: AgentTurn, run: ToolStageRun) -> AgentTurn:
+        committer = RepoCommitter(
+            self._git, self._clock, None, self._emit, message=run.message, trailers=run.trailers()
+        )
+        return self.commit_turn(turn, committer=committer)
+
+    def commit_turn(self, turn: AgentTurn, *, committer: RepoCommitter | None = None) -> AgentTurn:
         """Commit the turn's writes in every repo they touch; return the turn with `commits` added.
+
+        Args:
+            turn: The turn, with its `files_written`.
+            committer: Commits with another message and trailers (a tool stage's); default: the session's.
 
         Raises:
             WorkspaceCommitError: Some repo's commit failed (others still committed; `error.turn` has them).
         """
         if not self._contexts:
             return turn
+        committer = committer or self._committer
         commits: list[TurnCommit] = []
         failures: list[str] = []
         for repo, paths in turn.writes_by_repo().items():
@@ -119,7 +143,7 @@ class WorkspaceSession:
                 self._report_unknown(turn, repo, paths)
                 continue
             try:
-                commit = self._committer.commit(
+                commit = committer.commit(
                     context,
                     self._settings[repo],
                     turn,
