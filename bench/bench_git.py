@@ -5,7 +5,9 @@ Measures, in the same run:
 - one per-turn commit of 2 files (1 modified, 1 new) through the workspace's fast path, message
   generation excluded (an instant scripted generator; the diff it is given is included);
 - the porcelain baseline: `git add` + `git commit` of the same kind of change in another worktree;
-- plain `git worktree add` of the same repository, the floor for setup on this machine's disk.
+- plain `git worktree add` of the same repository, the floor for setup on this machine's disk;
+- a tool stage's own cost (issue 31): its worktrees watched before the command (a `git status`), then what the
+  command changed (the same 2 files) found and committed as its turn (a second status, the commit's fast path).
 Targets (issue 6): commit <= half the porcelain time and < 150 ms; setup < 1.5 s.
 """
 
@@ -22,9 +24,11 @@ from large_repo import FILES, generate_repo, git
 from orchestra_adapters.git import SubprocessGit
 from orchestra_core.model.settings import RepoSettings, WorkspaceSettings
 from orchestra_core.model.turn import AgentTurn
+from orchestra_core.ports.command_runner import CommandResult
 from orchestra_core.ports.clock import SystemClock
 from orchestra_core.testing.commit_messages import ScriptedCommitMessages
 from orchestra_core.workspace import WorkspaceManager
+from orchestra_core.workspace.tool_stage import ToolStageRun
 
 COMMITS = 15
 SETUPS = 3
@@ -72,6 +76,21 @@ def bench_fast_commits(session: object) -> list[float]:
     return times
 
 
+def bench_tool_stages(session: object) -> list[float]:
+    """Watch + finish of a tool stage that changes 2 files (the command itself is not timed)."""
+    worktree = session.contexts["big"].worktree_path  # type: ignore[attr-defined]
+    times = []
+    for number in range(COMMITS + 1):
+        started = time.perf_counter()
+        watch = session.watch_tool_stage()  # type: ignore[attr-defined]
+        watched = time.perf_counter() - started
+        (worktree / "pkg02" / "mod00" / "file0.py").write_text(f"VALUE = {number}\n")
+        (worktree / "pkg03" / "mod00" / f"out{number}.txt").write_text("OUT\n")
+        result = CommandResult(0, "", "", 0.0)
+        times.append(watched + timed(lambda: watch.finish(ToolStageRun("build", "make", result))))
+    return times
+
+
 def bench_porcelain_commits(repo: Path, root: Path) -> list[float]:
     worktree = root / "porcelain"
     git(repo, "worktree", "add", "--quiet", "-b", "porcelain", str(worktree))
@@ -102,6 +121,7 @@ def main() -> None:
         setup_times, session = bench_setup(repo, project)
         plain_times = bench_plain_worktree_add(repo, root)
         fast = bench_fast_commits(session)
+        tool_stages = bench_tool_stages(session)
         porcelain = bench_porcelain_commits(repo, root)
     fast_ms, porcelain_ms = statistics.median(fast[1:]), statistics.median(porcelain[1:])
     result = {
@@ -114,6 +134,7 @@ def main() -> None:
         "commit_ratio": round(fast_ms / porcelain_ms, 2),
         "first_commit_fast_path_ms": ms(fast[0]),
         "first_commit_porcelain_ms": ms(porcelain[0]),
+        "tool_stage_ms": ms(statistics.median(tool_stages[1:])),
         "commits_measured": COMMITS,
         "targets": {"commit_ratio_max": 0.5, "commit_ms_max": 150, "setup_s_max": 1.5},
     }
