@@ -30,8 +30,8 @@ def save_uncommitted(
     """Commit what is uncommitted in the context's worktree under an abandoned ref; None when nothing is.
 
     Nothing in the worktree, its index or its branch changes: the commit is written with `commit-tree` and only
-    the new `refs/orchestra/abandoned/<session>/<n>` points at it. A missing worktree directory has nothing to
-    save. Paths that are not clean paths inside the repo (a spelling of `.git`, `.orchestra`) and `.gitmodules`
+    the new `refs/orchestra/abandoned/<session>/<n>` points at it. A missing worktree (no `.git` in its
+    directory) has nothing to save. Paths that are not clean paths inside the repo (a spelling of `.git`, `.orchestra`) and `.gitmodules`
     or `.gitattributes` whose content git's fsck refuses are left out (and named in the event).
 
     Args:
@@ -45,7 +45,7 @@ def save_uncommitted(
         GitError: git failed; the caller must not discard the worktree then.
     """
     worktree = context.worktree_path
-    if not worktree.is_dir():
+    if not (worktree / ".git").exists():  # gone, or not a checkout of its own: git would answer for a parent
         return None
     found: list[str] = []
     for entry in git.status(worktree):

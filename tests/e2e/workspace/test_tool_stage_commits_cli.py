@@ -23,6 +23,7 @@ from tests.support.orchestra_project import (
     ORCHESTRA,
     SCRIPTED_PROVIDER,
     agent_turns,
+    all_agent_turns,
     committed_files,
     orchestra,
     records_of,
@@ -123,3 +124,47 @@ def test_a_killed_run_resumes_with_every_tool_stages_files_committed(tmp_path: P
     assert {t["node_id"]: t["git_sha"] for t in status["turns"] if t["type"] == "dev.orchestra.AgentTurn"} == {
         f"s{n}": sha for n, sha in enumerate(commits, start=1)
     }
+
+
+PARALLEL = """digraph par {
+    start [shape=Mdiamond]; exit [shape=Msquare]
+    fan  [shape=component]
+    a    [shape=parallelogram, tool_command="echo a > a.txt"]
+    b    [shape=parallelogram, tool_command="echo b > b.txt"]
+    join [shape=tripleoctagon]
+    slow [shape=parallelogram, tool_command="echo partial > part.txt; sleep 30", timeout="1s"]
+    start -> fan; fan -> a -> join; fan -> b -> join
+    join -> slow
+    slow -> exit [condition="outcome=fail"]
+}
+"""
+
+
+def test_tool_stages_in_parallel_branches_commit_on_their_branch_and_a_timed_out_one_commits_what_it_made(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "home").mkdir()
+    env = hermetic_env(tmp_path / "home")
+    app = make_repo(tmp_path / "app", {"app.txt": "app\n"})
+    base = app.head()
+    project = tmp_path / "project"
+    write_files(
+        project,
+        {"orchestra.yaml": SCRIPTED_PROVIDER + WORKSPACE, "cassette.yaml": "nodes: {}\n", "par.dot": PARALLEL},
+    )
+    done = orchestra("run", "par.dot", "--json", cwd=project, env=env)
+    assert done.returncode == 0, done.stderr
+    branch = "orchestra/par/1"
+    assert sorted(app.files_in(branch)) == ["a.txt", "app.txt", "b.txt", "part.txt"]
+    by_node = {trailers(app, sha)["Orchestra-Node"]: sha for sha in app.log(f"{base}..{branch}", "%H")}
+    for node in ("a", "b"):  # each on its own branch, merged at the join
+        assert committed_files(app, by_node[node]) == [f"{node}.txt"]
+        assert app.git("branch", "--contains", by_node[node], "--format=%(refname:short)").split() == [branch]
+    slow = trailers(app, app.head(branch))
+    assert (slow["Orchestra-Node"], slow["Orchestra-Exit-Code"]) == ("slow", "timed-out")
+    assert committed_files(app, app.head(branch)) == ["part.txt"]
+    turns = {turn.node_id: turn for turn in all_agent_turns(project, "1")}
+    assert {node: turns[node].git_sha for node in ("a", "b", "slow")} == {
+        "a": by_node["a"], "b": by_node["b"], "slow": app.head(branch),
+    }
+    assert turns["a"].commits[0].branch == "orchestra/par/1--fan-a"
