@@ -168,3 +168,32 @@ def test_tool_stages_in_parallel_branches_commit_on_their_branch_and_a_timed_out
         "a": by_node["a"], "b": by_node["b"], "slow": app.head(branch),
     }
     assert turns["a"].commits[0].branch == "orchestra/par/1--fan-a"
+
+
+TWO = """digraph two {
+    start [shape=Mdiamond]; exit [shape=Msquare]
+    one [shape=parallelogram, tool_command="echo one > one.txt"]
+    two [shape=parallelogram, tool_command="cat one.txt > two.txt"]
+    start -> one -> two -> exit
+}
+"""
+
+
+def test_a_tool_stages_turn_can_be_checked_out_and_replayed_from(tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+    env = hermetic_env(tmp_path / "home")
+    app = make_repo(tmp_path / "app", {"app.txt": "app\n"})
+    project = tmp_path / "project"
+    write_files(project, {"orchestra.yaml": SCRIPTED_PROVIDER + WORKSPACE, "cassette.yaml": "nodes: {}\n", "two.dot": TWO})
+    assert orchestra("run", "two.dot", "--quiet", cwd=project, env=env).returncode == 0
+    [(stored, one)] = [(turn, record) for turn, record in agent_turns(project, "1") if record.node_id == "one"]
+    checkout = json.loads(orchestra("checkout", "1", "--turn", stored.turn_id, "--json", cwd=project, env=env).stdout)
+    where = Path(checkout["worktrees"]["app"])
+    assert (where / "one.txt").read_text() == "one\n" and not (where / "two.txt").exists()
+    replay = orchestra("replay", "1", "--turn", stored.turn_id, "--json", cwd=project, env=env)
+    assert replay.returncode == 0, replay.stderr
+    replayed = json.loads(replay.stdout)
+    # The replay starts on the turn's commit and runs `one` again (no agent to continue: no resume keys linger).
+    assert replayed["repos"]["app"]["base_sha"] == one.git_sha
+    assert not any(key.startswith("internal.resume_") for key in replayed["context"])
+    assert app.show(f"orchestra/two/{replayed['session_id']}", "two.txt") == "one\n"
