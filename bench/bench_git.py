@@ -24,8 +24,8 @@ from large_repo import FILES, generate_repo, git
 from orchestra_adapters.git import SubprocessGit
 from orchestra_core.model.settings import RepoSettings, WorkspaceSettings
 from orchestra_core.model.turn import AgentTurn
-from orchestra_core.ports.command_runner import CommandResult
 from orchestra_core.ports.clock import SystemClock
+from orchestra_core.ports.command_runner import CommandResult
 from orchestra_core.testing.commit_messages import ScriptedCommitMessages
 from orchestra_core.workspace import WorkspaceManager
 from orchestra_core.workspace.tool_stage import ToolStageRun
@@ -86,8 +86,8 @@ def bench_tool_stages(session: object) -> list[float]:
         watched = time.perf_counter() - started
         (worktree / "pkg02" / "mod00" / "file0.py").write_text(f"VALUE = {number}\n")
         (worktree / "pkg03" / "mod00" / f"out{number}.txt").write_text("OUT\n")
-        result = CommandResult(0, "", "", 0.0)
-        times.append(watched + timed(lambda: watch.finish(ToolStageRun("build", "make", result))))
+        run = ToolStageRun("build", "make", CommandResult(0, "", "", 0.0))
+        times.append(watched + timed(lambda watch=watch, run=run: watch.finish(run)))
     return times
 
 
