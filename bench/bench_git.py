@@ -7,6 +7,8 @@ Measures, in the same run:
 - the porcelain baseline: `git add` + `git commit` of the same kind of change in another worktree;
 - plain `git worktree add` of the same repository, the floor for setup on this machine's disk;
 - a CLI agent's turn: each write captured as a blob when made (`capture_files`), the commit built from those.
+- a tool stage's own cost (issue 31): its worktrees watched before the command (a `git status`), then what the
+  command changed (the same 2 files) found and committed as its turn (a second status, the commit's fast path).
 Targets (issue 6): commit <= half the porcelain time and < 150 ms; setup < 1.5 s.
 """
 
@@ -24,8 +26,10 @@ from orchestra_adapters.git import SubprocessGit
 from orchestra_core.model.settings import RepoSettings, WorkspaceSettings
 from orchestra_core.model.turn import AgentTurn
 from orchestra_core.ports.clock import SystemClock
+from orchestra_core.ports.command_runner import CommandResult
 from orchestra_core.testing.commit_messages import ScriptedCommitMessages
 from orchestra_core.workspace import WorkspaceManager
+from orchestra_core.workspace.tool_stage import ToolStageRun
 
 COMMITS = 15
 SETUPS = 3
@@ -94,6 +98,21 @@ def bench_captured_commits(session: object) -> tuple[list[float], list[float]]:
     return captures, commits
 
 
+def bench_tool_stages(session: object) -> list[float]:
+    """Watch + finish of a tool stage that changes 2 files (the command itself is not timed)."""
+    worktree = session.contexts["big"].worktree_path  # type: ignore[attr-defined]
+    times = []
+    for number in range(COMMITS + 1):
+        started = time.perf_counter()
+        watch = session.watch_tool_stage()  # type: ignore[attr-defined]
+        watched = time.perf_counter() - started
+        (worktree / "pkg02" / "mod00" / "file0.py").write_text(f"VALUE = {number}\n")
+        (worktree / "pkg03" / "mod00" / f"out{number}.txt").write_text("OUT\n")
+        run = ToolStageRun("build", "make", CommandResult(0, "", "", 0.0))
+        times.append(watched + timed(lambda watch=watch, run=run: watch.finish(run)))
+    return times
+
+
 def bench_porcelain_commits(repo: Path, root: Path) -> list[float]:
     worktree = root / "porcelain"
     git(repo, "worktree", "add", "--quiet", "-b", "porcelain", str(worktree))
@@ -125,6 +144,7 @@ def main() -> None:
         plain_times = bench_plain_worktree_add(repo, root)
         fast = bench_fast_commits(session)
         captures, captured = bench_captured_commits(session)
+        tool_stages = bench_tool_stages(session)
         porcelain = bench_porcelain_commits(repo, root)
     fast_ms, porcelain_ms = statistics.median(fast[1:]), statistics.median(porcelain[1:])
     result = {
@@ -139,6 +159,7 @@ def main() -> None:
         "commit_of_captured_writes_ms": ms(statistics.median(captured[1:])),
         "first_commit_fast_path_ms": ms(fast[0]),
         "first_commit_porcelain_ms": ms(porcelain[0]),
+        "tool_stage_ms": ms(statistics.median(tool_stages[1:])),
         "commits_measured": COMMITS,
         "targets": {"commit_ratio_max": 0.5, "commit_ms_max": 150, "setup_s_max": 1.5},
     }

@@ -106,6 +106,7 @@ def print_session_summary(summary: SessionSummary, *, all_turns: bool = False) -
             title="repos",
         )
     _print_rollbacks(summary.turns)
+    _print_saved_work(summary.turns)
     _print_cleanups(summary.turns)
     if summary.checkpoints:
         print()
@@ -124,6 +125,17 @@ def _print_rollbacks(turns: Sequence[TurnView]) -> None:
             event = turn.record
             kept = f" kept as {event.abandoned_ref}" if event.abandoned_ref else ""
             print(f"rolled back: {event.repo} {event.branch} at {event.head_sha[:12]}{kept}")
+
+
+def _print_saved_work(turns: Sequence[TurnView]) -> None:
+    """One line per worktree whose uncommitted changes were saved before a reset (resume, rollback, ...)."""
+    from orchestra_core.model.workspace_events import UncommittedWorkSaved
+
+    for turn in turns:
+        if isinstance(turn.record, UncommittedWorkSaved):
+            event = turn.record
+            files = ", ".join(event.paths[:5]) + (f" and {len(event.paths) - 5} more" if len(event.paths) > 5 else "")
+            print(f"saved: {event.repo} uncommitted changes ({files}) before {event.reason} as {event.abandoned_ref}")
 
 
 def _print_cleanups(turns: Sequence[TurnView]) -> None:

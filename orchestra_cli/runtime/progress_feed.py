@@ -10,7 +10,11 @@ from orchestra_core.model.events import AgentTurnCompleted, EngineEvent
 
 if TYPE_CHECKING:
     from orchestra_core.model.turn import AgentTurn
-    from orchestra_core.model.workspace_events import UntrackedWritesCommitted, WorkspaceRestored
+    from orchestra_core.model.workspace_events import (
+        UncommittedWorkSaved,
+        UntrackedWritesCommitted,
+        WorkspaceRestored,
+    )
 
 
 class ProgressFeed:
@@ -39,6 +43,7 @@ class ProgressFeed:
             RemotePushed,
             RepoCloned,
             SessionBranchCreated,
+            UncommittedWorkSaved,
             UntrackedWritesCommitted,
             WorkspaceEvent,
             WorkspaceRestored,
@@ -73,6 +78,8 @@ class ProgressFeed:
             )
         elif isinstance(event, UntrackedWritesCommitted):
             self.note(f"warning: {untracked_text(event)}")
+        elif isinstance(event, UncommittedWorkSaved):
+            self.warn(saved_text(event))
         elif isinstance(event, WorkspaceRestored) and event.abandoned_ref:
             self.note(f"warning: {restored_text(event)}")
         elif isinstance(event, WorkspaceEvent) and event.level == "warning":
@@ -83,6 +90,15 @@ class ProgressFeed:
             note = getattr(observer, "note", None)
             if note is not None:
                 note(line)
+
+    def warn(self, line: str) -> None:
+        """A `warning: ` note that must reach the user: on stderr when nothing shows progress (`--quiet`)."""
+        if any(getattr(observer, "note", None) is not None for observer in self._observers):
+            self.note(f"warning: {line}")
+        else:
+            import typer
+
+            typer.echo(f"warning: {line}", err=True)
 
 
 def describe_turn(turn: AgentTurn) -> str:
@@ -111,6 +127,16 @@ def restored_text(event: WorkspaceRestored) -> str:
     return (
         f"{event.repo}: {event.branch} restored to {event.sha[:8]} ({event.reason}); its head "
         f"{event.previous_sha[:8]} is kept as {event.abandoned_ref}"
+    )
+
+
+def saved_text(event: UncommittedWorkSaved) -> str:
+    """Uncommitted work saved before a reset: the repo, the files, the ref, and how to get them back."""
+    files = ", ".join(event.paths[:10]) + (f" and {len(event.paths) - 10} more" if len(event.paths) > 10 else "")
+    return (
+        f"{event.repo}: uncommitted changes in {event.worktree_path} saved before {event.reason} as "
+        f"{event.abandoned_ref}: {files}; get them back with `git checkout {event.abandoned_ref} -- FILE` "
+        f"or `git cherry-pick {event.abandoned_ref}`"
     )
 
 

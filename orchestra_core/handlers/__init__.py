@@ -17,7 +17,7 @@ from orchestra_core.handlers.interactive import HistoryLoader, conversation_of
 from orchestra_core.handlers.manager import ManagerLoopHandler, PipelineLoader
 from orchestra_core.handlers.parallel import ParallelHandler
 from orchestra_core.handlers.registry import HandlerRegistry
-from orchestra_core.handlers.tool import ToolHandler
+from orchestra_core.handlers.tool import ToolHandler, ToolTurns
 from orchestra_core.model.graph import Node
 from orchestra_core.ports.codergen_backend import CodergenBackend
 from orchestra_core.ports.command_runner import CommandRunner
@@ -47,6 +47,7 @@ def build_registry(
     pipeline_loader: PipelineLoader | None = None,
     mode_for: Callable[[Node], str] | None = None,
     chat_history: HistoryLoader | None = None,
+    tool_turns: ToolTurns | None = None,
 ) -> HandlerRegistry:
     """A registry with every built-in handler; register custom types on it afterwards.
 
@@ -61,6 +62,7 @@ def build_registry(
         mode_for: A codergen node's agent mode; interactive nodes converse through the interviewer when it
             holds conversations (handlers/interactive.py).
         chat_history: The conversation an interrupted run left in an interactive node, for resume.
+        tool_turns: Commits what each tool stage changed as a turn of the stage (the workspace layer).
     """
     codergen = CodergenHandler(
         backend, prompt_builder=prompt_builder, on_turn_factory=on_turn_factory,
@@ -74,7 +76,7 @@ def build_registry(
     registry.register("conditional", ConditionalHandler())
     registry.register("parallel", ParallelHandler())
     registry.register("parallel.fan_in", FanInHandler(backend))
-    registry.register("tool", ToolHandler(command_runner, workdir))
+    registry.register("tool", ToolHandler(command_runner, workdir, tool_turns))
     registry.register("stack.manager_loop", ManagerLoopHandler(pipeline_loader))
     return registry
 
@@ -93,6 +95,7 @@ __all__ = [
     "PromptBuilder",
     "StartHandler",
     "ToolHandler",
+    "ToolTurns",
     "WaitForHumanHandler",
     "build_registry",
 ]

@@ -9,13 +9,15 @@ directory the handler was given, the project root by default), `timeout`, `promp
 with the note "auto_status synthesized success (exit code N)"; a timeout or cancellation still fails),
 `tool_hooks.pre` / `tool_hooks.post` (the graph's by default; run around the command with TOOL_NAME=shell: a
 failing pre-hook fails the node without running the command, a failing post-hook is recorded only).
+With workspace repos, what the command (and its hooks) changed is committed as a turn of the stage, whatever its
+exit code (the run's `ToolTurns`, docs/git.md).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from attrs import evolve
 
@@ -33,6 +35,17 @@ from orchestra_core.ports.command_runner import CommandResult, CommandRunner
 CONTEXT_OUTPUT_CHARS = 64 * 1024
 SHELL_TOOL = "shell"  # TOOL_NAME of a tool node's command in its hooks, as other Attractor runners call it
 STDERR_TAIL_CHARS = 2000
+
+
+ToolTurnEnd = Callable[[CommandResult], None]
+"""Called with the command's result once the command and its post-hook ended: commits and records what changed."""
+
+
+class ToolTurns(Protocol):
+    """What the run does around a tool stage: watch the worktrees it may write before its command runs; the
+    returned function commits and records what changed as a turn of the stage (the workspace layer's)."""
+
+    def __call__(self, node: Node, stage: StageRun, command: str) -> ToolTurnEnd: ...
 
 
 def tool_environment(node: Node, stage: StageRun, prompt_file: str) -> dict[str, str]:
@@ -73,13 +86,20 @@ class ToolHandler:
         runner: Runs the command (its own process group, killed whole on timeout).
         workdir: The default working directory (the project root), or a function giving it for the node's
             parallel branch (None on the main line): a branch with its own worktree runs there.
+        turns: Commits what each command changed as a turn of its stage (None: nothing is committed).
     """
 
     enforces_timeout = True
 
-    def __init__(self, runner: CommandRunner | None, workdir: str | Callable[[str | None], str] = ".") -> None:
+    def __init__(
+        self,
+        runner: CommandRunner | None,
+        workdir: str | Callable[[str | None], str] = ".",
+        turns: ToolTurns | None = None,
+    ) -> None:
         self.runner = runner
         self.workdir = workdir
+        self.turns = turns
 
     def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
         command = node.get("tool_command").strip()
@@ -97,6 +117,7 @@ class ToolHandler:
         if vetoed is not None:
             stage.write("tool_output.txt", f"$ {command}\n# not run: the tool_hooks.pre hook failed\n{vetoed.render()}")
             return Outcome.fail(f"{vetoed.failure()}; the command did not run", context_updates={"last_stage": node.id})
+        end = self.turns(node, stage, command) if self.turns is not None else None  # before the command runs
         # The stage directory is where a command may write status.json; the run adds its worktrees.
         extra: dict[str, Any] = {"cancel": stage.cancel} if takes_cancel(self.runner.run) else {}
         result = self.runner.run(
@@ -104,6 +125,8 @@ class ToolHandler:
         )
         after = hooks.after(result)
         stage.write("tool_output.txt", render_output(command, result) + "".join(hook.render() for hook in hooks.ran))
+        if end is not None:
+            end(result)
         outcome = _outcome(node, stage, command, result)
         if after is None or after.ok:
             return outcome

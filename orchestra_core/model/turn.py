@@ -66,6 +66,10 @@ class TurnCommit:
     branch: str = ""
 
 
+TOOL_STAGE_MODEL = "tool_command"  # the `model` of a tool stage's turn: a command ran, not an LLM
+TOOL_STAGE_PROVIDER = "tool"
+
+
 def _messages(items: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
     return tuple(items)
 
@@ -89,6 +93,8 @@ class AgentTurn:
     shell redirect), committed apart with an `Orchestra-Untracked: true` trailer. `file_versions` holds, by
     `repo:path`, the content each file had when the turn's tool wrote it (the tracker's capture); the commit
     takes those, and files without one as they are when it is made. It is not stored: the commit holds it.
+    A tool stage's work is a turn too: model `tool_command`, provider `tool`, its command as a `shell` tool
+    call (`by_tool_stage`).
     """
 
     node_id: str
@@ -112,6 +118,11 @@ class AgentTurn:
     @property
     def commit_message(self) -> str | None:
         return self.commits[0].message if self.commits else None
+
+    @property
+    def by_tool_stage(self) -> bool:
+        """Whether a tool stage's command made this turn (no LLM: nothing to continue on resume)."""
+        return self.model == TOOL_STAGE_MODEL and self.provider == TOOL_STAGE_PROVIDER
 
     def with_commits(self, commits: tuple[TurnCommit, ...]) -> AgentTurn:
         return evolve(self, commits=commits)

@@ -64,7 +64,7 @@ class WorktreeCreated(WorkspaceEvent):
 class AgentCommitCreated(WorkspaceEvent):
     """A turn's writes were committed to a session branch.
 
-    `message_source` says whether the message came from the generator or the deterministic fallback.
+    `message_source`: `generator`, the deterministic `fallback`, or `fixed` (a tool stage's message, no model).
     """
 
     repo: str
@@ -152,6 +152,28 @@ class WorkspaceRestored(WorkspaceEvent):
     reason: str
     previous_sha: str = ""
     abandoned_ref: str = ""
+
+
+@frozen(kw_only=True)
+class UncommittedWorkSaved(WorkspaceEvent):
+    """A worktree held changes nobody had committed (a user's edits, a stage killed mid-way) when Orchestra was
+    about to reset, rebuild or remove it (`reason`: `resume`, `restore`, `rollback`, `fork`, `join`, ...): they
+    were committed on top of its HEAD as `sha`, kept under `abandoned_ref` (`refs/orchestra/abandoned/...`),
+    before anything was discarded (stored as `dev.orchestra.UncommittedWorkSaved`).
+
+    `paths` are the files saved; `left_out` those that could not be (not a clean path inside the repo, or content
+    git's fsck refuses); files git ignores are never part of it.
+    """
+
+    repo: str
+    worktree_path: str
+    branch: str
+    sha: str
+    abandoned_ref: str
+    reason: str
+    paths: tuple[str, ...] = field(default=(), converter=str_tuple)
+    left_out: tuple[str, ...] = field(default=(), converter=str_tuple)
+    level: str = "warning"
 
 
 @frozen(kw_only=True)
@@ -298,6 +320,7 @@ __all__ = [
     "SessionBranchCreated",
     "SessionCleanedUp",
     "SessionRolledBack",
+    "UncommittedWorkSaved",
     "UntrackedWritesCommitted",
     "WorkspaceEvent",
     "WorkspaceRestored",

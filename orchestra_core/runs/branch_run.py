@@ -9,7 +9,6 @@ from pathlib import Path
 
 from attrs import evolve
 
-from orchestra_core.engine.stage import BranchResult
 from orchestra_core.graph.fan_out import branch_edges
 from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.context import Context
@@ -33,6 +32,7 @@ from orchestra_core.workspace.naming import ref_component
 from orchestra_core.workspace.session import WorkspaceSession
 from orchestra_core.workspace.setup import configured_path
 from orchestra_core.workspace.state_dir import exclude_state_dir
+from orchestra_core.workspace.uncommitted import save_uncommitted
 from orchestra_core.workspace.worktree_include import copy_included_files
 
 
@@ -134,7 +134,8 @@ class BranchRun(PipelineRun):
 
     def _reuse(self, git: Git, context: WorkspaceContext) -> bool:
         """The worktree is here already (this machine's project also runs the session, or ran the branch before):
-        its branch goes back to the fork point, a head left beyond it kept under an abandoned ref."""
+        its branch goes back to the fork point, a head left beyond it (and what it held uncommitted) kept under
+        abandoned refs."""
         root = context.repo_root
         git.worktree_prune(root)
         listed = [w for w in git.worktrees(root) if w.path.resolve() == context.worktree_path.resolve()]
@@ -143,14 +144,17 @@ class BranchRun(PipelineRun):
         head = git.resolve_commit(root, context.branch_ref)
         if head is not None and head != context.base_sha:
             keep_abandoned(git, root, context.session_id, head)
+        self._save_uncommitted(git, context)
         git.discard_changes(context.worktree_path, context.base_sha)
         return True
 
     def _discard(self, git: Git, context: WorkspaceContext) -> None:
-        """A worktree or branch of that name left by an earlier run goes (its commits kept under an abandoned ref)."""
+        """A worktree or branch of that name left by an earlier run goes (its commits, and what it held uncommitted,
+        kept under abandoned refs)."""
         root = context.repo_root
         for listed in git.worktrees(root):
             if listed.path.resolve() == context.worktree_path.resolve() or listed.branch == context.branch_name:
+                self._save_uncommitted(git, evolve(context, worktree_path=listed.path))
                 git.worktree_remove(root, listed.path)
         if context.worktree_path.exists():
             raise OrchestraError(f"{context.repo_name}: {context.worktree_path} exists but is not a worktree of {root}")
@@ -159,6 +163,9 @@ class BranchRun(PipelineRun):
             if old != context.base_sha:
                 keep_abandoned(git, root, context.session_id, old)
             git.delete_branch(root, context.branch_name)
+
+    def _save_uncommitted(self, git: Git, context: WorkspaceContext) -> None:
+        save_uncommitted(git, context, "fork", self._on_workspace_event, when=self.ports.clock.now())
 
     # running --------------------------------------------------------------------------------------------
     def run_branch(self, stop: Cancellation) -> BranchOutcome:
@@ -177,7 +184,7 @@ class BranchRun(PipelineRun):
             stop_at=self.assignment.stop_at, stage_keys=self.assignment.stage_keys, visited=self.assignment.visited,
             stop=stop, single=self.assignment.single,
         )  # fmt: skip
-        heads = self._push(result) if not stop.is_set() else {}
+        heads = self._push() if not stop.is_set() else {}
         self.recorder.flush()
         return BranchOutcome(result=result, heads=heads)
 
@@ -201,12 +208,10 @@ class BranchRun(PipelineRun):
             raise OrchestraError(f"edge {index} of pipeline {self.pipeline_name} does not lead to node {node_id}")
         return edge
 
-    def _push(self, result: BranchResult) -> dict[str, str]:
-        """Commit what the branch left uncommitted, then push each repo's branch (leased on what was fetched)."""
+    def _push(self) -> dict[str, str]:
+        """Push each repo's branch (leased on what was fetched): the branch's stages committed their work."""
         if self.workspace is None or self.branches is None:
             return {}
-        last = result.last_node or self.assignment.node
-        self.branches.commit_leftovers(last, self.assignment.branch, self.workspace)
         heads = self.workspace.snapshot()
         assert self.ports.git_remotes is not None
         for name, sha in heads.items():
@@ -221,7 +226,7 @@ class BranchRun(PipelineRun):
 
     def close(self) -> None:
         """Release what the run holds, then remove the worktrees it made (their commits are on the remote, or
-        kept under an abandoned ref)."""
+        kept under an abandoned ref, as is what they held uncommitted)."""
         try:
             super().close()
         finally:
@@ -232,6 +237,8 @@ class BranchRun(PipelineRun):
                     head = git.resolve_commit(context.repo_root, context.branch_ref)
                     if head is not None and head != self._fetched.get(context.repo_name, context.base_sha):
                         keep_abandoned(git, context.repo_root, context.session_id, head)
+                    # the recorder is closed: the warning goes to the run's observers only
+                    save_uncommitted(git, context, "close", self.events.deliver, when=self.ports.clock.now())
                     git.worktree_remove(context.repo_root, context.worktree_path)
                     git.delete_branch(context.repo_root, context.branch_name)
             self._created = []

@@ -41,6 +41,7 @@ from orchestra_core.runs.extensions import Extensions
 from orchestra_core.runs.ports import RunOptions, RunPorts
 from orchestra_core.runs.run_remotes import RunRemotes
 from orchestra_core.runs.start import REPLAY, RESUME, SessionStart, begin
+from orchestra_core.runs.tool_turns import RunToolTurns
 from orchestra_core.runs.writable_roots import WritableRoots
 from orchestra_core.session.api import append_record, publish_types
 from orchestra_core.session.checkpoints import RepoHead
@@ -263,6 +264,7 @@ class PipelineRun:
             pipeline_loader=self._load_child,
             mode_for=self.resolver.mode_for,
             chat_history=self._chat_history,
+            tool_turns=RunToolTurns(self.workspace_for, self.protected_paths, self._record_turn),
         )
         self.extensions.install_handlers(registry)
         remote = self._remote_branches()
@@ -383,11 +385,14 @@ class PipelineRun:
         """Each agent turn: committed by the workspace (when there is one), recorded, then reported."""
 
         def record(turn: AgentTurn) -> None:
-            self.recorder.record_agent_turn(turn, stage.branch)
-            stage.emit(AgentTurnCompleted, node_id=node.id, turn=turn)
+            self._record_turn(node, stage, turn)
 
         workspace = self.workspace_for(stage.branch)
         return workspace.on_turn_wrapper(record) if workspace is not None else record
+
+    def _record_turn(self, node: Node, stage: StageRun, turn: AgentTurn) -> None:
+        self.recorder.record_agent_turn(turn, stage.branch)
+        stage.emit(AgentTurnCompleted, node_id=node.id, turn=turn)
 
     def _load_child(self, path: str) -> Graph:
         prepared = prepare_pipeline(

@@ -123,7 +123,9 @@ def _at_turn(store: SessionStore, session_id: str, start: SessionStart, point: T
     assert start.checkpoint is not None
     shas = shas_at_turn(store, session_id, point, start.repo_heads)
     heads = {name: evolve(head, sha=shas.get(name, head.sha)) for name, head in start.repo_heads.items()}
-    context = {**start.checkpoint.context, **point.resume.context_values()}
+    # A tool stage's turn has no agent to continue: its node runs again, on the code the turn left.
+    resume = {} if point.record.by_tool_stage else point.resume.context_values()
+    context = {**start.checkpoint.context, **resume}
     return evolve(start, checkpoint=evolve(start.checkpoint, context=context), repo_heads=heads)
 
 

@@ -375,6 +375,21 @@ SESSION_CLEANED_UP = TypeSpec(
         f(6, "abandoned_ref", STRING),
     ],
 )
+UNCOMMITTED_WORK_SAVED = TypeSpec(
+    "dev.orchestra.UncommittedWorkSaved",
+    1,
+    w.UncommittedWorkSaved,
+    [
+        f(1, "repo", STRING),
+        f(2, "worktree_path", STRING),
+        f(3, "branch", STRING),
+        f(4, "sha", STRING),
+        f(5, "abandoned_ref", STRING),
+        f(6, "reason", STRING),
+        f(7, "paths", ARRAY, items=STRING),
+        f(8, "left_out", ARRAY, items=STRING),
+    ],
+)
 NESTED_TYPES = (TOOL_CALL, TOKEN_USAGE, TURN_COMMIT, OUTCOME, REPO_SNAPSHOT)
 TURN_TYPES = (
     PIPELINE_LIFECYCLE,
@@ -397,6 +412,7 @@ TURN_TYPES = (
     PUSH_FAILED,
     SESSION_ROLLED_BACK,
     SESSION_CLEANED_UP,
+    UNCOMMITTED_WORK_SAVED,
 )
 # Types that were defined once and are gone; their ids are never used again. (WorkspaceSnapshotRecorded,
 # retired in #11 before anything produced it, is back since #13 with its v1 tags unchanged.)

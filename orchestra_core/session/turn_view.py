@@ -249,6 +249,14 @@ def _untracked_committed(record: w.UntrackedWritesCommitted) -> dict[str, Any]:
     return {"repo": record.repo, "branch": record.branch, "sha": record.sha, "paths": list(record.paths)}
 
 
+def _work_saved(record: w.UncommittedWorkSaved) -> dict[str, Any]:
+    return {
+        "repo": record.repo, "branch": record.branch, "worktree_path": record.worktree_path, "sha": record.sha,
+        "abandoned_ref": record.abandoned_ref, "reason": record.reason, "paths": list(record.paths),
+        "left_out": list(record.left_out),
+    }
+
+
 def _worktree_created(record: w.WorktreeCreated) -> dict[str, Any]:
     return {"repo": record.repo, "branch": record.branch, "path": record.path}
 
@@ -280,6 +288,7 @@ _DETAILS: dict[type, Any] = {
     w.AgentCommitCreated: _commit_created,
     w.WorktreeCreated: _worktree_created,
     w.UntrackedWritesCommitted: _untracked_committed,
+    w.UncommittedWorkSaved: _work_saved,
     w.WorkspaceSnapshotRecorded: _snapshot_recorded,
     **{kind: _remote_event for kind in _REMOTE_FIELDS},
 }

@@ -13,6 +13,7 @@ _EXPORTS = {
     "ProtectedBranchError": "orchestra_core.workspace.errors",
     "SessionBranchCreated": "orchestra_core.model.workspace_events",
     "SessionRolledBack": "orchestra_core.model.workspace_events",
+    "UncommittedWorkSaved": "orchestra_core.model.workspace_events",
     "UntrackedWritesCommitted": "orchestra_core.model.workspace_events",
     "WorkspaceCommitError": "orchestra_core.workspace.errors",
     "WorkspaceConfigError": "orchestra_core.workspace.errors",

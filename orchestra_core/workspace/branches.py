@@ -10,31 +10,24 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 
 from orchestra_core.model.workspace_events import (
     WorkspaceEvent,
     WorktreeCreated,
     WorktreeMergeConflict,
     WorktreeMerged,
-    WritesNotCommitted,
 )
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.git import Git, GitError, Identity, MergeResult
 from orchestra_core.workspace.abandoned import keep_abandoned
-from orchestra_core.workspace.committer import (
-    AGENT_EMAIL,
-    COMMITTER_NAME,
-    INVALID_REASON,
-    REFUSED_REASON,
-    UNTRACKED_TRAILER,
-    split_committable,
-)
+from orchestra_core.workspace.committer import AGENT_EMAIL, COMMITTER_NAME
 from orchestra_core.workspace.context import WORKTREE, WorkspaceContext
 from orchestra_core.workspace.errors import ProtectedBranchError, WorkspaceError
 from orchestra_core.workspace.messages import with_trailers
 from orchestra_core.workspace.naming import free_branch_name, is_protected, ref_component
 from orchestra_core.workspace.session import WorkspaceSession
+from orchestra_core.workspace.uncommitted import save_uncommitted
 from orchestra_core.workspace.worktree_include import copy_included_files
 
 MERGE_TRAILER = "Orchestra-Merge"
@@ -213,11 +206,13 @@ class BranchWorktrees:
         )
 
     def _discard(self, parent: WorkspaceContext, name: str, worktree: Path) -> None:
-        """Remove an earlier worktree and branch of this name, keeping their commits under an abandoned ref."""
+        """Remove an earlier worktree and branch of this name, keeping their commits (and what the worktree held
+        uncommitted) under abandoned refs."""
         git, root = self._git, parent.repo_root
         git.worktree_prune(root)
         for listed in git.worktrees(root):
             if listed.path.resolve() == worktree.resolve() or listed.branch == name:
+                self._save_uncommitted(evolve(parent, worktree_path=listed.path, branch_name=listed.branch or name), "fork")
                 git.worktree_remove(root, listed.path)
         if worktree.exists():
             raise WorkspaceError(f"{parent.repo_name}: {worktree} exists but is not a worktree of {root}")
@@ -232,16 +227,15 @@ class BranchWorktrees:
         """Merge the branches in `merge` (of `paths`, in order) into the parent, one merge commit each.
 
         The parent's branch moves (and its worktree follows) only when every merge is clean; then every
-        branch's worktree and git branch is removed (the commits of branches not merged stay under
-        `refs/orchestra/abandoned/...`). On a conflict nothing moves and every worktree is kept.
+        branch's worktree and git branch is removed (the commits of branches not merged, and what a worktree
+        held uncommitted, stay under `refs/orchestra/abandoned/...`). On a conflict nothing moves and every
+        worktree is kept.
         """
         base = self.session_for(parent)
         with self._lock:
             forked = {path: self._sessions[path] for path in paths if path in self._sessions}
         if not forked:
             return MergeReport()
-        for path, session in forked.items():
-            self._commit_leftovers(node_id, path, session)
         plans: dict[str, tuple[str, str, list[tuple[str, str]]]] = {}
         conflicts: list[dict[str, Any]] = []
         for repo, context in base.contexts.items():
@@ -338,7 +332,8 @@ class BranchWorktrees:
         return merged
 
     def _remove(self, forked: Mapping[str, WorkspaceSession], merged: Mapping[str, Mapping[str, str]]) -> None:
-        """Remove the branches' worktrees and git branches; commits not merged stay under abandoned refs."""
+        """Remove the branches' worktrees and git branches; commits not merged, and what a worktree held
+        uncommitted (nothing a stage made: tool stages and agents commit their work), stay under abandoned refs."""
         for path, session in forked.items():
             for repo, context in session.contexts.items():
                 git, root = self._git, context.repo_root
@@ -346,11 +341,15 @@ class BranchWorktrees:
                     tip = git.resolve_commit(root, context.branch_ref)
                     if tip is not None and tip != context.base_sha and repo not in merged.get(path, {}):
                         keep_abandoned(git, root, context.session_id, tip)
+                    self._save_uncommitted(context, "join")
                     self._drop_worktree(root, context.worktree_path)
                     git.delete_branch(root, context.branch_name)
                 self._remove_empty_parents(context.worktree_path)
             with self._lock:
                 self._sessions.pop(path, None)
+
+    def _save_uncommitted(self, context: WorkspaceContext, reason: str) -> None:
+        save_uncommitted(self._git, context, reason, self._emit, when=self._clock.now())
 
     def _drop_worktree(self, root: Path, worktree: Path) -> None:
         """Remove a worktree: moved aside at once (git then forgets it), its files deleted in the background.
@@ -378,45 +377,6 @@ class BranchWorktrees:
             except OSError:  # not empty (another repo's or a nested branch's worktree), or gone
                 return
             directory = directory.parent
-
-    def commit_leftovers(self, node_id: str, path: str, session: WorkspaceSession) -> None:
-        """Commit what a branch left uncommitted in its worktrees (a tool node's files), so nothing is lost (a worker
-        does it before it pushes a branch it ran; the join, for the branches that ran here)."""
-        self._commit_leftovers(node_id, path, session)
-
-    def _commit_leftovers(self, node_id: str, path: str, session: WorkspaceSession) -> None:
-        git = self._git
-        for context in session.contexts.values():
-            found: list[str] = []
-            for entry in git.status(context.worktree_path):
-                found += [entry.path, *([entry.original_path] if entry.original_path else [])]
-            changed, invalid, refused = split_committable(context, found)
-            self._report_left_out(node_id, context, invalid, INVALID_REASON)
-            self._report_left_out(node_id, context, refused, REFUSED_REASON)
-            if not changed:
-                continue
-            change = git.tree_with_files(context.worktree_path, context.branch_ref, changed)
-            if not change.changed:
-                continue
-            trailers = {**self._trailers(node_id, context, path), UNTRACKED_TRAILER: "true"}
-            message = with_trailers(f"Uncommitted changes of parallel branch {path}", trailers)
-            identity = self._identity()
-            sha = git.commit_tree(
-                context.worktree_path, change.tree, parents=[change.base_commit], message=message,
-                author=identity, committer=identity,
-            )
-            git.update_ref(context.worktree_path, context.branch_ref, sha, expected_old=change.base_commit)
-            git.sync_index(context.worktree_path, changed)
-            session.note_head(context.repo_name, sha)
-
-    def _report_left_out(self, node_id: str, context: WorkspaceContext, paths: list[str], reason: str) -> None:
-        if paths:
-            self._emit(
-                WritesNotCommitted(
-                    session_id=context.session_id, repo=context.repo_name, node_id=node_id, turn_number=0,
-                    paths=paths, reason=reason,
-                )
-            )
 
     def _merge_message(self, node_id: str, into: WorkspaceContext, branch: WorkspaceContext, path: str) -> str:
         subject = f"Merge parallel branch {path} into {into.branch_name}"

@@ -40,11 +40,15 @@ UNTRACKED_TRAILER = "Orchestra-Untracked"  # on commits of changes no tool repor
 @frozen
 class _Message:
     text: str
-    source: str  # "generator" or "fallback"
+    source: str  # "generator", "fallback" or "fixed" (given by whoever made the committer)
 
 
 class RepoCommitter:
-    """Commits turns into the session branches of one session."""
+    """Commits turns into the session branches of one session.
+
+    `message` (paths -> message) replaces the generator with a deterministic message (a tool stage's: no
+    model call, no diff); `trailers` are added after Orchestra's own on every commit.
+    """
 
     def __init__(
         self,
@@ -52,11 +56,16 @@ class RepoCommitter:
         clock: Clock,
         generator: CommitMessageGenerator | None,
         emit: Callable[[WorkspaceEvent], None],
+        *,
+        message: Callable[[Sequence[str]], str] | None = None,
+        trailers: Mapping[str, str] | None = None,
     ) -> None:
         self._git = git
         self._clock = clock
         self._generator = generator
         self._emit = emit
+        self._fixed_message = message
+        self._extra_trailers = dict(trailers or {})
 
     def commit(
         self,
@@ -211,6 +220,8 @@ class RepoCommitter:
     def _message(
         self, context: WorkspaceContext, turn: AgentTurn, change: TreeChange, paths: list[str]
     ) -> _Message:
+        if self._fixed_message is not None:
+            return _Message(self._fixed_message(paths), "fixed")
         if self._generator is None:
             return _Message(fallback_message(paths), "fallback")
         diff, truncated = truncate_diff(self._git.diff(context.worktree_path, change.base_tree, change.tree))
@@ -251,7 +262,7 @@ class RepoCommitter:
         }
         if turn.untracked:
             trailers[UNTRACKED_TRAILER] = "true"
-        return trailers
+        return trailers | self._extra_trailers
 
     def _identities(self, turn: AgentTurn) -> tuple[Identity, Identity]:
         now = self._clock.now()

@@ -4,7 +4,8 @@ The session's worktrees (its own and its parallel branches') are removed and its
 `in_place` checkout goes back to the branch (or commit) it was on, its untracked non-ignored files removed
 (an in_place run starts from a clean checkout, so those came from the run) and its ignored files kept.
 Every head the session reached stays reachable under `refs/orchestra/abandoned/<session>/<n>`, and a
-`SessionRolledBack` event per repo records where.
+`SessionRolledBack` event per repo records where; what a worktree held uncommitted is saved the same way first
+(an `UncommittedWorkSaved` warning).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 
+from attrs import evolve
+
 from orchestra_core.model.workspace_events import SessionRolledBack, WorkspaceEvent
 from orchestra_core.ports.git import Git, GitError
 from orchestra_core.workspace.abandoned import keep_abandoned
@@ -21,6 +24,9 @@ from orchestra_core.workspace.context import IN_PLACE, WorkspaceContext
 from orchestra_core.workspace.errors import ProtectedBranchError, WorkspaceError
 from orchestra_core.workspace.naming import is_protected
 from orchestra_core.workspace.session import WorkspaceSession
+
+ROLLBACK = "rollback"
+Save = Callable[[WorkspaceContext, str], object]  # WorkspaceSession.save_uncommitted
 
 
 def roll_back_session(
@@ -42,7 +48,8 @@ def roll_back_session(
     failures: list[str] = []
     for name, context in session.contexts.items():
         try:
-            event = _roll_back_repo(git, context, session.protected_branches(name), worktrees_dir)
+            save = session.save_uncommitted
+            event = _roll_back_repo(git, context, session.protected_branches(name), worktrees_dir, save)
         except (GitError, WorkspaceError) as error:
             failures.append(f"{name}: {error}")
             continue
@@ -54,17 +61,23 @@ def roll_back_session(
     return events
 
 
-def _roll_back_repo(git: Git, context: WorkspaceContext, protected: tuple[str, ...], worktrees_dir: Path) -> SessionRolledBack:
+def _roll_back_repo(
+    git: Git, context: WorkspaceContext, protected: tuple[str, ...], worktrees_dir: Path, save: Save
+) -> SessionRolledBack:
     root, branch = context.repo_root, context.branch_name
     if is_protected(branch, protected):
         raise ProtectedBranchError(f"refusing to delete protected branch {branch!r}")
     with git.lock(root):
         head = git.resolve_commit(root, context.branch_ref) or context.head_sha
         kept = keep_abandoned(git, root, context.session_id, head) if head != context.base_sha else ""
-        _remove_parallel_branches(git, context, protected, worktrees_dir, head)
+        _remove_parallel_branches(git, context, protected, worktrees_dir, head, save)
         if context.isolation == IN_PLACE:
+            if git.current_branch(root) == context.branch_name:
+                save(context, ROLLBACK)
             _restore_checkout(git, context, head)
         else:
+            if _is_worktree(git, root, context.worktree_path):
+                save(context, ROLLBACK)
             _remove_worktree(git, root, context.worktree_path)
         if git.resolve_commit(root, context.branch_ref) is not None:
             git.delete_branch(root, branch)
@@ -75,14 +88,16 @@ def _roll_back_repo(git: Git, context: WorkspaceContext, protected: tuple[str, .
 
 
 def _remove_parallel_branches(
-    git: Git, context: WorkspaceContext, protected: tuple[str, ...], worktrees_dir: Path, session_head: str
+    git: Git, context: WorkspaceContext, protected: tuple[str, ...], worktrees_dir: Path, session_head: str, save: Save
 ) -> None:
-    """Parallel branches' worktrees (under the session's directory) and git branches (`<branch>--...`)."""
+    """Parallel branches' worktrees (under the session's directory; what they hold uncommitted saved first) and git
+    branches (`<branch>--...`)."""
     root = context.repo_root
     git.worktree_prune(root)
     inside = worktrees_dir.resolve()
     for worktree in git.worktrees(root):
         if worktree.path.resolve() != context.worktree_path.resolve() and worktree.path.resolve().is_relative_to(inside):
+            save(evolve(context, worktree_path=worktree.path, branch_name=worktree.branch or ""), ROLLBACK)
             git.worktree_remove(root, worktree.path)
     for name in git.branches(root):
         if not name.startswith(f"{context.branch_name}--") or is_protected(name, protected):
@@ -118,8 +133,12 @@ def _original_checkout(git: Git, context: WorkspaceContext) -> str:
     return at_base[0] if len(at_base) == 1 else context.base_sha
 
 
+def _is_worktree(git: Git, root: Path, path: Path) -> bool:
+    return any(listed.path.resolve() == path.resolve() for listed in git.worktrees(root))
+
+
 def _remove_worktree(git: Git, root: Path, path: Path) -> None:
-    if any(listed.path.resolve() == path.resolve() for listed in git.worktrees(root)):
+    if _is_worktree(git, root, path):
         git.worktree_remove(root, path)
 
 

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.model.settings import RepoSettings
 from orchestra_core.model.turn import AgentTurn, TurnCommit
-from orchestra_core.model.workspace_events import WorkspaceEvent, WorkspaceRestored, WritesNotCommitted
+from orchestra_core.model.workspace_events import (
+    UncommittedWorkSaved,
+    WorkspaceEvent,
+    WorkspaceRestored,
+    WritesNotCommitted,
+)
 from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.codergen_backend import OnTurn
 from orchestra_core.ports.commit_messages import CommitMessageGenerator
@@ -19,7 +25,10 @@ from orchestra_core.workspace.committer import RepoCommitter
 from orchestra_core.workspace.context import IN_PLACE, WorkspaceContext
 from orchestra_core.workspace.errors import ProtectedBranchError, WorkspaceCommitError, WorkspaceError
 from orchestra_core.workspace.naming import is_protected
+from orchestra_core.workspace.tool_stage import ToolStageRun, ToolStageWatch
+from orchestra_core.workspace.uncommitted import save_uncommitted
 from orchestra_core.workspace.worktree_include import copy_included_files
+from orchestra_core.workspace.worktree_watch import WorktreeWatch
 
 
 class WorkspaceSession:
@@ -103,14 +112,35 @@ class WorkspaceSession:
 
         return on_turn
 
-    def commit_turn(self, turn: AgentTurn) -> AgentTurn:
+    def watch_tool_stage(self, protected: Sequence[Path] = ()) -> ToolStageWatch:
+        """Watch every repo's worktree from now, before a tool stage's command; its `finish` commits what the
+        stage changed as a turn of the stage (`protected`: the run's own state, never committed).
+
+        Raises:
+            GitError: `git status` failed in a worktree.
+        """
+        roots = {name: context.worktree_path for name, context in self.contexts.items()}
+        return ToolStageWatch(WorktreeWatch(self._git, roots), self._commit_tool_stage, protected)
+
+    def _commit_tool_stage(self, turn: AgentTurn, run: ToolStageRun) -> AgentTurn:
+        committer = RepoCommitter(
+            self._git, self._clock, None, self._emit, message=run.message, trailers=run.trailers()
+        )
+        return self.commit_turn(turn, committer=committer)
+
+    def commit_turn(self, turn: AgentTurn, *, committer: RepoCommitter | None = None) -> AgentTurn:
         """Commit the turn's writes in every repo they touch; return the turn with `commits` added.
+
+        Args:
+            turn: The turn, with its `files_written`.
+            committer: Commits with another message and trailers (a tool stage's); default: the session's.
 
         Raises:
             WorkspaceCommitError: Some repo's commit failed (others still committed; `error.turn` has them).
         """
         if not self._contexts:
             return turn
+        committer = committer or self._committer
         commits: list[TurnCommit] = []
         failures: list[str] = []
         for repo, paths in turn.writes_by_repo().items():
@@ -119,7 +149,7 @@ class WorkspaceSession:
                 self._report_unknown(turn, repo, paths)
                 continue
             try:
-                commit = self._committer.commit(
+                commit = committer.commit(
                     context,
                     self._settings[repo],
                     turn,
@@ -145,7 +175,8 @@ class WorkspaceSession:
 
         In place, the repository itself is reset to `sha` and its untracked files are removed. The head the
         branch had (commits made after `sha`) stays reachable under `refs/orchestra/abandoned/<session>/<n>`;
-        the WorkspaceRestored event names it.
+        the WorkspaceRestored event names it. Uncommitted changes in the worktree are saved first, the same way
+        (an UncommittedWorkSaved event); when they cannot be, nothing is discarded and this raises.
 
         Raises:
             WorkspaceError: Unknown repo, `sha` is not a commit, or git failed.
@@ -161,6 +192,7 @@ class WorkspaceSession:
                 if context.isolation == IN_PLACE:
                     self._check_in_place(context)
                 previous, kept = self._keep_abandoned(context, target)
+                self.save_uncommitted(context, reason)
                 if context.isolation == IN_PLACE:
                     self._git.discard_changes(context.repo_root, target)
                 else:
@@ -175,6 +207,15 @@ class WorkspaceSession:
                 previous_sha=previous, abandoned_ref=kept, level="warning" if kept else "info",
             ))
         return self.contexts[repo]
+
+    def save_uncommitted(self, context: WorkspaceContext, reason: str) -> UncommittedWorkSaved | None:
+        """Commit what is uncommitted in the context's worktree under an abandoned ref, with a warning event,
+        before it is reset or removed (see `uncommitted.save_uncommitted`).
+
+        Raises:
+            GitError: git failed (do not discard the worktree then).
+        """
+        return save_uncommitted(self._git, context, reason, self._emit, when=self._clock.now())
 
     def _keep_abandoned(self, context: WorkspaceContext, target: str) -> tuple[str, str]:
         """The branch's head before the restore, and the abandoned ref that keeps it ("" when it is `target`)."""

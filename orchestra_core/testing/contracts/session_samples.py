@@ -158,6 +158,11 @@ RECORDS: tuple[object, ...] = (
         repo="backend", branch="orchestra/pr-review/7", head_sha="a1b2c3d4", worktree_path="/w/.orchestra/worktrees/7/backend",
         reason="forced", abandoned_ref="refs/orchestra/abandoned/7/2",
     ),
+    w.UncommittedWorkSaved(
+        repo="backend", worktree_path="/w/.orchestra/worktrees/7/backend", branch="orchestra/pr-review/7",
+        sha="b2c3d4e5", abandoned_ref="refs/orchestra/abandoned/7/3", reason="resume", paths=("notes.txt", "app/x.rb"),
+        left_out=(".gitattributes",),
+    ),
     AgentTurn(
         node_id="implement",
         turn_number=4,

@@ -60,8 +60,9 @@ WRITER_RENAMES_PER_NODE = 1
 STAGE_WRITER_FILES_PER_NODE = 4
 # The README quick start's run (examples/quickstart: the LangGraph agent on its cassette, a git workspace, two
 # per-turn commits) may start at most this many git processes. Issue 16: 54 before; the recorder no longer
-# reads the branch heads the engine's checkpoint has just read (47).
-QUICKSTART_GIT_PROCESSES = 47
+# reads the branch heads the engine's checkpoint has just read (47). Issue 31: its tool stage `check` looks for
+# what it changed, to commit it (a `git status` before and after the command: 50).
+QUICKSTART_GIT_PROCESSES = 50
 # Bytes per node later in a run may exceed those earlier by this share (numbers such as durations vary in
 # width); a checkpoint rewritten whole after every node grows by far more.
 BYTES_SLACK = 0.03

@@ -11,6 +11,7 @@ import pytest
 from attrs import frozen
 
 from orchestra_core.model.records import CheckpointRecord, LifecycleEvent, PipelineLifecycle
+from orchestra_core.model.workspace_events import UncommittedWorkSaved
 from tests.support.environment import hermetic_env
 from tests.support.git_repos import GitRepo, git, make_repo
 from tests.support.orchestra_project import (
@@ -110,8 +111,10 @@ def test_resume_restores_the_checkpoints_commit_and_finishes(crashed: Crashed) -
     recorded = [r.workspace_snapshot for _, r in records_of(crashed.project, "1", CheckpointRecord)]
     assert recorded[-1] is None  # exit moved no head
     assert [s for s in recorded if s is not None][-1].sha_by_repo() == {"app": commits[1]}
-    # The stray commit made after the checkpoint is kept, not deleted.
+    # The stray commit made after the checkpoint is kept, not deleted, and so is the a.py it left dirty.
     assert crashed.app.head("refs/orchestra/abandoned/1/1") == crashed.stray
+    assert crashed.app.head("refs/orchestra/abandoned/1/2~1") == crashed.stray
+    assert crashed.app.show("refs/orchestra/abandoned/1/2", "a.py") == "dirty\n"
 
 
 @pytest.mark.slow
@@ -121,9 +124,17 @@ def test_replay_starts_a_new_branch_at_the_checkpoints_commit(crashed: Crashed) 
         for turn, record in records_of(crashed.project, "1", CheckpointRecord)
         if record.current_node == "implement"
     ][:1]
-    replayed = run_json(
-        "replay", "1", "--checkpoint", checkpoint.turn_id, cwd=crashed.project, env=crashed.env
-    )
+    # A user's edit in the replayed session's worktree: a replay works elsewhere and leaves it as it is.
+    worktree = crashed.project / ".orchestra" / "worktrees" / "1" / "app"
+    (worktree / "mine.txt").write_text("mine\n", encoding="utf-8")
+    try:
+        replayed = run_json(
+            "replay", "1", "--checkpoint", checkpoint.turn_id, cwd=crashed.project, env=crashed.env
+        )
+        assert (worktree / "mine.txt").read_text(encoding="utf-8") == "mine\n"
+        assert records_of(crashed.project, replayed["session_id"], UncommittedWorkSaved) == []
+    finally:
+        (worktree / "mine.txt").unlink()
     session = replayed["session_id"]
     assert replayed["status"] == "success" and session != "1"
     branch = f"orchestra/crash/{session}"

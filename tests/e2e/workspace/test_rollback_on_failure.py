@@ -18,12 +18,13 @@ from tests.support.orchestra_project import (
     committed_files,
     orchestra,
     records_of,
+    trailers,
 )
 
 BRANCH = "orchestra/fails/1"
 # PARALLEL's branches both change README.md: the join conflicts and the run fails with both branches' worktrees
 # and git branches still there.
-# The agent commits greeting.txt; the tool node then leaves an uncommitted file and an edit behind and fails.
+# The agent commits greeting.txt; the tool node then makes a file and an edit (committed as its turn) and fails.
 PIPELINE = """digraph fails {
     start [shape=Mdiamond]; exit [shape=Msquare]
     implement [prompt="Write the greeting"]
@@ -122,7 +123,11 @@ def test_a_failed_run_with_the_flag_leaves_the_repo_as_it_was_and_keeps_the_comm
     [kept] = _abandoned(repo)
     ref, sha = kept.split()
     assert ref == "refs/orchestra/abandoned/1/1"
-    assert repo.log(f"{base}..{sha}") == [sha] and committed_files(repo, sha) == ["greeting.txt"]
+    check, greeting = repo.log(f"{base}..{sha}")
+    assert check == sha and committed_files(repo, greeting) == ["greeting.txt"]
+    # The failed tool stage's work is its commit, kept with the rest.
+    assert committed_files(repo, check) == ["README.md", "scratch.txt"]
+    assert trailers(repo, check)["Orchestra-Exit-Code"] == "1"
     [(_, event)] = records_of(repo.path, "1", SessionRolledBack)
     assert (event.repo, event.branch, event.head_sha, event.base_sha, event.abandoned_ref) == (
         "project", BRANCH, sha, base, ref,
@@ -190,10 +195,21 @@ def test_a_resumed_session_that_fails_again_is_rolled_back_entirely(tmp_path: Pa
     assert orchestra("run", "fails.dot", "--quiet", cwd=repo.path).returncode == 1
     assert repo.branches() == ["main", BRANCH]
     head = repo.head(BRANCH)
+    # Between the runs, the user starts a file of their own where the session works.
+    workspace = repo.path / ".orchestra" / "worktrees" / "1" / "project" if isolation == "worktree" else repo.path
+    (workspace / "mine.txt").write_text("my own work\n")
     result = orchestra("resume", "1", "--quiet", "--rollback-on-failure", cwd=repo.path)
     assert result.returncode == 1, result.stderr + result.stdout
     assert _state(repo) == before
-    assert [line.split()[1] for line in _abandoned(repo)] == [head]
+    # The user's file was saved before the resume reset the worktree (said even with --quiet), then check ran
+    # again on the first run's head and committed its second README edit there: that head is kept too.
+    saved_ref = "refs/orchestra/abandoned/1/1"
+    assert f"warning: project: uncommitted changes in {workspace} saved before resume as {saved_ref}: mine.txt" \
+        in result.stderr, result.stderr
+    assert repo.show(saved_ref, "mine.txt") == "my own work\n" and repo.head(f"{saved_ref}~1") == head
+    [saved, kept] = [line.split()[1] for line in _abandoned(repo)]
+    assert saved == repo.head(saved_ref)
+    assert repo.head(f"{kept}~1") == head and committed_files(repo, kept) == ["README.md"]
 
 
 INTERRUPTED = """digraph fails {

@@ -75,8 +75,13 @@ class Lifecycle:
 
     @property
     def commits(self) -> list[str]:
-        """The session branch's commits, oldest first."""
-        return list(reversed(self.app.log(f"{self.base}..{BRANCH}")))
+        """The agent's commits on the session branch, oldest first (after the tool stage's)."""
+        return list(reversed(self.app.log(f"{self.base}..{BRANCH}")))[1:]
+
+    @property
+    def tool_commit(self) -> str:
+        """The commit of the tool stage `mess`, the first on the session branch."""
+        return self.app.log(f"{self.base}..{BRANCH}")[-1]
 
 
 @pytest.fixture(scope="module")
@@ -131,9 +136,22 @@ def test_each_write_turn_commits_exactly_its_file(run: Lifecycle) -> None:
     for sha, (path, content) in zip(run.commits, WRITES, strict=True):
         assert run.app.show(sha, path) == content
     worktree = run.project / ".orchestra" / "worktrees" / "1" / "app"
-    # The tool node dirtied the worktree before the agent ran: none of that was committed, none of it lost.
-    assert run.app.status(worktree).splitlines() == [" M README.md", "?? scratch.txt"]
-    assert run.app.show(BRANCH, "README.md") == "# App\n"
+    # The tool stage's changes are its own commit, a turn of `mess`; the agent's commits hold none of them.
+    assert committed_files(run.app, run.tool_commit) == ["README.md", "scratch.txt"]
+    assert run.app.status(worktree) == ""
+    assert run.app.show(BRANCH, "README.md") == "# App\nchanged\n"
+    assert trailers(run.app, run.tool_commit) == {
+        "Orchestra-Model": "tool_command",
+        "Orchestra-Provider": "tool",
+        "Orchestra-Node": "mess",
+        "Orchestra-Pipeline": "lifecycle",
+        "Orchestra-Session": "1",
+        "Orchestra-Turn": "0",
+        "Orchestra-Command": "echo scratch > scratch.txt && echo changed >> README.md",
+        "Orchestra-Exit-Code": "0",
+    }
+    people = run.app.git("log", "-1", "--format=%an <%ae>|%s", run.tool_commit).strip()
+    assert people == "mess (tool_command) <orchestra@local>|Tool stage mess: echo scratch > scratch.txt && echo changed >> README.md"
 
 
 def test_commit_messages_come_from_the_cheap_model_cleaned(run: Lifecycle) -> None:
@@ -164,8 +182,15 @@ def test_author_committer_and_trailers_name_the_agent_and_the_turn(run: Lifecycl
 
 def test_every_agent_turn_is_recorded_with_its_commit_or_none(run: Lifecycle) -> None:
     turns = [record for _, record in agent_turns(run.project, "1")]
-    assert [(r.node_id, r.turn_number) for r in turns] == [("plan", 0), ("plan", 1)] + [
+    assert [(r.node_id, r.turn_number) for r in turns] == [("plan", 0), ("plan", 1), ("mess", 0)] + [
         ("implement", n) for n in range(4)
+    ]
+    tool = turns.pop(2)
+    assert (tool.git_sha, tool.files_written, tool.model, tool.provider) == (
+        run.tool_commit, ("app:README.md", "app:scratch.txt"), "tool_command", "tool",
+    )
+    assert [(call.name, dict(call.args), call.result) for call in tool.tool_calls] == [
+        ("shell", {"command": "echo scratch > scratch.txt && echo changed >> README.md"}, "exit code 0")
     ]
     assert [r.git_sha for r in turns] == [None, None, *run.commits, None]
     assert [r.files_written for r in turns] == [(), (), ("app:a.py",), ("app:src/b.py",), ("app:c.py",), ()]
@@ -189,7 +214,9 @@ def test_every_agent_turn_is_recorded_with_its_commit_or_none(run: Lifecycle) ->
 
 def test_correlation_both_ways(run: Lifecycle) -> None:
     stored = {
-        record.git_sha: turn.turn_id for turn, record in agent_turns(run.project, "1") if record.git_sha
+        record.git_sha: turn.turn_id
+        for turn, record in agent_turns(run.project, "1")
+        if record.git_sha and not record.by_tool_stage
     }
     for sha, turn_id in stored.items():
         # store -> git: the recorded SHA holds the files the turn wrote
@@ -204,6 +231,10 @@ def test_correlation_both_ways(run: Lifecycle) -> None:
     worktree = run.project / ".orchestra" / "worktrees" / "1" / "app"
     text = orchestra("show", "HEAD~1", cwd=worktree, env=run.env).stdout
     assert f"turn     1  (turn id {stored[run.commits[1]]})" in text and "B = 2" in text
+    # The tool stage's commit leads to its turn too: the node, its command and how it ended.
+    tool = json.loads(orchestra("show", run.tool_commit, "--json", cwd=run.app.path, env=run.env).stdout)
+    assert (tool["turn"]["node_id"], tool["turn"]["model"], tool["turn"]["provider"]) == ("mess", "tool_command", "tool")
+    assert tool["turn"]["tool_calls"][0]["result"] == "exit code 0"
 
 
 def test_the_users_checkout_is_untouched_byte_for_byte(run: Lifecycle) -> None:
@@ -221,7 +252,7 @@ def test_checkpoints_record_each_repos_head(run: Lifecycle) -> None:
         "": {"app": run.base},  # taken as the run starts, before any node
         "start": None,
         "plan": None,
-        "mess": None,
+        "mess": {"app": run.tool_commit},
         "implement": {"app": tip},
         "exit": None,
     }

@@ -17,7 +17,7 @@ import pytest
 from attrs import frozen
 
 from orchestra_core.model.records import CheckpointRecord
-from orchestra_core.model.workspace_events import WorkspaceSnapshotRecorded
+from orchestra_core.model.workspace_events import UncommittedWorkSaved, WorkspaceSnapshotRecorded
 from tests.support.environment import hermetic_env
 from tests.support.git_repos import GitRepo, git, make_repo
 from tests.support.orchestra_project import (
@@ -92,6 +92,7 @@ class Paused:
     snapshot: dict[str, str]  # the latest checkpoint's (after write_both)
     by_hand: dict[str, str]  # the commits made on the session branches after the kill
     resumed: dict[str, Any]
+    said: str  # what the resume printed on stderr (its progress, with --json)
 
 
 def _pause_and_resume(root: Path, *, old_format: bool = False) -> Paused:
@@ -129,8 +130,10 @@ def _pause_and_resume(root: Path, *, old_format: bool = False) -> Paused:
         by_hand[name] = repo.head(BRANCH)
     (project / ".orchestra" / "worktrees" / "1" / "app" / "a.py").write_text("dirty\n", encoding="utf-8")
     app.write("app.txt", "the user's own edit\n")
-    resumed = run_json("resume", "1", cwd=project, env=env)
-    return Paused(project, app, lib, env, bases, checkpoints, events, snapshot, by_hand, resumed)
+    finished = orchestra("resume", "1", "--json", cwd=project, env=env)
+    assert finished.returncode == 0, finished.stderr
+    resumed = json.loads(finished.stdout)
+    return Paused(project, app, lib, env, bases, checkpoints, events, snapshot, by_hand, resumed, finished.stderr)
 
 
 def orchestra_python(script: str, *args: str, cwd: Path, env: dict[str, str]) -> Any:
@@ -181,7 +184,7 @@ def test_resume_puts_both_repos_back_at_the_snapshot_and_keeps_the_commits_made_
     assert paused.resumed["status"] == "success" and paused.resumed["session_id"] == "1"
     for name, repo in (("app", paused.app), ("lib", paused.lib)):
         kept = repo.git("for-each-ref", "--format=%(refname) %(objectname)", "refs/orchestra/abandoned/").split()
-        assert kept == ["refs/orchestra/abandoned/1/1", paused.by_hand[name]]
+        assert kept[:2] == ["refs/orchestra/abandoned/1/1", paused.by_hand[name]]
         assert repo.head(f"{paused.by_hand[name]}~1") == paused.snapshot[name]
         history = repo.log(BRANCH)
         assert paused.by_hand[name] not in history and paused.snapshot[name] in history
@@ -194,6 +197,21 @@ def test_resume_puts_both_repos_back_at_the_snapshot_and_keeps_the_commits_made_
     assert paused.app.path.joinpath("app.txt").read_text(encoding="utf-8") == "the user's own edit\n"
     assert paused.resumed["repos"]["lib"]["head_sha"] == m_commit
     assert paused.resumed["completed_nodes"][-3:] == ["pause", "finish", "exit"]
+
+
+def test_resume_saves_the_dirty_file_before_it_rebuilds_the_worktree(paused: Paused) -> None:
+    app, ref = paused.app, "refs/orchestra/abandoned/1/2"
+    assert paused.lib.git("for-each-ref", "refs/orchestra/abandoned/1/2") == ""  # lib's worktree was clean
+    saved = app.head(ref)
+    assert app.head(f"{saved}~1") == paused.by_hand["app"] and committed_files(app, saved) == ["a.py"]
+    assert app.show(ref, "a.py") == "dirty\n"
+    app_tree = paused.project / ".orchestra" / "worktrees" / "1" / "app"
+    assert f"warning: app: uncommitted changes in {app_tree} saved before resume as {ref}: a.py; get them back " \
+        f"with `git checkout {ref} -- FILE` or `git cherry-pick {ref}`" in paused.said, paused.said
+    [(_, event)] = records_of(paused.project, "1", UncommittedWorkSaved)
+    assert (event.repo, event.sha, event.abandoned_ref, event.paths, event.reason) == ("app", saved, ref, ("a.py",), "resume")
+    status = orchestra("status", "1", cwd=paused.project, env=paused.env).stdout
+    assert f"saved: app uncommitted changes (a.py) before resume as {ref}" in status
 
 
 def test_resume_records_snapshots_only_for_moved_heads(paused: Paused) -> None:
@@ -289,6 +307,10 @@ def test_resume_resets_an_in_place_repo_to_the_snapshot(tmp_path: Path) -> None:
     said = resumed.stdout + resumed.stderr
     assert f"{branch} restored to {snapshot[:8]} (resume); its head {by_hand[:8]} is kept as " \
         "refs/orchestra/abandoned/1/1" in said, said
+    # The dirty a.py is saved before the reset, on top of the head it was dirty on.
+    assert f"uncommitted changes in {repo.path} saved before resume as refs/orchestra/abandoned/1/2: a.py" in said
+    assert repo.show("refs/orchestra/abandoned/1/2", "a.py") == "dirty\n"
+    assert repo.head("refs/orchestra/abandoned/1/2~1") == by_hand
     [m_commit] = repo.log(f"{snapshot}..{branch}")
     assert committed_files(repo, m_commit) == ["m.py"]
     assert repo.head("refs/orchestra/abandoned/1/1") == by_hand

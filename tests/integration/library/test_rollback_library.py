@@ -39,10 +39,13 @@ def test_a_failed_library_run_is_rolled_back(tmp_path: Path, argument: bool | No
     assert repo.branches() == ["main"]
     assert repo.git("worktree", "list").count("\n") == 1
     [event] = [e for e in seen if isinstance(e, ws.SessionRolledBack)]
-    assert (event.repo, event.abandoned_ref) == ("app", "")  # the tool node committed nothing: nothing to keep
+    # The failed tool stage committed what it made (its turn): that head is kept.
+    assert (event.repo, event.abandoned_ref) == ("app", "refs/orchestra/abandoned/1/1")
+    assert repo.head(event.abandoned_ref) == event.head_sha and repo.show(event.head_sha, "half.txt") == "half\n"
+    assert "Orchestra-Exit-Code: 1" in repo.git("log", "-1", "--format=%B", event.head_sha)
     assert [v.record for v in recorded if isinstance(v.record, ws.SessionRolledBack)] == [
         ws.SessionRolledBack(repo="app", branch=event.branch, head_sha=event.head_sha, base_sha=event.base_sha,
-                             level="warning")
+                             abandoned_ref=event.abandoned_ref, level="warning")
     ]
 
 

@@ -281,6 +281,19 @@ PINNED_TYPES = {
             6: ("abandoned_ref", "string", 1, None),
         },
     ),
+    "dev.orchestra.UncommittedWorkSaved": (
+        1,
+        {
+            1: ("repo", "string", 1, None),
+            2: ("worktree_path", "string", 1, None),
+            3: ("branch", "string", 1, None),
+            4: ("sha", "string", 1, None),
+            5: ("abandoned_ref", "string", 1, None),
+            6: ("reason", "string", 1, None),
+            7: ("paths", "array", 1, "string"),
+            8: ("left_out", "array", 1, "string"),
+        },
+    ),
 }
 
 PINNED_ENUMS = {
