@@ -216,3 +216,36 @@ def test_without_a_fail_edge_the_run_fails_naming_the_conflict_and_nothing_moves
     assert (worktrees / "fan:right" / "project" / "shared.txt").read_text() == "one\nRIGHT\nthree\n"
     assert not records_of(unrouted.project, "1", WorktreeMerged)
     assert unrouted.run_file("join", "status.json")["outcome"] == "fail"
+
+
+# Between the failed join and the fixer, a tool node kills the runner (once), then counts the markers it sees.
+KILL_ONCE = "test -e {marker} || {{ touch {marker}; kill -9 $PPID; }}; grep -c '^<<<<<<<' shared.txt"
+
+
+def test_a_run_killed_between_the_failed_join_and_the_fixer_resumes_on_the_landed_merge(tmp_path: Path) -> None:
+    pipeline = ROUTED.replace(
+        'join -> fixer [condition="outcome=fail"]',
+        f'look [shape=parallelogram, tool_command="{KILL_ONCE.format(marker=tmp_path / "killed-once")}"]\n'
+        '    join -> look [condition="outcome=fail"]\n    look -> fixer',
+    )
+    (tmp_path / "home").mkdir()
+    env = hermetic_env(tmp_path / "home")
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n", "shared.txt": "one\ntwo\nthree\n"})
+    project = tmp_path / "project"
+    write_files(project, {"orchestra.yaml": SCRIPTED_PROVIDER + WORKSPACE, "par.dot": pipeline, "cassette.yaml": CASSETTE})
+    first = orchestra("run", "par.dot", cwd=project, env=env)
+    assert first.returncode == -9, first.stderr + first.stdout
+    checkpoint = json.loads((project / ".orchestra" / "runs" / "1" / "checkpoint.json").read_text())
+    assert (checkpoint["current_node"], checkpoint["next_node"]) == ("join", "look")
+    landed = repo.git("log", "-1", "--format=%H", BRANCH).strip()
+    assert trailers(repo, landed)["Orchestra-Conflicts"] == "shared.txt"
+
+    resumed = orchestra("resume", "1", "--json", cwd=project, env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    document = json.loads(resumed.stdout)
+    assert document["status"] == "success" and document["context"]["tool.output"].strip() == "1"
+    history = repo.git("log", "--first-parent", "--format=%H", BRANCH).split()
+    assert history[1] == landed  # landed once, before the kill; the fixer's commit on top of it
+    assert trailers(repo, history[0])["Orchestra-Node"] == "fixer" and repo.show(BRANCH, "shared.txt") == RESOLVED
+    assert len(repo.git("log", "--format=%H", "--grep=conflicts left for resolution", BRANCH).split()) == 1
+    assert not list((project / ".orchestra" / "worktrees" / "1").glob("fan:*"))

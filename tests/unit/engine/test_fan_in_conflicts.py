@@ -110,11 +110,14 @@ def test_without_a_route_from_the_join_the_run_fails_with_the_conflict_and_nothi
         """
     )
     workspaces = ConflictingWorkspaces()
-    result = Harness(branch_workspaces=workspaces).run(pipeline)
+    harness = Harness(branch_workspaces=workspaces)
+    result = harness.run(pipeline)
     assert result.status is RunStatus.FAIL
     assert result.failure_reason == f"stage join failed: {REASON.format(node='fan')}"
     assert workspaces.landed == [] and "after" not in result.completed_nodes
-    assert result.context[PENDING_JOIN_KEY] == PENDING  # a resume (with a route added) takes it up again
+    assert result.context[PENDING_JOIN_KEY] == PENDING
+    again = harness.run(pipeline, resume_from=harness.checkpoints()[-1])  # the conflict is still there: not skipped
+    assert again.failure_reason == result.failure_reason and "parallel.fan_in.best_id" not in again.context
 
 
 def test_a_join_node_of_any_handler_takes_the_conflict_without_running() -> None:
