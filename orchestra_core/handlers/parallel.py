@@ -116,27 +116,39 @@ class ParallelHandler:
         else:
             status = StageStatus.SUCCESS if failures == 0 else StageStatus.PARTIAL_SUCCESS
         reason = "" if status is not StageStatus.FAIL else "no branch succeeded"
-        joined = stage.engine.workspaces.join(node, stage.branch, {p: r.status for r, p in zip(results, paths, strict=True)})
-        updates.update(joined.context_updates)
+        statuses = {p: r.status for r, p in zip(results, paths, strict=True)}
+        joined, failure, note = _join(node, context, graph, stage, join, statuses)
+        updates.update(joined)
+        if failure:
+            status, reason = StageStatus.FAIL, failure
+        return Outcome(status, context_updates=updates, notes=notes + note, failure_reason=reason)
+
+
+def _join(
+    node: Node, context: Context, graph: Graph, stage: StageRun, join: str | None, statuses: Mapping[str, str]
+) -> tuple[dict[str, Any], str, str]:
+    """Join the branches' workspaces: (context updates, why the parallel node fails or "", a note). A merge
+    conflict is left pending for the join node to take as its outcome; without one that can, the node fails."""
+    joined = stage.engine.workspaces.join(node, stage.branch, statuses)
+    updates = dict(joined.context_updates)
+    if not joined.failed:
         earlier = PendingJoin.of(context, stage.branch)
-        if joined.failed and _takes_conflicts(graph, join):
-            assert join is not None
-            pending = PendingJoin(join, node.id, stage.branch, joined.reason, joined.pending_merge)
-            updates[PENDING_JOIN_KEY] = pending.to_json()
-            notes += f"; {joined.reason}; the join node {join} takes it as its outcome"
-        elif joined.failed:
-            status, reason = StageStatus.FAIL, joined.reason
-            notes += f"; {joined.reason}"
-        elif earlier is not None and earlier.fan_out == node.id:
+        if earlier is not None and earlier.fan_out == node.id:
             updates[PENDING_JOIN_KEY] = None  # an earlier run of this fan-out left it; those branches are gone
-        return Outcome(status, context_updates=updates, notes=notes, failure_reason=reason)
+        return updates, "", ""
+    taker = _conflict_taker(graph, join)
+    if taker is None:
+        return updates, joined.reason, f"; {joined.reason}"
+    pending = PendingJoin(taker, node.id, stage.branch, joined.reason, joined.pending_merge)
+    updates[PENDING_JOIN_KEY] = pending.to_json()
+    return updates, "", f"; {joined.reason}; the join node {taker} takes it as its outcome"
 
 
-def _takes_conflicts(graph: Graph, join: str | None) -> bool:
-    """Whether the join node can take a merge conflict as its outcome: a node of the graph that is not an exit
+def _conflict_taker(graph: Graph, join: str | None) -> str | None:
+    """The join node when it can take a merge conflict as its outcome: a node of the graph that is not an exit
     (an exit only ends the run)."""
     target = graph.nodes.get(join) if join is not None else None
-    return target is not None and not graph.is_exit(target)
+    return target.id if target is not None and not graph.is_exit(target) else None
 
 
 class _FanOut:

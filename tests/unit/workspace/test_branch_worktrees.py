@@ -171,3 +171,23 @@ def test_a_pending_merge_for_another_branch_is_refused(tmp_path: Path) -> None:
         branches.land_conflicts("fan", None, {**pending, "into": {"app": "elsewhere"}}, "fixer")
     with pytest.raises(WorkspaceError, match="not one Orchestra recorded"):
         branches.land_conflicts("fan", None, {"steps": [{"path": "fan:a"}]}, "fixer")
+
+
+def test_a_nested_conflict_lands_on_the_enclosing_branch(tmp_path: Path) -> None:
+    git, branches, _ = _setup(tmp_path)
+    branches.fork("outer", None, ["outer:a"])
+    branches.fork("inner", "outer:a", ["outer:a/inner:x", "outer:a/inner:y"])
+    _commit(git, branches, "outer:a/inner:x", "README.md", "x\n")
+    _commit(git, branches, "outer:a/inner:y", "README.md", "y\n")
+    paths = ["outer:a/inner:x", "outer:a/inner:y"]
+    pending = branches.join("inner", "outer:a", paths, paths).pending
+    outer = branches.session_for("outer:a").contexts["app"]
+    before = git.resolve_commit(outer.repo_root, outer.branch_ref)
+    landed = branches.land_conflicts("inner", "outer:a", pending, "fix")
+    head = git.resolve_commit(outer.repo_root, outer.branch_ref)
+    assert head != before and landed.conflicts[0]["into"] == outer.branch_name == "orchestra/pipe/s1--outer-a"
+    assert "<<<<<<<" in (outer.worktree_path / "README.md").read_text()
+    session = branches.session_for(None).contexts["app"]
+    assert git.resolve_commit(session.repo_root, session.branch_ref) == session.base_sha  # the main line: untouched
+    assert git.branches(outer.repo_root) == ("main", "orchestra/pipe/s1", "orchestra/pipe/s1--outer-a")
+    assert [s.contexts["app"].branch_name for s in branches.sessions()] == ["orchestra/pipe/s1--outer-a"]
