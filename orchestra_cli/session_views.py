@@ -277,7 +277,7 @@ def turn_line(view: TurnView) -> str | None:
     None for turns another line already tells (a commit is shown with its agent turn, a worktree with
     its session branch).
     """
-    from orchestra_cli.runtime.progress_feed import untracked_text
+    from orchestra_cli.runtime.progress_feed import merged_text, untracked_text
     from orchestra_core.model import records as r
     from orchestra_core.model import workspace_events as w
     from orchestra_core.model.turn import AgentTurn
@@ -291,7 +291,7 @@ def turn_line(view: TurnView) -> str | None:
         r.HumanInteraction: _human_text,
         r.ParallelExecution: _parallel_text,
         w.SessionBranchCreated: lambda b: f"branch {b.branch} in {b.repo} from {b.base_sha[:8]}",
-        w.WorktreeMerged: lambda m: f"merged {m.branch} into {m.into_branch} in {m.repo} ({m.merge_sha[:8]})",
+        w.WorktreeMerged: merged_text,
         w.WorktreeMergeConflict: lambda c: (
             f"merge conflict: {c.branch} into {c.into_branch} in {c.repo}: {', '.join(c.conflicting_files)}"
         ),

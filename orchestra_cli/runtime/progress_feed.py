@@ -14,6 +14,7 @@ if TYPE_CHECKING:
         UncommittedWorkSaved,
         UntrackedWritesCommitted,
         WorkspaceRestored,
+        WorktreeMerged,
     )
 
 
@@ -69,12 +70,13 @@ class ProgressFeed:
         elif isinstance(event, WorktreeCreated) and event.node_id:
             self.note(f"worktree {event.path} on {event.branch} in {event.repo} (parallel {event.node_id})")
         elif isinstance(event, WorktreeMerged):
-            self.note(f"merged {event.branch} into {event.into_branch} in {event.repo} ({event.merge_sha[:8]})")
+            self.note(merged_text(event))
         elif isinstance(event, WorktreeMergeConflict):
             files = ", ".join(event.conflicting_files)
             self.note(
                 f"warning: merge conflict: {event.branch} into {event.into_branch} in {event.repo}: {files}; "
-                "the session branch is unchanged and the worktrees are kept"
+                "the session branch is unchanged and the worktrees are kept, unless the join node routes the "
+                "conflict on"
             )
         elif isinstance(event, UntrackedWritesCommitted):
             self.note(f"warning: {untracked_text(event)}")
@@ -110,6 +112,14 @@ def describe_turn(turn: AgentTurn) -> str:
     for commit in turn.commits:
         summary = commit.message.splitlines()[0] if commit.message else ""
         line += f"; {commit.repo} {commit.sha[:8]} {summary}"
+    return line
+
+
+def merged_text(event: WorktreeMerged) -> str:
+    """A branch merged at fan-in (with the files it left conflict markers in, when the join routed a conflict on)."""
+    line = f"merged {event.branch} into {event.into_branch} in {event.repo} ({event.merge_sha[:8]})"
+    if event.conflicting_files:
+        line += f" with conflict markers left for resolution in {', '.join(event.conflicting_files)}"
     return line
 
 

@@ -7,7 +7,9 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from orchestra_core.engine.branch_workspaces import BranchWorkspaces, NoBranchWorkspaces
 from orchestra_core.engine.execution import StageExecutor, StageVisit, apply_outcome
+from orchestra_core.engine.join_outcome import PendingJoin, settle_pending_join, unrouted_reason
 from orchestra_core.engine.routing import Advance, Finish, next_transition, visit_limit_failure
 from orchestra_core.engine.stage import BranchResult
 from orchestra_core.graph.fan_out import branch_edges
@@ -36,9 +38,12 @@ class BranchWalker:
         clock: Clock,
         max_visits: int,
         visited: Callable[[], Sequence[str]] = tuple,
+        workspaces: BranchWorkspaces | None = None,
     ) -> None:
-        """`visited`: the nodes the run ran before its branches started (for the nodes' `max_visits`)."""
+        """`visited`: the nodes the run ran before its branches started (for the nodes' `max_visits`);
+        `workspaces`: where a nested fan-out's merge conflict is committed when its join routes it on."""
         self._graph = graph
+        self._workspaces = workspaces or NoBranchWorkspaces()
         self._executor = executor
         self._clock = clock
         self._max_visits = max_visits
@@ -136,6 +141,9 @@ class _Walk:
                 transition = next_transition(graph, node, outcome, self.context)
             except OrchestraError as error:
                 return self._fail(f"cannot route from {node.id}: {error}")
+            settled = settle_pending_join(self.walker._workspaces, graph, node, self.context, self.branch, transition)
+            if settled is not transition and isinstance(settled, Finish):  # the conflicted merge could not be landed
+                return self._fail(settled.reason)
             if isinstance(transition, Finish):
                 return transition.status.value if transition.status.value == "fail" else self._final_status(None)
             if not isinstance(transition, Advance):
@@ -170,6 +178,9 @@ class _Walk:
     def _final_status(self, missing: str | None) -> str:
         if missing is not None:
             return self._fail(f"node {missing!r} is not in the pipeline")
+        pending = PendingJoin.of(self.context, self.branch)
+        if pending is not None:  # a nested fan-out's conflict its join never took (the branch ended first)
+            return self._fail(unrouted_reason(pending))
         return self.last_outcome.status.value if self.last_outcome else StageStatus.SUCCESS.value
 
     def _fail(self, reason: str) -> str:

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from attrs import evolve, frozen
 
 from orchestra_core.engine.fidelity import effective_fidelity, resolve_fidelity, resolve_thread_key
+from orchestra_core.engine.join_outcome import pending_join_at
 from orchestra_core.engine.retry import RetryPolicy, build_retry_policy, is_programming_error, is_retryable
 from orchestra_core.engine.stage import EngineServices, Handler, StageRun
 from orchestra_core.model.cancellation import Cancellation, cancellation_scope, linked
@@ -103,11 +104,18 @@ class StageExecutor:
         self._emit = emit
 
     def execute(self, node: Node, context: Context, visit: StageVisit) -> NodeRun:
-        """Run a node with its retry policy; write its final `status.json`; emit stage events."""
+        """Run a node with its retry policy; write its final `status.json`; emit stage events.
+
+        A join node whose fan-out's merge conflicted takes that as its outcome instead (see `join_outcome`).
+        """
         started = self._clock.monotonic()
         handler_type = node.handler_type
         base = {"node_id": node.id, "handler_type": handler_type, "index": visit.index}
         self._emit(StageStarted, visit.branch, {**base, "attempt": 1})
+        conflict = pending_join_at(context, node.id, visit.branch)
+        if conflict is not None:
+            context.set("current_node", node.id)
+            return self._finish(node, visit, base, conflict.outcome(), 1, started)
         try:
             handler = self._registry.resolve(node)
             policy = build_retry_policy(node, self._graph)

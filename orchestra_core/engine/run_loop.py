@@ -13,6 +13,7 @@ from orchestra_core.engine.branch_workspaces import BranchWorkspaces, NoBranchWo
 from orchestra_core.engine.branches import BranchWalker, parent_branch
 from orchestra_core.engine.emitter import BranchForwarder, Emitter
 from orchestra_core.engine.execution import HandlerResolver, StageExecutor, StageVisit
+from orchestra_core.engine.join_outcome import settle_pending_join
 from orchestra_core.engine.remote_branches import RemoteBranches, RemoteNodes, branch_request
 from orchestra_core.engine.routing import (
     Advance,
@@ -139,7 +140,9 @@ class RunLoop:
             services=self,
             emit=self.emitter.emit,
         )
-        self.branches = BranchWalker(graph, self.executor, self.clock, self.max_visits, lambda: self.state.completed_nodes)
+        self.branches = BranchWalker(
+            graph, self.executor, self.clock, self.max_visits, lambda: self.state.completed_nodes, self.workspaces
+        )
         self.state: RunState
         self.last_checkpoint: Checkpoint | None = None
 
@@ -168,7 +171,9 @@ class RunLoop:
     ) -> BranchResult:
         """Walk one branch on its own (a worker runs a branch its session's runner sent it): no start node, no
         checkpoints; its nested fan-outs run here. `single`: only its first node, one attempt."""
-        self.branches = BranchWalker(self.graph, self.executor, self.clock, self.max_visits, lambda: tuple(visited))
+        self.branches = BranchWalker(
+            self.graph, self.executor, self.clock, self.max_visits, lambda: tuple(visited), self.workspaces
+        )
         try:
             return self.branches.walk(
                 start, context, branch=branch, stop_at=stop_at, stage_keys=stage_keys, cancel=self.stop, single=single
@@ -359,6 +364,7 @@ class RunLoop:
             state.merge_branches(self.branches.take_results(None, node))
         state.record(node, run.outcome, run.attempts)
         transition = self._transition(node, run.outcome)
+        transition = settle_pending_join(self.workspaces, self.graph, node, state.context, None, transition)
         if isinstance(transition, Finish):
             self._save(node.id, None, transition)
         elif isinstance(transition, Advance):

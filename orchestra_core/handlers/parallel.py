@@ -3,7 +3,8 @@ context, at most `max_parallel` at a time, joined by `join_policy`.
 
 Each branch runs node by node until it reaches the join node (see `find_join_node`), an exit node or a
 dead end. The results go to `parallel.results` (and each branch's status to `parallel.branch.<id>.status`);
-afterwards the engine continues at the join node.
+afterwards the engine continues at the join node. A merge conflict at the join is the join node's outcome (see
+`orchestra_core.engine.join_outcome`); without a join node to take it, the parallel node fails.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from orchestra_core.engine.branch_workspaces import BranchPlan
 from orchestra_core.engine.fan_out import branch_nodes, branch_stage_keys
+from orchestra_core.engine.join_outcome import PENDING_JOIN_KEY, PendingJoin
 from orchestra_core.engine.stage import BranchResult, StageRun
 from orchestra_core.graph.fan_out import branch_edges, find_join_node
 from orchestra_core.model.context import Context
@@ -114,12 +116,39 @@ class ParallelHandler:
         else:
             status = StageStatus.SUCCESS if failures == 0 else StageStatus.PARTIAL_SUCCESS
         reason = "" if status is not StageStatus.FAIL else "no branch succeeded"
-        joined = stage.engine.workspaces.join(node, stage.branch, {p: r.status for r, p in zip(results, paths, strict=True)})
-        updates.update(joined.context_updates)
-        if joined.failed:
-            status, reason = StageStatus.FAIL, joined.reason
-            notes += f"; {joined.reason}"
-        return Outcome(status, context_updates=updates, notes=notes, failure_reason=reason)
+        statuses = {p: r.status for r, p in zip(results, paths, strict=True)}
+        joined, failure, note = _join(node, context, graph, stage, join, statuses)
+        updates.update(joined)
+        if failure:
+            status, reason = StageStatus.FAIL, failure
+        return Outcome(status, context_updates=updates, notes=notes + note, failure_reason=reason)
+
+
+def _join(
+    node: Node, context: Context, graph: Graph, stage: StageRun, join: str | None, statuses: Mapping[str, str]
+) -> tuple[dict[str, Any], str, str]:
+    """Join the branches' workspaces: (context updates, why the parallel node fails or "", a note). A merge
+    conflict is left pending for the join node to take as its outcome; without one that can, the node fails."""
+    joined = stage.engine.workspaces.join(node, stage.branch, statuses)
+    updates = dict(joined.context_updates)
+    if not joined.failed:
+        earlier = PendingJoin.of(context, stage.branch)
+        if earlier is not None and earlier.fan_out == node.id:
+            updates[PENDING_JOIN_KEY] = None  # an earlier run of this fan-out left it; those branches are gone
+        return updates, "", ""
+    taker = _conflict_taker(graph, join)
+    if taker is None:
+        return updates, joined.reason, f"; {joined.reason}"
+    pending = PendingJoin(taker, node.id, stage.branch, joined.reason, joined.pending_merge)
+    updates[PENDING_JOIN_KEY] = pending.to_json()
+    return updates, "", f"; {joined.reason}; the join node {taker} takes it as its outcome"
+
+
+def _conflict_taker(graph: Graph, join: str | None) -> str | None:
+    """The join node when it can take a merge conflict as its outcome: a node of the graph that is not an exit
+    (an exit only ends the run)."""
+    target = graph.nodes.get(join) if join is not None else None
+    return target.id if target is not None and not graph.is_exit(target) else None
 
 
 class _FanOut:

@@ -93,13 +93,15 @@ class UntrackedWritesCommitted(WorkspaceEvent):
 
 @frozen(kw_only=True)
 class WorktreeMerged(WorkspaceEvent):
-    """A parallel agent's branch was merged back into the session branch at fan-in."""
+    """A parallel agent's branch was merged back into the session branch at fan-in; `conflicting_files`: those it
+    left with conflict markers for the node after the join to resolve (a conflict the join routed on)."""
 
     repo: str
     branch: str
     into_branch: str
     merge_sha: str
     node_id: str | None = None
+    conflicting_files: tuple[str, ...] = field(default=(), converter=str_tuple)
 
 
 @frozen(kw_only=True)

@@ -4,11 +4,12 @@ BranchWorktrees that give them worktrees and merge them at the join."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from orchestra_core.engine.branch_workspaces import BranchPlan, JoinResult
 from orchestra_core.model.graph import Node
 from orchestra_core.model.outcome import StageStatus
-from orchestra_core.workspace.branches import BranchWorktrees
+from orchestra_core.workspace.branches import BranchWorktrees, MergeReport
 
 CONFLICTS_KEY = "workspace.merge_conflicts"
 SUMMARY_KEY = "workspace.merge_summary"
@@ -18,7 +19,8 @@ _MERGED = (StageStatus.SUCCESS.value, StageStatus.PARTIAL_SUCCESS.value)
 class RunBranchWorkspaces:
     """Forks a worktree per repo for each branch that may write (`may_write(node_id)` for one of its nodes);
     read-only branches share their parent's, unless `fork_all(node)` says the fan-out's branches may run on other
-    machines (which fetch each branch's own git branch). At the join, branches that succeeded are merged."""
+    machines (which fetch each branch's own git branch). At the join, branches that succeeded are merged; a
+    conflict is landed with its markers when the join node routes it on (`land_conflicts`)."""
 
     def __init__(
         self,
@@ -41,9 +43,26 @@ class RunBranchWorkspaces:
         report = self._worktrees.join(node.id, parent, list(statuses), merge)
         if not report.branches:
             return JoinResult()
-        updates = {CONFLICTS_KEY: [dict(conflict) for conflict in report.conflicts], SUMMARY_KEY: report.summary()}
+        updates = _context_updates(report)
         if not report.failed:
             return JoinResult(context_updates=updates)
-        files = sorted({f"{c['repo']}:{name}" for c in report.conflicts for name in c["files"]})
-        reason = f"merge conflict at fan-in of {node.id}: {', '.join(files)} (worktrees kept for inspection)"
-        return JoinResult(failed=True, context_updates=updates, reason=reason)
+        return JoinResult(failed=True, context_updates=updates, reason=conflict_reason(node.id, report),
+                          pending_merge=report.pending)  # fmt: skip
+
+    def land_conflicts(
+        self, node: Node, parent: str | None, pending_merge: Mapping[str, Any], *, next_node: str
+    ) -> Mapping[str, Any]:
+        return _context_updates(self._worktrees.land_conflicts(node.id, parent, pending_merge, next_node))
+
+
+def conflict_reason(node_id: str, report: MergeReport) -> str:
+    """One line naming, per conflict, the repo, the branch merged and the one merged into, and the files."""
+    parts = [
+        f"{c['repo']}: {c['branch']} ({c['branch_path']}) into {c['into']} conflicts in {', '.join(c['files'])}"
+        for c in report.conflicts
+    ]
+    return f"merge conflict at fan-in of {node_id}: {'; '.join(parts)}"
+
+
+def _context_updates(report: MergeReport) -> dict[str, Any]:
+    return {CONFLICTS_KEY: [dict(conflict) for conflict in report.conflicts], SUMMARY_KEY: report.summary()}

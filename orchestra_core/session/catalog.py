@@ -278,7 +278,7 @@ WORKTREE_CREATED = TypeSpec(
 )
 WORKTREE_MERGED = TypeSpec(
     "dev.orchestra.WorktreeMerged",
-    1,
+    2,
     w.WorktreeMerged,
     [
         f(1, "repo", STRING),
@@ -286,6 +286,7 @@ WORKTREE_MERGED = TypeSpec(
         f(3, "into_branch", STRING),
         f(4, "merge_sha", STRING),
         f(5, "node_id", STRING),
+        f(6, "conflicting_files", ARRAY, items=STRING, since=2),
     ],
 )
 WORKTREE_MERGE_CONFLICT = TypeSpec(

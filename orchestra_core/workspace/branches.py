@@ -1,5 +1,6 @@
 """Parallel branches' worktrees: each writing branch works on its own git branch and worktree, forked from
-its parent's head; at the join the branches are merged back (`merge_tree`, nothing touched on conflict)."""
+its parent's head; at the join the branches are merged back (`fan_in_merge`: nothing touched on conflict, unless
+the join routes the conflict on, which lands it with its markers)."""
 
 from __future__ import annotations
 
@@ -10,65 +11,22 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from attrs import evolve, field, frozen
+from attrs import evolve
 
-from orchestra_core.model.workspace_events import (
-    WorkspaceEvent,
-    WorktreeCreated,
-    WorktreeMergeConflict,
-    WorktreeMerged,
-)
+from orchestra_core.model.workspace_events import WorkspaceEvent, WorktreeCreated
 from orchestra_core.ports.clock import Clock
-from orchestra_core.ports.git import Git, GitError, Identity, MergeResult
+from orchestra_core.ports.git import Git, GitError, Identity
 from orchestra_core.workspace.abandoned import keep_abandoned
 from orchestra_core.workspace.committer import AGENT_EMAIL, COMMITTER_NAME
 from orchestra_core.workspace.context import WORKTREE, WorkspaceContext
-from orchestra_core.workspace.errors import ProtectedBranchError, WorkspaceError
-from orchestra_core.workspace.messages import with_trailers
-from orchestra_core.workspace.naming import free_branch_name, is_protected, ref_component
+from orchestra_core.workspace.errors import WorkspaceError
+from orchestra_core.workspace.fan_in_merge import FanInMerger, MergeReport, MergeStep, RepoMerge
+from orchestra_core.workspace.naming import free_branch_name, ref_component
 from orchestra_core.workspace.session import WorkspaceSession
 from orchestra_core.workspace.uncommitted import save_uncommitted
 from orchestra_core.workspace.worktree_include import copy_included_files
 
-MERGE_TRAILER = "Orchestra-Merge"
-HUNK_CHARS = 4_000  # conflict-marker text kept per file in the context
-MAX_HUNKS = 20
-
-
-@frozen
-class MergeReport:
-    """How joining a fan-out's branches went.
-
-    Attributes:
-        conflicts: Per conflicting branch and repo: `repo`, `branch` (its git branch), `branch_path`,
-            `into` (the parent's git branch), `branches` (the git branches merged before it, then it),
-            `files`, `hunks` (`{file, text}` with the conflict-marker regions, capped).
-        merged: Branch path -> repo -> merge commit, for the branches that were merged.
-        branches: The branch paths that had worktrees (none: the join had nothing to do).
-    """
-
-    conflicts: tuple[dict[str, Any], ...] = ()
-    merged: Mapping[str, Mapping[str, str]] = field(factory=dict)
-    branches: tuple[str, ...] = ()
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.conflicts)
-
-    def summary(self) -> str:
-        """A readable account: the conflicts with their hunks, else what was merged."""
-        if not self.conflicts:
-            merged = ", ".join(f"{path} ({', '.join(sorted(repos))})" for path, repos in self.merged.items())
-            return f"merged {merged}" if merged else "no branch had commits to merge"
-        lines = []
-        for conflict in self.conflicts:
-            lines.append(
-                f"{conflict['repo']}: merging {conflict['branch']} ({conflict['branch_path']}) into "
-                f"{conflict['into']} conflicts in {', '.join(conflict['files'])}"
-            )
-            for hunk in conflict["hunks"]:
-                lines.append(f"--- {hunk['file']}\n{hunk['text']}")
-        return "\n".join(lines)
+__all__ = ["BranchWorktrees", "MergeReport", "branch_worktree_path"]
 
 
 class BranchWorktrees:
@@ -91,6 +49,7 @@ class BranchWorktrees:
         self._emit = emit
         self._sessions: dict[str, WorkspaceSession] = {}
         self._lock = threading.Lock()
+        self._merger = FanInMerger(git, clock, pipeline_name, emit)
 
     def session_for(self, branch: str | None) -> WorkspaceSession:
         """The session a node of `branch` works in: its own, else its nearest enclosing branch's, else the run's."""
@@ -228,125 +187,99 @@ class BranchWorktrees:
 
         The parent's branch moves (and its worktree follows) only when every merge is clean; then every
         branch's worktree and git branch is removed (the commits of branches not merged, and what a worktree
-        held uncommitted, stay under `refs/orchestra/abandoned/...`). On a conflict nothing moves and every
-        worktree is kept.
+        held uncommitted, stay under `refs/orchestra/abandoned/...`). On a conflict nothing moves, every worktree
+        is kept, and the report's `pending` says what `land_conflicts` needs to commit the merge with its markers
+        later.
         """
         base = self.session_for(parent)
         with self._lock:
             forked = {path: self._sessions[path] for path in paths if path in self._sessions}
         if not forked:
             return MergeReport()
-        plans: dict[str, tuple[str, str, list[tuple[str, str]]]] = {}
-        conflicts: list[dict[str, Any]] = []
-        for repo, context in base.contexts.items():
-            plan, found = self._merge_repo(node_id, context, forked, merge)
-            plans[repo] = plan
-            conflicts += found
+        steps = self._steps(forked, merge)
+        merges, conflicts = self._merge(node_id, base, steps, keep_markers=False)
         if conflicts:
-            for conflict in conflicts:
-                self._emit(
-                    WorktreeMergeConflict(
-                        session_id=base.session_id,
-                        repo=conflict["repo"],
-                        branch=conflict["branch"],
-                        into_branch=conflict["into"],
-                        conflicting_files=conflict["files"],
-                        node_id=node_id,
-                        detail=f"parallel branch {conflict['branch_path']}",
-                    )
-                )
-            return MergeReport(conflicts=tuple(conflicts), branches=tuple(forked))
-        merged = self._land(node_id, base, plans)
-        self._remove(forked, merged)
+            self._merger.report_conflicts(node_id, base.session_id, conflicts)
+            pending = {
+                "into": {repo: context.branch_name for repo, context in base.contexts.items()},
+                "steps": [step.to_json() for step in steps],
+            }
+            return MergeReport(conflicts=tuple(conflicts), branches=tuple(forked), pending=pending)
+        merged = self._merger.land(node_id, base, merges)
+        self._remove(base, steps, merged)
         return MergeReport(merged=merged, branches=tuple(forked))
 
-    def _merge_repo(
-        self,
-        node_id: str,
-        into: WorkspaceContext,
-        forked: Mapping[str, WorkspaceSession],
-        merge: Collection[str],
-    ) -> tuple[tuple[str, str, list[tuple[str, str]]], list[dict[str, Any]]]:
-        """(old head, new head, [(branch path, merge commit)]) for one repo, and its conflicts."""
-        git, root = self._git, into.repo_root
-        old = git.resolve_commit(root, into.branch_ref)
-        if old is None:
-            raise WorkspaceError(f"{into.repo_name}: branch {into.branch_name} no longer exists")
-        head = old
-        commits: list[tuple[str, str]] = []
-        merged_names: list[str] = []
-        conflicts: list[dict[str, Any]] = []
-        for path, session in forked.items():
-            context = session.contexts.get(into.repo_name)
-            if context is None or path not in merge:
-                continue
-            tip = git.resolve_commit(root, context.branch_ref)
-            if tip is None or tip == context.base_sha:
-                continue  # nothing committed in this branch
-            result = git.merge_tree(root, head, tip)
-            if not result.clean:
-                conflicts.append(_conflict(into, context, path, merged_names, result))
-                continue
-            head = git.commit_tree(
-                root,
-                result.tree,
-                parents=[head, tip],
-                message=self._merge_message(node_id, into, context, path),
-                author=self._identity(),
-                committer=self._identity(),
-            )
-            commits.append((path, head))
-            merged_names.append(context.branch_name)
-        return (old, head, commits), conflicts
+    def land_conflicts(
+        self, node_id: str, parent: str | None, pending: Mapping[str, Any], next_node: str
+    ) -> MergeReport:
+        """Commit a conflicted join (`pending`: its `MergeReport.pending`) on the parent's branch, one merge commit
+        per branch as git computes it, conflict markers left in the files for `next_node`; check it out in the
+        parent's worktree and remove the branches' worktrees and git branches (their commits stay reachable
+        through the merges). Works from the recorded commits, so also in a resumed run, where the branch was put
+        back at the checkpoint's head and the worktrees may be gone already.
 
-    def _land(
-        self, node_id: str, base: WorkspaceSession, plans: Mapping[str, tuple[str, str, list[tuple[str, str]]]]
-    ) -> dict[str, dict[str, str]]:
-        merged: dict[str, dict[str, str]] = {}
-        for repo, (old, new, commits) in plans.items():
-            if old == new:
-                continue
-            into = base.contexts[repo]
-            if is_protected(into.branch_name, base.protected_branches(repo)):
-                raise ProtectedBranchError(f"{repo}: refusing to move protected branch {into.branch_name!r}")
-            try:
-                with self._git.lock(into.repo_root):
-                    self._git.update_ref(into.repo_root, into.branch_ref, new, expected_old=old)
-                    self._git.checkout_tree(into.worktree_path, old, new)
-            except GitError as error:
-                raise WorkspaceError(f"{repo}: could not land the merge on {into.branch_name}: {error}") from error
-            base.note_head(repo, new)
-            for path, sha in commits:
-                branch = self._sessions[path].contexts[repo].branch_name
-                merged.setdefault(path, {})[repo] = sha
-                self._emit(
-                    WorktreeMerged(
-                        session_id=into.session_id,
-                        repo=repo,
-                        branch=branch,
-                        into_branch=into.branch_name,
-                        merge_sha=sha,
-                        node_id=node_id,
-                    )
-                )
-        return merged
+        Raises:
+            WorkspaceError: `pending` does not fit this run, or git failed.
+        """
+        base = self.session_for(parent)
+        try:
+            steps = [MergeStep.from_json(value) for value in pending["steps"]]
+            into = {str(repo): str(name) for repo, name in pending["into"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise WorkspaceError(f"the pending merge of {node_id} is not one Orchestra recorded: {error!r}") from error
+        for repo, name in into.items():
+            context = base.contexts.get(repo)
+            if context is None or context.branch_name != name:
+                raise WorkspaceError(f"{repo}: the merge at fan-in of {node_id} was to go into {name}, not worked on here")
+        merges, conflicts = self._merge(node_id, base, steps, keep_markers=True, next_node=next_node)
+        merged = self._merger.land(node_id, base, merges)
+        self._remove(base, steps, merged)
+        paths = tuple(dict.fromkeys(step.path for step in steps))
+        return MergeReport(conflicts=tuple(conflicts), merged=merged, branches=paths, landed=True)
 
-    def _remove(self, forked: Mapping[str, WorkspaceSession], merged: Mapping[str, Mapping[str, str]]) -> None:
-        """Remove the branches' worktrees and git branches; commits not merged, and what a worktree held
-        uncommitted (nothing a stage made: tool stages and agents commit their work), stay under abandoned refs."""
+    def _steps(self, forked: Mapping[str, WorkspaceSession], merge: Collection[str]) -> list[MergeStep]:
+        steps = []
         for path, session in forked.items():
             for repo, context in session.contexts.items():
-                git, root = self._git, context.repo_root
-                with git.lock(root):
-                    tip = git.resolve_commit(root, context.branch_ref)
-                    if tip is not None and tip != context.base_sha and repo not in merged.get(path, {}):
-                        keep_abandoned(git, root, context.session_id, tip)
-                    self._save_uncommitted(context, "join")
-                    self._drop_worktree(root, context.worktree_path)
-                    git.delete_branch(root, context.branch_name)
-                self._remove_empty_parents(context.worktree_path)
-            with self._lock:
-                self._sessions.pop(path, None)
+                tip = self._git.resolve_commit(context.repo_root, context.branch_ref)
+                steps.append(MergeStep(path, repo, context.branch_name, context.base_sha, tip, path in merge))
+        return steps
+
+    def _merge(
+        self, node_id: str, base: WorkspaceSession, steps: Sequence[MergeStep], *, keep_markers: bool, next_node: str = ""
+    ) -> tuple[list[RepoMerge], list[dict[str, Any]]]:
+        merges: list[RepoMerge] = []
+        conflicts: list[dict[str, Any]] = []
+        for repo, context in base.contexts.items():
+            mine = [step for step in steps if step.repo == repo]
+            merged, found = self._merger.merge(node_id, context, mine, keep_markers=keep_markers, next_node=next_node)
+            merges.append(merged)
+            conflicts += found
+        return merges, conflicts
+
+    def _remove(self, base: WorkspaceSession, steps: Sequence[MergeStep], merged: Mapping[str, Mapping[str, str]]) -> None:
+        """Remove the branches' worktrees and git branches (those already gone are skipped); commits not merged,
+        and what a worktree held uncommitted (nothing a stage made: tool stages and agents commit their work),
+        stay under abandoned refs."""
+        git = self._git
+        for step in steps:
+            context = base.contexts.get(step.repo)
+            if context is None:
+                continue
+            root, worktree = context.repo_root, self.worktree_path(step.path, step.repo)
+            kept = {step.base, *([step.tip] if step.repo in merged.get(step.path, {}) else [])}
+            with git.lock(root):
+                tip = git.resolve_commit(root, f"refs/heads/{step.branch}")
+                if tip is not None and tip not in kept:
+                    keep_abandoned(git, root, context.session_id, tip)
+                self._save_uncommitted(evolve(context, worktree_path=worktree, branch_name=step.branch), "join")
+                self._drop_worktree(root, worktree)
+                if tip is not None:
+                    git.delete_branch(root, step.branch)
+            self._remove_empty_parents(worktree)
+        with self._lock:
+            for step in steps:
+                self._sessions.pop(step.path, None)
 
     def _save_uncommitted(self, context: WorkspaceContext, reason: str) -> None:
         save_uncommitted(self._git, context, reason, self._emit, when=self._clock.now())
@@ -357,6 +290,9 @@ class BranchWorktrees:
         `git worktree remove` deletes file by file before returning (seconds on a large repository); the
         thread is not a daemon, so the process still finishes the deletion before it exits.
         """
+        if not worktree.exists():  # removed already (a resumed run lands a merge the killed one had landed)
+            self._git.worktree_prune(root)
+            return
         trash = self._dir / f".removed-{uuid.uuid4().hex}"
         try:
             worktree.rename(trash)
@@ -378,17 +314,9 @@ class BranchWorktrees:
                 return
             directory = directory.parent
 
-    def _merge_message(self, node_id: str, into: WorkspaceContext, branch: WorkspaceContext, path: str) -> str:
-        subject = f"Merge parallel branch {path} into {into.branch_name}"
-        return with_trailers(subject, self._trailers(node_id, into, path))
 
     def _trailers(self, node_id: str, context: WorkspaceContext, path: str) -> dict[str, str]:
-        return {
-            "Orchestra-Node": node_id,
-            "Orchestra-Pipeline": self._pipeline or context.pipeline_name,
-            "Orchestra-Session": context.session_id,
-            MERGE_TRAILER: path,
-        }
+        return self._merger.trailers(node_id, context, path)
 
     def _identity(self) -> Identity:
         return Identity(COMMITTER_NAME, AGENT_EMAIL, self._clock.now())
@@ -401,37 +329,3 @@ def branch_worktree_path(worktrees_dir: Path, branch_path: str, repo: str) -> Pa
         ":".join(ref_component(part, "node") for part in segment.split(":", 1)) for segment in branch_path.split("/")
     ]
     return worktrees_dir.joinpath(*segments, repo)
-
-
-def _conflict(
-    into: WorkspaceContext, branch: WorkspaceContext, path: str, merged_before: list[str], result: MergeResult
-) -> dict[str, Any]:
-    hunks = []
-    for conflict in result.conflicts[:MAX_HUNKS]:
-        text = conflict_hunks(conflict.text)
-        if text:
-            hunks.append({"file": conflict.path, "text": text})
-    return {
-        "repo": into.repo_name,
-        "branch": branch.branch_name,
-        "branch_path": path,
-        "into": into.branch_name,
-        "branches": [*merged_before, branch.branch_name],
-        "files": list(result.conflicted_paths),
-        "hunks": hunks,
-    }
-
-
-def conflict_hunks(text: str, limit: int = HUNK_CHARS) -> str:
-    """The conflict-marker regions of a file (`<<<<<<<` to `>>>>>>>`), capped at `limit` characters."""
-    kept: list[str] = []
-    inside = False
-    for line in text.splitlines(keepends=True):
-        if line.startswith("<<<<<<<"):
-            inside = True
-        if inside:
-            kept.append(line)
-        if line.startswith(">>>>>>>"):
-            inside = False
-    joined = "".join(kept)
-    return joined if len(joined) <= limit else joined[:limit] + "\n[... truncated]\n"

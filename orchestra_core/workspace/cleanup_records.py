@@ -13,7 +13,8 @@ from orchestra_core.session.api import history
 from orchestra_core.session.turn_view import decode_fields
 
 _READ = (
-    w.SessionBranchCreated, w.WorktreeCreated, w.WorktreeMergeConflict, w.RemotePushed, w.SessionCleanedUp,
+    w.SessionBranchCreated, w.WorktreeCreated, w.WorktreeMergeConflict, w.WorktreeMerged, w.RemotePushed,
+    w.SessionCleanedUp,
 )
 _TYPE_IDS = frozenset(f"dev.orchestra.{kind.__name__}" for kind in _READ)
 
@@ -27,7 +28,8 @@ class RepoWork:
         branches: The session branch first, then the parallel branches' branches, as created.
         worktrees: Worktree path -> the branch it was made for (none for `isolation: in_place`).
         in_place: No worktree was made for the session branch: the user's checkout was used.
-        conflict: A fan-in merge conflicted and its branches were kept for the user.
+        conflict: A fan-in merge conflicted and its branches were kept for the user (not once a node after the
+            join took it on: the merge was then committed with its markers and the branches removed).
         pushed: Branch -> the SHA its latest RemotePushed says the remote holds.
     """
 
@@ -85,6 +87,8 @@ def _note(work: SessionWork, record: object) -> None:
             repo.branches.append(record.branch)
     elif isinstance(record, w.WorktreeMergeConflict) and record.repo in work.repos:
         work.repos[record.repo].conflict = True
+    elif isinstance(record, w.WorktreeMerged) and record.conflicting_files and record.repo in work.repos:
+        work.repos[record.repo].conflict = False
     elif isinstance(record, w.RemotePushed) and record.repo in work.repos:
         work.repos[record.repo].pushed[record.branch] = record.sha
 

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from orchestra_core.engine.branch_workspaces import BranchWorkspaces
 from orchestra_core.engine.runner import PipelineEngine
 from orchestra_core.engine.stage import Handler
 from orchestra_core.graph import Graph, parse_dot
@@ -84,6 +85,8 @@ class Harness:
         run_directory: RunDirectoryFactory | None = None,
         seed: int = 7,
         pipeline_loader: Any = None,
+        branch_workspaces: BranchWorkspaces | None = None,
+        workspace_snapshot: Any = None,
     ) -> None:
         self.clock = ManualClock()
         self.dirs = run_directory or InMemoryRunDirectories(self.clock)
@@ -101,6 +104,8 @@ class Harness:
             checkpoint_sinks=sinks,
             max_node_visits=max_node_visits,
             rng=random.Random(seed),
+            branch_workspaces=branch_workspaces,
+            workspace_snapshot=workspace_snapshot,
         )
 
     def run(self, pipeline: Graph, *, root: str = ROOT, session_id: str = "session-1", **kwargs: Any) -> RunResult:

@@ -127,6 +127,7 @@ RECORDS: tuple[object, ...] = (
         into_branch="orchestra/pr-review/7",
         merge_sha="fedcba",
         node_id="fan_in",
+        conflicting_files=("api.py",),
     ),
     w.WorktreeMergeConflict(
         repo="backend",

@@ -60,6 +60,43 @@ nodes:
 default: "Done."
 """
 SESSIONS = 3
+CLASH = """digraph clash {
+    start [shape=Mdiamond]; exit [shape=Msquare]
+    fan [shape=component]
+    left [prompt="Edit the readme"]
+    right [prompt="Edit the readme too"]
+    join [shape=tripleoctagon]
+    fixer [prompt="Resolve the merge conflict"]
+    start -> fan
+    fan -> left -> join
+    fan -> right -> join
+    join -> fixer [condition="outcome=fail"]
+    join -> exit [condition="outcome=success"]
+    fixer -> exit
+}
+"""
+CLASH_CASSETTE = r"""
+nodes:
+  left:
+    - content: "Left."
+      tool_calls:
+        - {name: "project:write-file", args: {path: README.md, content: "left\n"}}
+    - content: "Done."
+  right:
+    - content: "Right."
+      tool_calls:
+        - {name: "project:write-file", args: {path: README.md, content: "right\n"}}
+    - content: "Done."
+  fixer:
+    - content: "Reading the conflict."
+      tool_calls:
+        - {name: "project:read-file", args: {path: README.md}}
+    - content: "Keeping both."
+      tool_calls:
+        - {name: "project:write-file", args: {path: README.md, content: "left and right\n"}}
+    - content: "Done."
+default: "Done."
+"""
 
 
 def _records(store: Any, session_id: str) -> list[object]:
@@ -230,4 +267,36 @@ def test_orchestra_cancel_stops_a_session_orchestra_run_runs(
     finally:
         if running.poll() is None:
             running.send_signal(signal.SIGKILL)
+        fleet.stop_all()
+
+
+def test_a_conflict_between_branches_run_on_the_fleet_reaches_the_fixer_as_on_one_machine(
+    tmp_path: Path, redis_server: RedisServer, postgres_dsn: str
+) -> None:
+    redis_server.flush()
+    fleet = Fleet(tmp_path, postgres_dsn, redis_server.url, {"clash.dot": CLASH, "cassette.yaml": CLASH_CASSETTE},
+                  claim_after="30s")  # fmt: skip
+    try:
+        fleet.start_worker("w1")
+        wait_for("the worker's heartbeat", lambda: "w1" in fleet.log("w1"), 60)
+        done = orchestra("run", "clash.dot", "--json", cwd=fleet.submitter, env=fleet.env, timeout=120)
+        assert done.returncode == 0, done.stderr + fleet.log("w1")
+        document = json.loads(done.stdout)
+        session = document["session_id"]
+        assert (document["node_outcomes"]["join"], document["node_outcomes"]["fixer"]) == ("fail", "success")
+        ledger = PostgresFleetLedger(postgres_dsn)
+        assert {(entry.branch, entry.worker) for entry in ledger.branches(session)} == {("fan:left", "w1"), ("fan:right", "w1")}
+        store = fleet.store()
+        fixer = [rec for rec in _records(store, session) if isinstance(rec, AgentTurn) and rec.node_id == "fixer"]
+        seen = next(turn.tool_calls[0].result for turn in fixer if turn.tool_calls and turn.tool_calls[0].name.endswith("read-file"))
+        assert seen is not None and "<<<<<<<" in seen and "left" in seen and "right" in seen
+        branch = document["repos"]["project"]["branch"]
+        clone = fleet.submitter / "repo"
+        fixed, conflicted = git(clone, "log", "--first-parent", "--format=%H", "-2", branch).split()
+        assert "Orchestra-Conflicts: README.md" in git(clone, "log", "-1", "--format=%B", conflicted)
+        assert git(clone, "show", f"{fixed}:README.md") == "left and right\n"
+        assert not list((fleet.submitter / ".orchestra" / "worktrees" / session).glob("fan:*"))
+        store.close()
+        ledger.close()
+    finally:
         fleet.stop_all()

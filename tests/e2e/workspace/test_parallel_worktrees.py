@@ -1,10 +1,9 @@
 """Parallel branches in their own worktrees, merged at fan-in, through `orchestra run` with real repositories
 and the scripted model (seed 001: Worktree Tests, Worktree Merge Tests, Snapshot after parallel, E2E Parallel
-with worktrees)."""
+with worktrees). Merge conflicts: test_fan_in_conflicts.py."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,18 +12,13 @@ from attrs import frozen
 
 from orchestra_core.model import records as r
 from orchestra_core.model.turn import AgentTurn
-from orchestra_core.model.workspace_events import (
-    WorktreeCreated,
-    WorktreeMergeConflict,
-    WorktreeMerged,
-)
+from orchestra_core.model.workspace_events import WorktreeCreated, WorktreeMerged
 from tests.support.environment import hermetic_env
 from tests.support.git_repos import GitRepo, make_repo
 from tests.support.orchestra_project import (
     SCRIPTED_PROVIDER,
     all_agent_turns,
     committed_files,
-    orchestra,
     records_of,
     run_json,
     trailers,
@@ -205,80 +199,3 @@ def test_the_checkpoint_after_the_fan_in_has_the_merged_head(clean: ParallelRun)
     assert after_fan.workspace_snapshot is not None
     assert after_fan.workspace_snapshot.sha_by_repo()["project"] == merged_head
     assert clean.document["repos"]["project"]["head_sha"] == clean.repo.head(BRANCH)
-
-
-CONFLICT_PIPELINE = """digraph par {
-    start [shape=Mdiamond]; exit [shape=Msquare]
-    fan [shape=component]
-    left [prompt="Edit shared"]
-    right [prompt="Edit shared too"]
-    join [shape=tripleoctagon]
-    resolve [prompt="Resolve the merge conflict"]
-    done [prompt="Done"]
-    start -> fan
-    fan -> left -> join
-    fan -> right -> join
-    fan -> resolve [condition="outcome=fail"]
-    join -> done -> exit
-    resolve -> exit
-}
-"""
-CONFLICT_CASSETTE = r"""
-nodes:
-  left:
-    - content: "Left edit."
-      tool_calls:
-        - {name: "project:write-file", args: {path: shared.txt, content: "one\nLEFT\nthree\n"}}
-        - {name: "project:write-file", args: {path: only_left.txt, content: "l\n"}}
-    - content: "Done."
-  right:
-    - content: "Right edit."
-      tool_calls:
-        - {name: "project:write-file", args: {path: shared.txt, content: "one\nRIGHT\nthree\n"}}
-    - content: "Done."
-  resolve:
-    - content: "I see the conflict."
-    - content: "Done."
-default: "Done."
-"""
-
-
-@pytest.fixture(scope="module")
-def conflict(tmp_path_factory: pytest.TempPathFactory) -> ParallelRun:
-    project, repo, env = _project(tmp_path_factory.mktemp("conflict"), CONFLICT_PIPELINE, CONFLICT_CASSETTE)
-    base = repo.head()
-    result = orchestra("run", "par.dot", "--json", cwd=project, env=env)
-    assert result.returncode == 0, result.stderr  # the failure is routed to `resolve`, which ends the run well
-    return ParallelRun(project, repo, base, json.loads(result.stdout))
-
-
-def test_a_conflict_leaves_the_session_branch_and_keeps_the_worktrees(conflict: ParallelRun) -> None:
-    repo = conflict.repo
-    assert repo.head(BRANCH) == conflict.base
-    assert sorted(repo.branches()) == sorted([BRANCH, f"{BRANCH}--fan-left", f"{BRANCH}--fan-right", "main"])
-    worktrees = conflict.project / WORKTREES
-    left = worktrees / "fan:left" / "project"
-    right = worktrees / "fan:right" / "project"
-    assert (left / "shared.txt").read_text() == "one\nLEFT\nthree\n"
-    assert (right / "shared.txt").read_text() == "one\nRIGHT\nthree\n"
-    events = [record for _, record in records_of(conflict.project, "1", WorktreeMergeConflict)]
-    assert [e.conflicting_files for e in events] == [("shared.txt",)]
-    assert not records_of(conflict.project, "1", WorktreeMerged)
-
-
-def test_the_conflict_is_in_the_context_and_routes_the_downstream_node(conflict: ParallelRun) -> None:
-    document = conflict.document
-    assert document["node_outcomes"]["fan"] == "fail"
-    assert "resolve" in document["completed_nodes"] and "done" not in document["completed_nodes"]
-    [details] = document["context"]["workspace.merge_conflicts"]
-    assert details["repo"] == "project" and details["files"] == ["shared.txt"]
-    assert details["into"] == BRANCH
-    assert details["branches"] == [f"{BRANCH}--fan-left", f"{BRANCH}--fan-right"]
-    [hunk] = details["hunks"]
-    assert hunk["file"] == "shared.txt"
-    assert "<<<<<<<" in hunk["text"] and "LEFT" in hunk["text"] and "RIGHT" in hunk["text"]
-    summary = document["context"]["workspace.merge_summary"]
-    assert "shared.txt" in summary and "LEFT" in summary
-    assert any(t.node_id == "resolve" for t in _turns(conflict.project))
-    prompt = (conflict.project / ".orchestra" / "runs" / "1" / "resolve" / "prompt.md").read_text()
-    assert "workspace.merge_conflicts" in prompt and "workspace.merge_summary" in prompt and "shared.txt" in prompt

@@ -33,11 +33,14 @@ def test_branch_worktrees_merges_and_conflicts_are_shown() -> None:
     merged = WorktreeMerged(repo="app", branch="o/p/1--fan-a", into_branch="o/p/1", merge_sha=SHA, node_id="fan")
     conflict = WorktreeMergeConflict(repo="app", branch="o/p/1--fan-b", into_branch="o/p/1",
                                      conflicting_files=("x.py", "y.py"), node_id="fan")
-    assert _lines(created, merged, conflict) == [
+    landed = WorktreeMerged(repo="app", branch="o/p/1--fan-b", into_branch="o/p/1", merge_sha=SHA, node_id="fan",
+                            conflicting_files=("x.py", "y.py"))
+    assert _lines(created, merged, conflict, landed) == [
         "worktree /p/.orchestra/worktrees/1/fan:a/app on o/p/1--fan-a in app (parallel fan)",
         "merged o/p/1--fan-a into o/p/1 in app (01234567)",
         "warning: merge conflict: o/p/1--fan-b into o/p/1 in app: x.py, y.py; the session branch is unchanged "
-        "and the worktrees are kept",
+        "and the worktrees are kept, unless the join node routes the conflict on",
+        "merged o/p/1--fan-b into o/p/1 in app (01234567) with conflict markers left for resolution in x.py, y.py",
     ]
 
 

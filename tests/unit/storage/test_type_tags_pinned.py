@@ -193,13 +193,14 @@ PINNED_TYPES = {
         },
     ),
     "dev.orchestra.WorktreeMerged": (
-        1,
+        2,
         {
             1: ("repo", "string", 1, None),
             2: ("branch", "string", 1, None),
             3: ("into_branch", "string", 1, None),
             4: ("merge_sha", "string", 1, None),
             5: ("node_id", "string", 1, None),
+            6: ("conflicting_files", "array", 2, "string"),
         },
     ),
     "dev.orchestra.WorktreeMergeConflict": (
