@@ -1,7 +1,8 @@
 """A run killed before its first checkpoint (SIGKILL, SIGTERM, or Ctrl-C) while it sets up its workspace is
-`interrupted`, never left `new`; `status`, `status --json`, `attach`, `cleanup --dry-run` and `replay` all say the
-same thing about it (`orchestra resume N` starts it again from the beginning), and `resume` does just that: same
-session, its recorded session branch at its recorded base, the `--set` values it was started with, to success.
+`interrupted`, never left `new`; `status`, `status --json`, `attach`, `cleanup --dry-run`, `replay` and the web
+view's server all say the same thing about it (`orchestra resume N` starts it again from the beginning), and
+`resume` does just that: same session, its recorded session branch at its recorded base, the `--set` values it was
+started with, to success.
 
 The run is held at a real point of its start-up by a `git` on PATH that runs the real git, then waits while a gate
 file exists: after `git worktree add` made the session worktree (nothing recorded of it yet: the resume removes
@@ -19,12 +20,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from starlette.testclient import TestClient
 
+from orchestra_adapters.server.app import create_app
+from orchestra_adapters.server.service import PipelineService
 from orchestra_core.model import records as r
 from orchestra_core.model import workspace_events as w
 from tests.support.git_repos import make_repo
 from tests.support.orchestra_project import ORCHESTRA, orchestra, records_of, run_json
 from tests.support.processes import wait_until
+from tests.support.server import LOCAL
 
 pytestmark = pytest.mark.slow
 
@@ -130,6 +135,13 @@ def test_a_run_killed_before_its_first_checkpoint_is_interrupted_and_resumes_fro
         assert (kept["reason"], kept["detail"], kept["branches"]) == ("interrupted", advice, [recorded["project"].branch])
     else:
         assert recorded == {} and [item for item in plan["kept"] if item["session_id"] == session] == []
+
+    # the web view's server: its session list, the session and the pipeline's status say the same; its graph draws
+    with TestClient(create_app(PipelineService(cwd=root)), base_url=LOCAL) as client:
+        assert [row["status"] for row in client.get("/sessions").json()["sessions"]] == ["interrupted"]
+        assert client.get(f"/sessions/{session}").json()["error"] == shown["error"]
+        assert client.get(f"/pipelines/{session}").json()["status"] == "interrupted"
+        assert client.get(f"/pipelines/{session}/graph").status_code == 200  # from the pipeline its start recorded
 
     # replay: nothing to fork from, said with the same advice
     first_turn = shown["turns"][0]["turn_id"]
