@@ -31,12 +31,13 @@ def run_checks(config: Path | None, cwd: Path) -> list[Check]:
         names = ("store", "providers", "repos", "sandbox")
         checks += [[Check(name, WARNING, "not checked: orchestra.yaml is invalid")] for name in names]
     else:
+        from orchestra_cli.doctor_repos import repo_checks
         from orchestra_cli.doctor_store import store_checks
 
         checks.append(_safely("store", lambda: store_checks(container)))
         checks.append(_safely("providers", lambda: _providers(container.settings())))
         checks.append(_safely("backends", lambda: _backends(container.settings())))
-        checks.append(_safely("repos", lambda: _repos(container, git_found)))
+        checks.append(_safely("repos", lambda: repo_checks(container, git_found)))
         checks.append(_safely("sandbox", lambda: _sandbox(container.settings())))
         checks.append(_safely("cli agents", lambda: _cli_agents(container.settings())))
     checks.append(_safely("mcp", _mcp))
@@ -206,44 +207,6 @@ def _provider_detail(provider: Any, is_default: bool) -> str:
     if variable and os.environ.get(variable):
         parts.append(f"key in ${variable}")
     return ", ".join(parts)
-
-
-def _repos(container: Any, git_found: bool) -> list[Check]:
-    from orchestra_core.model.layout import ProjectLayout
-    from orchestra_core.workspace.errors import WorkspaceConfigError
-    from orchestra_core.workspace.setup import RepoChecker
-
-    settings = container.settings()
-    repos = settings.workspace.repos
-    if not repos:
-        return [Check("repos", OK, "no workspace repos configured: agents work in the project directory")]
-    if not git_found:
-        return [Check(f"repo {name}", ERROR, "not checked: git not found") for name in repos]
-    state_dir = ProjectLayout(Path(container.project_root())).state_dir
-    checker = RepoChecker(container.git(), settings.base_dir, state_dir)
-
-    def plans(selected: Any) -> dict[str, Any]:
-        return {plan.name: plan for plan in checker.plans(selected, state_dir / "doctor", "doctor", "1")}
-
-    problems: dict[str, list[str]] = {}
-    try:
-        found = plans(repos)
-    except WorkspaceConfigError as error:
-        for key, detail in error.problems:
-            name = next((n for n in repos if key == f"workspace.repos.{n}" or key.startswith(f"workspace.repos.{n}.")), "")
-            problems.setdefault(name, []).append(f"{key}: {detail}")
-        found = plans({name: repo for name, repo in repos.items() if name not in problems})
-    return [
-        Check(f"repo {name}", ERROR, "; ".join(problems[name]))
-        if name in problems
-        else Check(f"repo {name}", OK, _repo_detail(found[name]))
-        for name in repos
-    ]
-
-
-def _repo_detail(plan: Any) -> str:
-    settings = plan.settings
-    return f"{plan.repo_root}, base {settings.base_ref} = {plan.base_sha[:12]}, {settings.isolation}"
 
 
 def _sandbox(settings: Any) -> Check:

@@ -120,7 +120,8 @@ def attach(session: str, *, json_output: bool, config: Path | None, interval: fl
 
     Exit code 0 when the run succeeded (or on Ctrl-C, or when the output pipe closed), 1 when it failed
     or was interrupted. A session recorded as running whose runner is gone (its lock is free: killed, or its
-    machine stopped) is printed as far as it was recorded, with a line saying it was interrupted.
+    machine stopped) is printed as far as it was recorded; an interrupted session ends with a line saying so and
+    what `orchestra resume` does with it.
     """
     from orchestra_core.model.records import LifecycleEvent
     from orchestra_core.ports.session_store import SessionStatus
@@ -146,9 +147,11 @@ def attach(session: str, *, json_output: bool, config: Path | None, interval: fl
                 status = alive.status()
                 if status is SessionStatus.SUCCESS:
                     return EXIT_OK
-                if status in (SessionStatus.INTERRUPTED, SessionStatus.NEW):
-                    _say_interrupted(trace.info.session_id, json_output)
+                if status is SessionStatus.INTERRUPTED:
+                    _say_interrupted(store, trace.info.session_id, json_output, gone=True)
                 return EXIT_FAILED
+            if trace.last_event is LifecycleEvent.INTERRUPTED:  # stopped (Ctrl-C): what resume does with it
+                _say_interrupted(store, trace.info.session_id, json_output, gone=False)
         except KeyboardInterrupt:
             return EXIT_OK
         finally:
@@ -158,8 +161,9 @@ def attach(session: str, *, json_output: bool, config: Path | None, interval: fl
 
 
 class _RunnerWatch:
-    """Whether a runner may still record into the session: False once its status is running (or new) and its
-    runner's lock is free, or it is a branch of a run that ended or whose runner is gone."""
+    """Whether a runner may still record into the session: False once it ended, or its runner is gone (its status
+    is running, or new, and the lock its runner took is free), or it is a branch of a run that ended or whose runner
+    is gone. A `new` session no runner took yet (queued in a fleet) is waited for."""
 
     def __init__(self, store: Any, info: Any, locks: Any) -> None:
         from orchestra_core.session.liveness import root_info
@@ -176,33 +180,17 @@ class _RunnerWatch:
     def __call__(self) -> bool:
         from orchestra_core.ports.session_store import SessionStatus
 
-        info = self._store.get_session(self._root.session_id)
-        if info.status is SessionStatus.RUNNING:
-            return self.status() is SessionStatus.RUNNING
-        if info.status is SessionStatus.NEW:  # a run records its start right after taking the lock
-            from orchestra_core.session.liveness import runner_alive
-
-            return runner_alive(self._locks, info.session_id) or _young(info)
-        return info.status is SessionStatus.RUNNING
+        waiting = (SessionStatus.RUNNING, SessionStatus.NEW)
+        return self._store.get_session(self._root.session_id).status in waiting and self.status() in waiting
 
 
-def _young(info: Any, seconds: float = 10.0) -> bool:
-    """Whether a session was made in the last seconds (a run between creating it and taking its lock)."""
-    from datetime import UTC, datetime
+def _say_interrupted(store: Any, session_id: str, json_output: bool, *, gone: bool) -> None:
+    """The last line: the session was interrupted (`gone`: its runner died without recording it), and what
+    `orchestra resume` does with it, in the words `status` and `cleanup` use."""
+    from orchestra_core.session.restart import resume_advice
 
-    created = info.created_at
-    if created is None:
-        return False
-    if created.tzinfo is None:
-        created = created.replace(tzinfo=UTC)
-    return (datetime.now(UTC) - created).total_seconds() < seconds
-
-
-def _say_interrupted(session_id: str, json_output: bool) -> None:
-    message = (
-        f"session {session_id} was interrupted: its runner is gone (killed, or its machine stopped) "
-        f"without recording an end; `orchestra resume {session_id}` continues it"
-    )
+    how = ": its runner is gone (killed, or its machine stopped) without recording an end" if gone else ""
+    message = f"session {session_id} was interrupted{how}; {resume_advice(store, session_id)}"
     with suppress(BrokenPipeError):
         if json_output:
             import json

@@ -172,12 +172,15 @@ def resume_session(
 ) -> RunResult:
     """Continue a recorded session from its latest checkpoint, with the pipeline it recorded (or `graph`).
 
-    Finished nodes are not run again; workspace repos go back to the checkpoint's commits first.
-    `initial_context` values override the restored ones; `rollback_on_failure` is `run_pipeline`'s.
+    Finished nodes are not run again; workspace repos go back to the checkpoint's commits first. A session
+    stopped before its first checkpoint runs again from the start node, in the same session, on the session
+    branches it recorded. `initial_context` values override the restored ones; `rollback_on_failure` is
+    `run_pipeline`'s.
 
     Raises:
         SessionNotFoundError: No such session.
-        NothingToResumeError: The session has no checkpoint, or is a parallel branch of another.
+        NothingToResumeError: The session is a parallel branch of another, or it has no checkpoint and recorded
+            no pipeline.
         ValidationError: The pipeline has error diagnostics.
     """
     options = _options(on_event, settings, project_root, logs_root, initial_context, max_node_visits)

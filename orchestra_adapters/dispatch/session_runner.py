@@ -143,11 +143,13 @@ class _SessionRun:
         from orchestra_core.runs.start import NEW, SessionStart, start_resume
         from orchestra_core.session.api import latest_checkpoint
         from orchestra_core.session.checkpoints import PipelineSource
+        from orchestra_core.session.restart import recorded_start
         from orchestra_core.validation import ValidationError
 
         submission = self.entry.submission
         self._check_repos(submission)
-        if latest_checkpoint(self.store, self.session_id) is not None:
+        begun = latest_checkpoint(self.store, self.session_id) is not None
+        if begun or recorded_start(self.store, self.session_id) is not None:  # from the start again, when no checkpoint
             start = start_resume(self.store, self.session_id, None)
         else:
             blob = str(submission.get("pipeline_blob") or "")
@@ -201,7 +203,7 @@ class _SessionRun:
         record = PipelineLifecycle(
             LifecycleEvent.INTERRUPTED, self.entry.submission.get("pipeline_name", ""),
             error=f"worker {previous} was lost (its session lock was freed without an end); picked up by "
-            f"{self.runner.worker}, resuming from the latest checkpoint",
+            f"{self.runner.worker}, resuming from the latest checkpoint (from the beginning when it has none)",
         )  # fmt: skip
         append_record(self.store, self.session_id, record)
 

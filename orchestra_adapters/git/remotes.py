@@ -11,7 +11,12 @@ from pathlib import Path
 
 from orchestra_adapters.git.command import decode, git_environment
 from orchestra_core.model.remote_urls import redact_text
-from orchestra_core.ports.git_remotes import RemoteError, check_remote_argument, classify_remote_failure
+from orchestra_core.ports.git_remotes import (
+    RemoteError,
+    RemoteRefs,
+    check_remote_argument,
+    classify_remote_failure,
+)
 
 # Local git pins `protocol.allow=never`; remote calls need transports, so only the ones that run arbitrary
 # commands are refused (`ext::` runs a program named in the URL, `fd::` talks over inherited descriptors).
@@ -113,6 +118,11 @@ class SubprocessGitRemotes:
                 return sha
         return None
 
+    def remote_refs(self, url: str) -> RemoteRefs:
+        check_remote_argument(url, "remote URL")
+        process = self._run("ls-remote", Path.cwd(), ["ls-remote", "--symref", "--", url], url)
+        return parse_ls_remote(decode(process.stdout))
+
     # --- running git ---------------------------------------------------------------------------------
 
     @contextlib.contextmanager
@@ -180,10 +190,30 @@ class SubprocessGitRemotes:
         return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
 
 
+def parse_ls_remote(text: str) -> RemoteRefs:
+    """`git ls-remote --symref` output as RemoteRefs: `ref: refs/heads/main<TAB>HEAD` names HEAD's branch,
+    `<sha><TAB><ref>` each ref, and `<sha><TAB><tag>^{}` the commit an annotated tag points at."""
+    refs: dict[str, str] = {}
+    peeled: dict[str, str] = {}
+    head_branch = head_sha = None
+    for line in text.splitlines():
+        value, _, name = line.partition("\t")
+        if value.startswith("ref: "):
+            if name == "HEAD" and value.startswith("ref: refs/heads/"):
+                head_branch = value.removeprefix("ref: refs/heads/")
+        elif name == "HEAD":
+            head_sha = value
+        elif name.endswith("^{}"):
+            peeled[name.removesuffix("^{}")] = value
+        elif name.startswith("refs/"):
+            refs[name] = value
+    return RemoteRefs({**refs, **{name: sha for name, sha in peeled.items() if name in refs}}, head_branch, head_sha)
+
+
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     process.communicate()
 
 
-__all__ = ["DEFAULT_TIMEOUT_S", "SubprocessGitRemotes", "remote_environment"]
+__all__ = ["DEFAULT_TIMEOUT_S", "SubprocessGitRemotes", "parse_ls_remote", "remote_environment"]

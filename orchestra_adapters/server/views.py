@@ -110,18 +110,25 @@ def session_json(service: PipelineService, session_id: str) -> dict[str, Any]:
 
 
 def pipeline_text(service: PipelineService, session_id: str) -> str:
-    """The DOT source a session runs: as submitted here, else as recorded with its latest checkpoint."""
+    """The DOT source a session runs: as submitted here, else as recorded with its latest checkpoint (or, before
+    its first one, with its start)."""
     run = service.run_of(session_id)
     if run is not None:
         return run.pipeline_text
     from orchestra_core.session.api import latest_checkpoint
 
     _session_info(service, session_id)
+    from orchestra_core.session.restart import recorded_start
+
     store = _store(service, session_id)
     found = latest_checkpoint(store, session_id)
-    if found is None or not found.checkpoint.pipeline_blob:
+    blob = found.checkpoint.pipeline_blob if found is not None else None
+    if found is None:  # stopped before its first checkpoint: the pipeline its start recorded
+        began = recorded_start(store, session_id)
+        blob = began.dot_blob if began is not None else None
+    if not blob:
         raise RequestError(404, f"session {session_id} has no recorded pipeline yet")
-    return str(store.get_blob(found.checkpoint.pipeline_blob).decode("utf-8"))
+    return str(store.get_blob(blob).decode("utf-8"))
 
 
 def graph_svg(service: PipelineService, session_id: str) -> bytes:

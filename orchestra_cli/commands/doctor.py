@@ -11,8 +11,9 @@ def run_doctor(json_output: JsonOption = False, config: ConfigOption = None) -> 
     Checks git and its version; pygraphviz and the dot layout; the session store (SQLite file or CXDB
     server: reachable, writable, type bundle published, schema version); which orchestra.yaml applies and
     whether it is valid; each provider (package installed, API key set, cassette readable); each workspace
-    repo (without creating anything); the MCP package; the versions of orchestra, python, langgraph and
-    langchain-core. Exit status 0 when nothing is an error, 1 otherwise.
+    repo (without creating anything; one with a `remote` that is not cloned yet: its remote answers and has
+    the `base_ref`, as session start will clone it); the MCP package; the versions of orchestra, python,
+    langgraph and langchain-core. Exit status 0 when nothing is an error, 1 otherwise.
     """
     from pathlib import Path
 

@@ -54,7 +54,9 @@ def resume_pipeline(
     Finished nodes are not run again; workspace repos go back to the checkpoint's commits first. `--set`
     values override the restored context. With --logs-root, the checkpoint.json of that run directory is
     the starting point instead. A failed run runs its failed node again (a run that failed at an exit's goal
-    gates has them checked again); a run that succeeded is reported, not run.
+    gates has them checked again); a run that succeeded is reported, not run. A run stopped before its first
+    checkpoint starts again from the beginning, in the same session, with the pipeline and --set values its
+    start recorded, on its recorded session branch and base.
 
     With --turn, the run goes back to that agent turn: the pipeline state of the checkpoint before the
     turn's node, every repo at the turn's commit (a read-only turn: the repo's latest commit before it),

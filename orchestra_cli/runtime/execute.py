@@ -119,10 +119,14 @@ def execute(options: RunOptions, container: Container, start: StartSession, grap
 
     fleet = None
     try:
-        with user_errors():
-            make_logs_root(options.logs_root)
-            fleet = _fleet(container)
-            run = _begin(options, container, start, graph, fleet)
+        try:
+            with user_errors():
+                make_logs_root(options.logs_root)
+                fleet = _fleet(container)
+                run = _begin(options, container, start, graph, fleet)
+        except _SetupInterrupted as stopped:  # recorded as interrupted: resumable, from the beginning
+            typer.echo(f"orchestra: interrupted; continue with: orchestra resume {stopped.session_id}", err=True)
+            return EXIT_INTERRUPTED
         cancelled = False
         try:
             if fleet is not None:
@@ -193,9 +197,21 @@ def _begin(
         console.channel = RunChannel(channel_dir(run.layout.state_dir, run.session_id))
     try:
         return run.open()
+    except KeyboardInterrupt:
+        run.close()
+        _remove_attach_channel(run)
+        raise _SetupInterrupted(run.session_id) from None
     except BaseException:
         run.close()
         raise
+
+
+class _SetupInterrupted(Exception):
+    """Ctrl-C while the run set up its workspace and backend (its session records it interrupted)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(session_id)
+        self.session_id = session_id
 
 
 def _remove_attach_channel(run: PipelineRun) -> None:
@@ -291,6 +307,8 @@ def _announce(run: PipelineRun, options: RunOptions) -> None:
     if run.start.origin is not None:
         source, turn = run.start.origin
         typer.echo(f"replay  of session {source} from turn {turn}")
+    if run.start.from_start:
+        typer.echo("again   from the beginning: the session stopped before its first checkpoint")
     if not options.quiet:
         typer.echo(f"logs    {run.logs_root}")
 

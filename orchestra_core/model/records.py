@@ -56,7 +56,10 @@ class PipelineLifecycle:
     """`dev.orchestra.PipelineLifecycle`: the run started, finished, failed, was resumed or interrupted.
 
     `dot_blob` is the BLAKE3 hash of the pipeline source put in the store's blobs, so a resume on
-    another machine can load exactly the graph that ran.
+    another machine can load exactly the graph that ran. A run's start (`started`, or `resumed` for a run
+    started again from its beginning) is recorded as soon as the runner holds the session, with the values it
+    was started with (`initial_context`, the `--set` values; v2), so a run stopped before its first
+    checkpoint can be started again as it was.
     """
 
     event: LifecycleEvent
@@ -68,6 +71,7 @@ class PipelineLifecycle:
     dot_path: str | None = None
     dot_blob: str | None = None
     logs_root: str | None = None
+    initial_context: Mapping[str, Any] = field(factory=dict, converter=frozen_map)
 
 
 @frozen

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
+from attrs import field, frozen
+
 from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.immutable import frozen_map
 from orchestra_core.model.remote_urls import redact_text, redact_url
 
 RemoteFailure = Literal["auth", "network", "rejected", "not_found", "other"]
@@ -80,6 +83,30 @@ def check_remote_argument(value: str, what: str) -> str:
     return value
 
 
+@frozen
+class RemoteRefs:
+    """What a remote advertises (`git ls-remote`), before anything is fetched from it.
+
+    Attributes:
+        refs: Full ref name (`refs/heads/main`, `refs/tags/v1`) -> the commit it names (an annotated tag peeled to
+            its commit).
+        head_branch: The branch the remote's HEAD names (`main`), None when HEAD is detached or names no commit.
+        head_sha: The commit the remote's HEAD names, None when it names none (an empty repository).
+    """
+
+    refs: Mapping[str, str] = field(factory=dict, converter=frozen_map)
+    head_branch: str | None = None
+    head_sha: str | None = None
+
+    def branches(self) -> list[str]:
+        """The remote's branch names, sorted."""
+        return sorted(ref.removeprefix("refs/heads/") for ref in self.refs if ref.startswith("refs/heads/"))
+
+    def tags(self) -> list[str]:
+        """The remote's tag names, sorted."""
+        return sorted(ref.removeprefix("refs/tags/") for ref in self.refs if ref.startswith("refs/tags/"))
+
+
 @runtime_checkable
 class GitRemotes(Protocol):
     """Network-facing git: everything that talks to a remote. Local operations stay in the Git port.
@@ -119,12 +146,18 @@ class GitRemotes(Protocol):
         """The SHA the remote's `branch` holds, None when it has no such branch."""
         ...
 
+    def remote_refs(self, url: str) -> RemoteRefs:
+        """Everything the remote advertises: its branches and tags, and what its HEAD names (nothing is
+        fetched; `orchestra doctor` asks this of a repo not cloned yet)."""
+        ...
+
 
 __all__ = [
     "REMOTE_FAILURES",
     "GitRemotes",
     "RemoteError",
     "RemoteFailure",
+    "RemoteRefs",
     "check_remote_argument",
     "classify_remote_failure",
 ]

@@ -40,7 +40,7 @@ from orchestra_core.runs.events import EventFanout
 from orchestra_core.runs.extensions import Extensions
 from orchestra_core.runs.ports import RunOptions, RunPorts
 from orchestra_core.runs.run_remotes import RunRemotes
-from orchestra_core.runs.start import REPLAY, RESUME, SessionStart, begin
+from orchestra_core.runs.start import NEW, REPLAY, RESUME, SessionStart, begin
 from orchestra_core.runs.tool_turns import RunToolTurns
 from orchestra_core.runs.writable_roots import WritableRoots
 from orchestra_core.session.api import append_record, publish_types
@@ -99,6 +99,7 @@ class PipelineRun:
         if ports.session_locks is not None:  # before anything is recorded: a session running elsewhere stops here
             self._lease = ports.session_locks.acquire(start.session_id)
         self.recorder = self._recorder()
+        self._record_start()
         self.workspace: WorkspaceSession | None = None
         self.branches: BranchWorktrees | None = None  # parallel branches' worktrees (with workspace repos)
         self._rolled_back: dict[str, RepoHead] = {}  # rollback on failure: where each branch was
@@ -135,7 +136,29 @@ class PipelineRun:
             self._resolver = AgentResolver(settings, self.ports.prompt_library or _NoPromptLayers(), tools)
         return self._resolver
 
+    @property
+    def initial_context(self) -> dict[str, Any]:
+        """The values the run starts with: those its session was started with (a run started again from the
+        beginning), overridden by the ones given now."""
+        return {**self.start.initial_context, **self.options.initial_context}
+
     # Setting up ------------------------------------------------------------------------------------
+    def _record_start(self) -> None:
+        """A run from the start node records its start as soon as it holds the session, with what it needs to
+        begin again (pipeline source, `--set` values): killed before its first checkpoint, it is `interrupted`,
+        not `new`, and `resume` starts it again from the beginning. The engine's own start is then not recorded
+        twice."""
+        start = self.start
+        if start.checkpoint is not None or not (start.kind == NEW or start.from_start):
+            return
+        event = records.LifecycleEvent.STARTED if start.kind == NEW else records.LifecycleEvent.RESUMED
+        self.recorder.record_start(
+            records.PipelineLifecycle(
+                event, self.pipeline_name, goal=self.graph.goal, dot_path=start.source.path,
+                dot_blob=start.source.blob, logs_root=self.logs_root, initial_context=self.initial_context,
+            )
+        )  # fmt: skip
+
     def _check_workspace(self, start: SessionStart) -> None:
         """Before a new session (or a replay's fork) exists: the workspace repos are usable and, with repos to
         commit to, the `cheap` model resolves; what `open_workspace` then sets up cannot fail on bad input.
@@ -163,6 +186,9 @@ class PipelineRun:
             self.open_workspace()
             self.backend = self._make_backend()
             self.engine = self._make_engine()
+        except KeyboardInterrupt:  # stopped while setting up: resumable, as a run stopped later is
+            self.record_failure("interrupted", interrupted=True)
+            raise
         except BaseException as error:
             self.record_failure(str(error) or type(error).__name__)
             if isinstance(error, Exception):
@@ -185,15 +211,19 @@ class PipelineRun:
             raise OrchestraError("workspace.repos needs the git port; none was given")
         manager = self._workspace_manager(self.start.repo_heads if self.start.kind == REPLAY else {})
         self._lock_checkouts(manager.in_place_checkouts())
+        from_start = self.start.from_start
         if self.start.kind == RESUME and self.start.repo_heads:
             heads = {name: (h.branch, h.sha, h.base_sha) for name, h in self.start.repo_heads.items()}
-            self.workspace = manager.reopen_session(manager.recorded_contexts(self.session_id, self.pipeline_name, heads))
+            contexts = manager.recorded_contexts(self.session_id, self.pipeline_name, heads)
+            self.workspace = manager.reopen_from_start(contexts) if from_start else manager.reopen_session(contexts)
             for name, head in self.start.repo_heads.items():
                 self.workspace.restore(name, head.sha, reason="resume")
-            self.recorder.continue_from(self.start.repo_heads)
+            if not from_start:  # from the start, the first checkpoint records every head
+                self.recorder.continue_from(self.start.repo_heads)
         else:
             check = self._check_cheap_model if self.ports.commit_messages is not None else None
-            self.workspace = manager.setup_session(self.session_id, self.pipeline_name, check_cheap_model=check)
+            setup = manager.setup_from_start if from_start else manager.setup_session
+            self.workspace = setup(self.session_id, self.pipeline_name, check_cheap_model=check)
         from orchestra_core.workspace.branches import BranchWorktrees
 
         self.branches = BranchWorktrees(
@@ -417,7 +447,7 @@ class PipelineRun:
         if self.engine is None:
             self.open()
         assert self.engine is not None
-        initial = dict(self.options.initial_context)
+        initial = self.initial_context
         if self.start.checkpoint is not None:
             self._ensure_manifest(initial)
         checkpoint = self.start.checkpoint
@@ -626,6 +656,9 @@ class _NoRecorder:
 
     def record_interrupted_nodes(self) -> list[str]:
         return []
+
+    def record_start(self, record: Any) -> None:
+        return None
 
     def continue_from(self, heads: Mapping[str, RepoHead]) -> None:
         return None

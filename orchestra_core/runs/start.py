@@ -15,6 +15,7 @@ from orchestra_core.model.store_errors import SessionNotFoundError
 from orchestra_core.ports.session_store import SessionInfo, SessionMetadata, SessionStore
 from orchestra_core.session.api import fork_session, latest_checkpoint
 from orchestra_core.session.checkpoints import PipelineSource, RepoHead, from_record, repo_heads
+from orchestra_core.session.restart import recorded_branches, recorded_start, resume_advice
 from orchestra_core.session.trace import PARALLEL_SPAWN
 
 NEW, RESUME, REPLAY = "new", "resume", "replay"
@@ -39,6 +40,11 @@ class SessionStart:
         fork_at: For a replay not begun yet, the turn to fork at (`begin` forks; `session_id` is "" until then).
         new_session: For a new run not begun yet, the session to create (`begin` creates it; `session_id` is
             "" until then), so that a run refused before it begins records nothing.
+        from_start: A resume of a session that stopped before its first checkpoint: it runs from the start node
+            again, in the same session, on the session branches it recorded (`repo_heads`, at their recorded
+            base) or on new ones when it recorded none.
+        initial_context: The values the session was started with (`--set`), for a run from the start; the run's
+            own values override them.
     """
 
     kind: str
@@ -50,6 +56,8 @@ class SessionStart:
     origin: tuple[str, str] | None = None
     fork_at: str | None = None
     new_session: SessionMetadata | None = None
+    from_start: bool = False
+    initial_context: Mapping[str, Any] = field(factory=dict)
 
     @property
     def creates_session(self) -> bool:
@@ -69,11 +77,13 @@ def start_new(store: SessionStore, graph: Graph, pipeline_path: Path, text: str)
 
 
 def start_resume(store: SessionStore, session_id: str, pipeline: Path | None) -> SessionStart:
-    """Continue a session from its latest checkpoint.
+    """Continue a session from its latest checkpoint; one that stopped before its first checkpoint starts again
+    from the beginning, in the same session (`from_start`), with the pipeline and values its start recorded.
 
     Raises:
         SessionNotFoundError: No such session.
-        NothingToResumeError: The session has no checkpoint yet.
+        NothingToResumeError: The session is a parallel branch of another, or it has no checkpoint and recorded
+            no pipeline (it stopped before it did, under an older Orchestra) and `pipeline` is not given.
     """
     info = store.get_session(session_id)
     main = _main_session(store, info)
@@ -84,10 +94,25 @@ def start_resume(store: SessionStore, session_id: str, pipeline: Path | None) ->
         )
     found = latest_checkpoint(store, info.session_id)
     if found is None:
-        raise NothingToResumeError(
-            f"session {info.session_id} has no checkpoint yet; start it again with `orchestra run`"
-        )
+        return _from_start(store, info.session_id, pipeline)
     return _from_checkpoint(store, RESUME, info.session_id, found, pipeline)
+
+
+def _from_start(store: SessionStore, session_id: str, pipeline: Path | None) -> SessionStart:
+    """The resume of a session with no checkpoint: its recorded start again, on its recorded branches."""
+    began = recorded_start(store, session_id)
+    if began is None and pipeline is None:
+        raise NothingToResumeError(
+            f"session {session_id} has no checkpoint and recorded no pipeline (it never started, or stopped before "
+            f"it recorded one); start it from the beginning with `orchestra resume {session_id} --pipeline FILE`"
+        )
+    source = PipelineSource(began.dot_path, began.dot_blob) if began is not None else PipelineSource()
+    text = _pipeline_text(store, source, pipeline)
+    if pipeline is not None:
+        source = PipelineSource(str(pipeline), store.put_blob(text.encode("utf-8")))
+    initial = dict(began.initial_context) if began is not None else {}
+    heads = recorded_branches(store, session_id)
+    return SessionStart(RESUME, session_id, text, source, None, heads, from_start=True, initial_context=initial)
 
 
 def start_replay(store: SessionStore, session_id: str, turn_id: str, pipeline: Path | None) -> SessionStart:
@@ -102,6 +127,11 @@ def start_replay(store: SessionStore, session_id: str, turn_id: str, pipeline: P
     """
     source = store.get_session(session_id)
     found = latest_checkpoint(store, source.session_id, at_turn_id=turn_id)
+    if found is None and latest_checkpoint(store, source.session_id) is None:
+        raise NothingToResumeError(
+            f"session {source.session_id} has no checkpoint to fork a replay from; "
+            f"{resume_advice(store, source.session_id)}"
+        )
     if found is None:
         raise NothingToResumeError(
             f"session {source.session_id} has no checkpoint at or before turn {turn_id}; nothing to replay from"

@@ -137,7 +137,7 @@ WORKSPACE_SNAPSHOT = TypeSpec(
 )
 PIPELINE_LIFECYCLE = TypeSpec(
     "dev.orchestra.PipelineLifecycle",
-    1,
+    2,
     r.PipelineLifecycle,
     [
         f(1, "event", U8, enum=LIFECYCLE_EVENT),
@@ -149,6 +149,7 @@ PIPELINE_LIFECYCLE = TypeSpec(
         f(7, "dot_path", STRING),
         f(8, "dot_blob", STRING),
         f(9, "logs_root", STRING),
+        f(10, "initial_context", MAP, since=2),
     ],
 )
 NODE_EXECUTION = TypeSpec(

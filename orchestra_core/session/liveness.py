@@ -2,7 +2,8 @@
 
 The store says `running` from the run's start until its end is recorded; a runner that dies (SIGKILL, a lost
 machine) records no end. Its session lock is freed by its death however it dies (see the SessionLocks port),
-so a `running` session whose lock is free has no runner: it shows `interrupted` (and resumes as one). No timer
+so a `running` session whose lock is free has no runner: it shows `interrupted` (and resumes as one), as does a
+`new` one whose lock was taken and is free again (its runner died before it recorded its start). No timer
 is involved. Locks that can tell (SessionLockHistory) must have seen the session: one run from another machine
 sharing the store stays `running`, its lock being out of sight. The status is read again after the lock is found free, so a run that ended in between shows how
 it ended. Branch sessions (parallel branches, child runs) hold no lock: they show their branch's outcome once it
@@ -41,17 +42,34 @@ def runner_alive(locks: SessionLocks | None, session_id: str) -> bool:
     return locks.holder(session_id) is not None
 
 
+def runner_gone(locks: SessionLocks | None, session_id: str) -> bool:
+    """Whether a runner took the session's lock here and is gone: the locks saw it held, and it is free now.
+
+    This is what makes a `new` session (one whose runner died before it recorded its start, or one recorded by
+    an older Orchestra) `interrupted`; a `new` session no runner ever took (queued in a fleet, or in the moment
+    between its creation and its runner's lock) stays `new`.
+    """
+    return (
+        isinstance(locks, SessionLockHistory) and locks.ever_held(session_id) and locks.holder(session_id) is None
+    )
+
+
 def live_info(store: SessionStore, info: SessionInfo, locks: SessionLocks | None) -> SessionInfo:
-    """`info` with the status a reader should see: `interrupted` for a `running` session no runner holds."""
-    if locks is None or info.status is not SessionStatus.RUNNING:
+    """`info` with the status a reader should see: `interrupted` for a `running` session no runner holds, and for
+    a `new` one whose runner took it and is gone."""
+    if locks is None or info.status not in (SessionStatus.RUNNING, SessionStatus.NEW):
         return info
     if info.metadata.spawn_reason == PARALLEL_SPAWN:
-        return evolve(info, status=branch_status(store, info, locks))
-    if runner_alive(locks, info.session_id):
+        return evolve(info, status=branch_status(store, info, locks)) if info.status is SessionStatus.RUNNING else info
+    if info.status is SessionStatus.NEW:
+        gone = runner_gone(locks, info.session_id)
+    else:
+        gone = not runner_alive(locks, info.session_id)
+    if not gone:
         return info
-    fresh = store.get_session(info.session_id)  # the run may have ended between the two reads
-    if fresh.status is not SessionStatus.RUNNING:
-        return fresh
+    fresh = store.get_session(info.session_id)  # the run may have moved on (or ended) between the two reads
+    if fresh.status is not info.status:
+        return live_info(store, fresh, locks) if fresh.status is SessionStatus.RUNNING else fresh
     return evolve(fresh, status=SessionStatus.INTERRUPTED)
 
 

@@ -20,6 +20,7 @@ from orchestra_core.ports.session_locks import SessionLocks
 from orchestra_core.ports.session_store import (
     Id,
     SessionInfo,
+    SessionStatus,
     SessionStore,
     SessionTotals,
     SessionTotalsReader,
@@ -27,6 +28,7 @@ from orchestra_core.ports.session_store import (
 )
 from orchestra_core.session.api import history
 from orchestra_core.session.liveness import live_info
+from orchestra_core.session.restart import resume_advice
 from orchestra_core.session.summary import (
     FINISHED,
     BranchSession,
@@ -98,6 +100,7 @@ def recent_session_summary(
         fork_turn_id=store.fork_point(main),
         ending=_ending(store, main, totals),
         counts=_counts(store, totals, branches),
+        resume=resume_advice(store, main) if live.status is SessionStatus.INTERRUPTED else None,
     )
 
 

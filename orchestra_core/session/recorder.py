@@ -72,6 +72,7 @@ class SessionRecorder:
         self._wake = threading.Condition(self._lock)
         self._flusher: threading.Thread | None = None
         self._closed = False
+        self._start_recorded = False
 
     def __repr__(self) -> str:  # engine messages name a failing sink or observer by its repr
         return f"session {self.session_id} in {self._store.location}"
@@ -166,7 +167,14 @@ class SessionRecorder:
         self._append(parent, started)
         return new
 
-    # Resuming ------------------------------------------------------------------------------------------
+    # Starting and resuming -----------------------------------------------------------------------------
+    def record_start(self, record: r.PipelineLifecycle) -> None:
+        """Record the run's start now, before the engine starts (the runner holds the session and has more to set
+        up); the engine's own start event is then not recorded again."""
+        with self._lock:
+            self._start_recorded = True
+        self._append(None, record)
+
     def record_interrupted_nodes(self) -> list[str]:
         """Before a resume runs: close every main-line node the stopped run left running (started after the
         latest checkpoint, never ended) with an `interrupted` NodeExecution; return those nodes.
@@ -223,6 +231,9 @@ class SessionRecorder:
         if event.branch is not None:
             return None  # a child run's own lifecycle is summed up by its branch's turns
         if isinstance(event, ev.PipelineStarted):
+            if not event.resumed and self._start_recorded:  # recorded by `record_start` already
+                self._start_recorded = False
+                return None
             kind = r.LifecycleEvent.RESUMED if event.resumed else r.LifecycleEvent.STARTED
             return r.PipelineLifecycle(
                 kind, self._pipeline_name, goal=event.goal, dot_path=self._source.path,

@@ -14,6 +14,7 @@ from orchestra_core.ports.session_locks import SessionLocks
 from orchestra_core.ports.session_store import Id, SessionInfo, SessionStatus, SessionStore
 from orchestra_core.session.catalog import AGENT_TURN, CHECKPOINT
 from orchestra_core.session.liveness import live_info
+from orchestra_core.session.restart import resume_advice
 from orchestra_core.session.timeline import NodeRun, Timeline
 from orchestra_core.session.trace import SessionTrace
 from orchestra_core.session.turn_view import TurnView, tokens_json
@@ -95,6 +96,8 @@ class SessionSummary:
         ending: The latest lifecycle turn of the main line, None before the run started.
         counts: The whole session's counts when `nodes` and `turns` hold only its recent end
             (`orchestra_core.session.recent`); None when they hold all of it.
+        resume: For an interrupted session, what `orchestra resume` does with it (`session.restart`), as every
+            command says it; None otherwise.
     """
 
     info: SessionInfo
@@ -105,6 +108,7 @@ class SessionSummary:
     fork_turn_id: str | None = None
     ending: Ending | None = None
     counts: SummaryCounts | None = None
+    resume: str | None = None
 
     @property
     def totals(self) -> SummaryCounts:
@@ -158,13 +162,11 @@ class SessionSummary:
         """Why the run failed or stopped: its lifecycle error, else the last failed node's reason."""
         if self.info.status not in (SessionStatus.FAIL, SessionStatus.INTERRUPTED):
             return None
+        advice = f"; {self.resume}" if self.resume else ""
         if self.ending is not None and self.ending.error:
-            return self.ending.error
+            return self.ending.error + (advice if self.info.status is SessionStatus.INTERRUPTED else "")
         if self.runner_gone:
-            return (
-                "its runner is gone (killed, or its machine stopped) without recording an end; "
-                f"`orchestra resume {self.info.session_id}` continues it"
-            )
+            return f"its runner is gone (killed, or its machine stopped) without recording an end{advice}"
         failed = [run.failure_reason for run in self.nodes if run.failure_reason]
         return failed[-1] if failed else None
 
@@ -250,6 +252,7 @@ def session_summary(
         repos=repo_states(main_turns),
         fork_turn_id=trace.fork_turn_id,
         ending=_ending(main_turns),
+        resume=resume_advice(store, main) if info.status is SessionStatus.INTERRUPTED else None,
     )
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from attrs import define, field
 
-from orchestra_core.ports.git_remotes import RemoteError, RemoteFailure, check_remote_argument
+from orchestra_core.ports.git_remotes import RemoteError, RemoteFailure, RemoteRefs, check_remote_argument
 
 
 @define
@@ -17,6 +17,7 @@ class _Repo:
     branches: dict[str, str] = field(factory=dict)
     commits: set[str] = field(factory=set)
     shallow: bool = False
+    tags: dict[str, str] = field(factory=dict)
 
 
 class InMemoryGitRemotes:
@@ -35,10 +36,14 @@ class InMemoryGitRemotes:
         self._counter = 0
 
     # --- arranging -----------------------------------------------------------------------------------
-    def add_remote(self, url: str, branches: Mapping[str, str] | None = None) -> str:
-        """A remote at `url` whose branches hold the given SHAs (default: `main` at a new commit); its URL."""
+    def add_remote(
+        self, url: str, branches: Mapping[str, str] | None = None, tags: Mapping[str, str] | None = None
+    ) -> str:
+        """A remote at `url` whose branches (default: `main` at a new commit) and tags hold the given SHAs; its
+        URL. Its HEAD names `main` when it has one, else its first branch."""
         heads = dict(branches) if branches is not None else {"main": self._new_sha()}
-        self._remotes[url] = _Repo(heads, set(heads.values()))
+        marks = dict(tags or {})
+        self._remotes[url] = _Repo(heads, {*heads.values(), *marks.values()}, tags=marks)
         return url
 
     def commit(self, repo: Path) -> str:
@@ -122,6 +127,14 @@ class InMemoryGitRemotes:
         check_remote_argument(url, "remote URL")
         check_remote_argument(branch, "branch")
         return self._remote(url, "ls-remote").branches.get(branch)
+
+    def remote_refs(self, url: str) -> RemoteRefs:
+        check_remote_argument(url, "remote URL")
+        remote = self._remote(url, "ls-remote")
+        refs = {f"refs/heads/{name}": sha for name, sha in remote.branches.items()}
+        refs.update({f"refs/tags/{name}": sha for name, sha in remote.tags.items()})
+        head = "main" if "main" in remote.branches else next(iter(remote.branches), None)
+        return RemoteRefs(refs, head, remote.branches.get(head) if head else None)
 
     # --- internals -----------------------------------------------------------------------------------
     def _remote(self, url: str, operation: str) -> _Repo:

@@ -23,7 +23,8 @@ from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.git import Git, GitError, WorktreeInfo
 from orchestra_core.ports.session_locks import SessionLocks
 from orchestra_core.ports.session_store import SessionInfo, SessionStatus, SessionStore
-from orchestra_core.session.liveness import PARALLEL_SPAWN, live_info, runner_alive
+from orchestra_core.session.liveness import PARALLEL_SPAWN, live_info
+from orchestra_core.session.restart import resume_advice
 from orchestra_core.workspace.cleanup_records import RepoWork, SessionWork, session_work
 from orchestra_core.workspace.naming import is_protected
 from orchestra_core.workspace.setup import configured_path
@@ -190,10 +191,7 @@ class CleanupPlanner:
         records anything), `interrupted` for a run whose runner is gone without recording an end."""
         if self._locks.holder(info.session_id) is not None:
             return SessionStatus.RUNNING
-        status = live_info(self._store, info, self._locks).status
-        if status is SessionStatus.NEW and not runner_alive(self._locks, info.session_id):
-            return SessionStatus.INTERRUPTED
-        return status
+        return live_info(self._store, info, self._locks).status
 
     def _repo_item(
         self,
@@ -279,7 +277,7 @@ class CleanupPlanner:
         item = evolve(item, unsafe=unsafe)
         reasons: list[tuple[str, str]] = []
         if status is SessionStatus.INTERRUPTED:
-            reasons.append((INTERRUPTED, f"`orchestra resume {work.info.session_id}` continues it"))
+            reasons.append((INTERRUPTED, resume_advice(self._store, work.info.session_id)))
         if repo.conflict and any(branch != repo.branch for branch in item.heads):
             reasons.append((CONFLICT, "a fan-in merge conflict is preserved in its parallel branches"))
         if dirty:

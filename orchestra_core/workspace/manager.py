@@ -156,6 +156,33 @@ class WorkspaceManager:
         self._link_project(current)
         return self._session(contexts[0].session_id if contexts else "", current)
 
+    def reopen_from_start(self, contexts: Sequence[WorkspaceContext]) -> WorkspaceSession:
+        """A session started again from the beginning: its recorded branches (made again at their recorded base
+        where they are gone), as `reopen_session` reopens them.
+
+        Raises:
+            WorkspaceError: A branch cannot be made again, or `reopen_session` failed.
+        """
+        from orchestra_core.workspace.start_again import recreate_branches
+
+        try:
+            recreate_branches(self._git, contexts)
+        except GitError as error:
+            raise WorkspaceError(f"cannot make a recorded session branch again: {error}") from error
+        return self.reopen_session(contexts)
+
+    def setup_from_start(
+        self, session_id: str, pipeline_name: str, *, check_cheap_model: Callable[[], None] | None = None
+    ) -> WorkspaceSession:
+        """A session that recorded no branch started again from the beginning: what its stopped run made without
+        recording it is removed (see `start_again`), then the session is set up as a new one (`setup_session`)."""
+        from orchestra_core.workspace.start_again import discard_unrecorded
+
+        discard_unrecorded(
+            self._git, self._settings.repos, self._config_dir, self.worktrees_dir(session_id), session_id, self._emit
+        )
+        return self.setup_session(session_id, pipeline_name, check_cheap_model=check_cheap_model)
+
     def recorded_contexts(
         self, session_id: str, pipeline_name: str, heads: Mapping[str, tuple[str, str, str]]
     ) -> list[WorkspaceContext]:

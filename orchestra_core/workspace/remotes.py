@@ -12,9 +12,9 @@ from orchestra_core.model.workspace_events import RepoCloned, RepoFetched, Works
 from orchestra_core.ports.git import Git, GitError
 from orchestra_core.ports.git_remotes import GitRemotes, RemoteError
 from orchestra_core.workspace.errors import WorkspaceConfigError
+from orchestra_core.workspace.remote_probe import ORIGIN, needs_clone
 from orchestra_core.workspace.setup import configured_path
 
-ORIGIN = "origin"
 _OWN_TRACKING = "refs/remotes/orchestra"
 
 
@@ -95,7 +95,7 @@ class RemoteSetup:
     def _prepare_one(self, name: str, repo: RepoSettings) -> WorkspaceEvent:
         url = repo.remote or ""
         root = configured_path(repo, self._config_dir)
-        if not root.exists() or (root.is_dir() and not any(root.iterdir())):
+        if needs_clone(root):
             self._port(name).clone(url, root, depth=repo.clone_depth)
             event: WorkspaceEvent = RepoCloned(repo=name, url=url, path=str(root), depth=repo.clone_depth)
         else:

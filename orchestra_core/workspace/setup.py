@@ -73,15 +73,30 @@ class RepoChecker:
     def _plan(
         self, name: str, settings: RepoSettings, worktrees_dir: Path, pipeline_name: str, session_id: str
     ) -> RepoPlan:
-        key = f"workspace.repos.{name}"
-        if not name or "/" in name or name in (".", "..") or name.startswith("."):
-            _fail(key, "a repo name must be a plain word (it names tools and a directory)")
-        if settings.isolation not in ISOLATION_MODES:
-            _fail(f"{key}.isolation", f"{settings.isolation!r} is not one of {', '.join(ISOLATION_MODES)}")
+        key = check_repo_entry(name, settings)
         root = self.repo_root(key, settings)
         base_sha = self._base_sha(key, root, settings.base_ref)
+        wanted = self.session_branch(key, settings, root, pipeline_name, session_id)
+        worktree = root if settings.isolation == IN_PLACE else worktrees_dir / name
+        if settings.isolation == IN_PLACE:
+            self._require_clean(key, root)
+        elif worktree.exists():
+            _fail(key, f"the session worktree {worktree} already exists")
+        return RepoPlan(name, settings, root, base_sha, worktree, wanted)
+
+    def session_branch(
+        self, key: str, settings: RepoSettings, cwd: Path, pipeline_name: str, session_id: str
+    ) -> str:
+        """The session branch a run of the repo gets, checked to be a valid branch name and not protected.
+
+        Args:
+            cwd: Where git may run to check the name (the repository, or any directory before it is cloned).
+
+        Raises:
+            WorkspaceConfigError: The name is not valid, or matches a protected pattern (under `branch_prefix`).
+        """
         wanted = session_branch_name(settings.branch_prefix, pipeline_name, session_id)
-        if not self._git.is_valid_branch_name(root, wanted):
+        if not self._git.is_valid_branch_name(cwd, wanted):
             _fail(
                 f"{key}.branch_prefix",
                 f"{settings.branch_prefix!r} does not make a valid branch name ({wanted!r})",
@@ -92,12 +107,7 @@ class RepoChecker:
                 f"{key}.branch_prefix",
                 f"session branch {wanted!r} would match protected pattern {protected[0]!r}",
             )
-        worktree = root if settings.isolation == IN_PLACE else worktrees_dir / name
-        if settings.isolation == IN_PLACE:
-            self._require_clean(key, root)
-        elif worktree.exists():
-            _fail(key, f"the session worktree {worktree} already exists")
-        return RepoPlan(name, settings, root, base_sha, worktree, wanted)
+        return wanted
 
     def repo_root(self, key: str, settings: RepoSettings) -> Path:
         """The repo's top-level directory, checked to be a non-bare git repository."""
@@ -139,6 +149,20 @@ class RepoChecker:
                 f"in_place needs a clean working tree, but {root} has changes ({shown}); "
                 "commit or stash them, or use isolation: worktree",
             )
+
+
+def check_repo_entry(name: str, settings: RepoSettings) -> str:
+    """The repo's orchestra.yaml key (`workspace.repos.<name>`), once its name and isolation are checked.
+
+    Raises:
+        WorkspaceConfigError: The name is not a plain word, or the isolation is unknown.
+    """
+    key = f"workspace.repos.{name}"
+    if not name or "/" in name or name in (".", "..") or name.startswith("."):
+        _fail(key, "a repo name must be a plain word (it names tools and a directory)")
+    if settings.isolation not in ISOLATION_MODES:
+        _fail(f"{key}.isolation", f"{settings.isolation!r} is not one of {', '.join(ISOLATION_MODES)}")
+    return key
 
 
 def configured_path(settings: RepoSettings, config_dir: Path) -> Path:

@@ -88,6 +88,23 @@ class GitRemotesContract(PortContract):
         assert caught.value.category == "not_found"
         assert SECRET not in str(caught.value) and SECRET not in caught.value.detail
         assert SECRET not in caught.value.url
+        with raises(RemoteError) as listing:
+            self.remotes.remote_refs(url)
+        assert listing.value.category == "not_found" and SECRET not in str(listing.value)
+        assert not (self.tmp / "nowhere").exists()
+
+    def test_remote_refs_lists_the_branches_and_what_head_names_without_fetching(self) -> None:
+        url = self.make_remote()
+        writer = self._clone(url)
+        sha = self.commit(writer)
+        self.remotes.push(writer, url, sha, "feature/x", expected_remote_sha="")
+        refs = self.remotes.remote_refs(url)
+        main = self.remotes.remote_head(url, "main")
+        assert refs.head_branch == "main" and refs.head_sha == main
+        assert refs.refs["refs/heads/main"] == main and refs.refs["refs/heads/feature/x"] == sha
+        assert refs.branches() == ["feature/x", "main"]
+        with raises(ValueError):
+            self.remotes.remote_refs("--upload-pack=touch x")
 
     @cases(url=("url",), branch=("branch",))
     def test_arguments_that_look_like_options_are_refused(self, which: str) -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from orchestra_core.model import records as r
+from orchestra_core.model import workspace_events as w
 from orchestra_core.model.store_errors import SessionNotFoundError, TurnNotFoundError
 from orchestra_core.ports.session_store import SessionMetadata, SessionStore
 from orchestra_core.runs.start import (
@@ -17,7 +19,8 @@ from orchestra_core.runs.start import (
     start_replay,
     start_resume,
 )
-from orchestra_core.session.checkpoints import PipelineSource
+from orchestra_core.session.api import append_record
+from orchestra_core.session.checkpoints import PipelineSource, RepoHead
 from tests.support.engine import graph
 from tests.support.sessions import RecordedRun, story, turns
 
@@ -65,12 +68,47 @@ def test_resume_with_another_pipeline_file_reads_that_file(
     assert start.source.blob is not None and store.get_blob(start.source.blob).decode() == start.pipeline_text
 
 
-def test_a_session_without_a_checkpoint_cannot_be_resumed(store: SessionStore) -> None:
+def test_a_session_without_a_checkpoint_starts_again_from_its_recorded_start(store: SessionStore) -> None:
+    session = store.create_session(SessionMetadata(pipeline="fan")).session_id
+    blob = store.put_blob(FAN.encode())
+    for record in (
+        r.PipelineLifecycle(r.LifecycleEvent.STARTED, "fan", dot_path="fan.dot", dot_blob=blob,
+                            initial_context={"ticket": "PROJ-12"}),
+        w.SessionBranchCreated(repo="api", branch="orchestra/fan/1", base_sha="a" * 40),
+        w.SessionBranchCreated(repo="web", branch="orchestra/fan/1-2", base_sha="b" * 40),
+    ):  # fmt: skip
+        append_record(store, session, record)
+    start = start_resume(store, session, None)
+    assert (start.kind, start.session_id, start.checkpoint, start.from_start) == (RESUME, session, None, True)
+    assert (start.pipeline_text, start.source, dict(start.initial_context)) == (
+        FAN, PipelineSource("fan.dot", blob), {"ticket": "PROJ-12"}
+    )
+    assert start.repo_heads == {
+        "api": RepoHead("orchestra/fan/1", "a" * 40, "a" * 40), "web": RepoHead("orchestra/fan/1-2", "b" * 40, "b" * 40),
+    }  # fmt: skip
+
+
+def test_a_session_that_recorded_no_start_needs_its_pipeline_to_start_again(store: SessionStore, tmp_path: Path) -> None:
     empty = store.create_session(SessionMetadata(pipeline="p")).session_id
-    with pytest.raises(NothingToResumeError, match=f"session {empty} has no checkpoint yet"):
+    with pytest.raises(NothingToResumeError, match=f"`orchestra resume {empty} --pipeline FILE`"):
         start_resume(store, empty, None)
+    (tmp_path / "fan.dot").write_text(FAN, encoding="utf-8")
+    start = start_resume(store, empty, tmp_path / "fan.dot")
+    assert start.from_start and start.pipeline_text == FAN and start.source.path == str(tmp_path / "fan.dot")
     with pytest.raises(SessionNotFoundError):
         start_resume(store, "4242", None)
+
+
+def test_a_replay_of_a_session_without_a_checkpoint_says_there_is_nothing_to_fork(store: SessionStore) -> None:
+    session = store.create_session(SessionMetadata(pipeline="fan")).session_id
+    blob = store.put_blob(FAN.encode())
+    started = append_record(store, session, r.PipelineLifecycle(r.LifecycleEvent.STARTED, "fan", dot_blob=blob))
+    with pytest.raises(NothingToResumeError) as caught:
+        start_replay(store, session, started.turn_id, None)
+    assert str(caught.value) == (
+        f"session {session} has no checkpoint to fork a replay from; `orchestra resume {session}` starts it again "
+        "from the beginning (it stopped before its first checkpoint)"
+    )
 
 
 def test_replay_plans_without_forking_and_begin_forks_at_the_turn_asked_for(

@@ -76,3 +76,28 @@ def test_a_session_its_locks_never_saw_stays_running(store: SessionStore) -> Non
     statuses = {row.info.session_id: row.status for row in list_session_rows(store, include_branches=True, locks=elsewhere)}
     assert statuses[main] == "running" and statuses[held] == "running"
     assert session_summary(store, main, elsewhere).info.status is SessionStatus.RUNNING
+
+
+def test_a_new_session_whose_runner_took_it_and_died_is_interrupted_and_one_never_taken_stays_new(
+    store: SessionStore,
+) -> None:
+    taken = store.create_session(SessionMetadata(pipeline="p")).session_id  # its runner died before recording
+    queued = store.create_session(SessionMetadata(pipeline="p")).session_id  # waits for a fleet worker
+    runner = InMemorySessionLocks("runner 1")
+    runner.acquire(taken)
+    reader = runner.runner("status")
+
+    def statuses() -> dict[str, str]:
+        return {row.info.session_id: row.status for row in list_session_rows(store, locks=reader)}
+
+    assert statuses() == {taken: "new", queued: "new"}  # held: its runner is setting up
+    runner.crash()
+    assert statuses() == {taken: "interrupted", queued: "new"}
+    assert live_info(store, store.get_session(taken), reader).status is SessionStatus.INTERRUPTED
+    summary = session_summary(store, taken, reader)
+    assert summary.info.status is SessionStatus.INTERRUPTED and summary.runner_gone
+    assert summary.error is not None and summary.error.endswith(
+        f"`orchestra resume {taken} --pipeline FILE` starts it again from the beginning (it stopped before its "
+        "first checkpoint, and before it recorded its pipeline)"
+    )
+    assert live_info(store, store.get_session(queued), reader).status is SessionStatus.NEW

@@ -271,7 +271,11 @@ def test_a_node_left_running_by_a_dead_process_is_interrupted_once_the_run_resum
     assert [(n.node_id, n.status, n.duration_s) for n in summary.nodes] == [
         ("a", "interrupted", None), ("a", "success", 1.5), ("b", "interrupted", None),
     ]
-    assert summary.info.status is SessionStatus.INTERRUPTED and summary.error == "interrupted"
+    assert summary.info.status is SessionStatus.INTERRUPTED
+    assert summary.error == (  # what resume does with it, as every command says it (no checkpoint, no pipeline here)
+        f"interrupted; `orchestra resume {main} --pipeline FILE` starts it again from the beginning (it stopped "
+        "before its first checkpoint, and before it recorded its pipeline)"
+    )
 
 
 def test_repos_follow_the_session_branch_its_commits_and_checkpoints(store: SessionStore) -> None:

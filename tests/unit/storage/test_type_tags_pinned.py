@@ -59,7 +59,7 @@ PINNED_TYPES = {
         },
     ),
     "dev.orchestra.PipelineLifecycle": (
-        1,
+        2,
         {
             1: ("event", "u8", 1, "dev.orchestra.LifecycleEvent"),
             2: ("pipeline_name", "string", 1, None),
@@ -70,6 +70,7 @@ PINNED_TYPES = {
             7: ("dot_path", "string", 1, None),
             8: ("dot_blob", "string", 1, None),
             9: ("logs_root", "string", 1, None),
+            10: ("initial_context", "map", 2, None),
         },
     ),
     "dev.orchestra.NodeExecution": (
