@@ -46,7 +46,8 @@ digraph starter {
     start     [shape=Mdiamond]
     exit      [shape=Msquare]
 
-    implement [label="Implement", prompt="Reach the goal: $goal. Write the files with your tools."]
+    // max_visits: the fix-and-check loop gives up (the run fails) rather than try a sixth time.
+    implement [label="Implement", prompt="Reach the goal: $goal. Write the files with your tools.", max_visits=5]
     check     [shape=parallelogram, label="Run it", tool_command="python3 hello.py"]
 
     start -> implement -> check

@@ -2,7 +2,9 @@
 
 Grammar: `Selector '{' Declaration (';' Declaration)* ';'? '}'` repeated, where a selector is `*`, a shape
 name, `.class` or `#node_id`, and a declaration is `property: value` with a quoted or bare value.
-`/* ... */` comments are allowed anywhere between tokens.
+`/* ... */` comments are allowed anywhere between tokens. Other runners' spellings are read too (and
+`Stylesheet.dialects` lists where): the properties `model` and `provider` for `llm_model` and
+`llm_provider`, and `=` for `:` (as the spec's earlier examples wrote `box { model = "..." }`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from orchestra_core.model.quoting import quote_string, unescape_string
 
 SelectorKind = Literal["universal", "shape", "class", "id"]
 PROPERTIES = ("llm_model", "llm_provider", "reasoning_effort")
+ALIASES: Mapping[str, str] = {"model": "llm_model", "provider": "llm_provider"}  # other runners' names
 SPECIFICITY: Mapping[SelectorKind, int] = {"universal": 0, "shape": 1, "class": 2, "id": 3}
 
 _SPACE_RE = re.compile(r"(?:\s+|/\*.*?\*/)*", re.DOTALL)
@@ -47,10 +50,14 @@ class StylesheetSyntaxError(OrchestraError):
     def __init__(self, text: str, position: int, detail: str) -> None:
         self.text = text
         self.position = position
-        self.line = text.count("\n", 0, position) + 1
-        self.column = position - (text.rfind("\n", 0, position) + 1) + 1
+        self.line, self.column = _line_column(text, position)
         self.detail = detail
         super().__init__(f"model_stylesheet line {self.line}, column {self.column}: {detail}")
+
+
+def _line_column(text: str, position: int) -> tuple[int, int]:
+    """1-based line and column of an offset."""
+    return text.count("\n", 0, position) + 1, position - (text.rfind("\n", 0, position) + 1) + 1
 
 
 @frozen
@@ -81,10 +88,13 @@ class Selector:
 
 @frozen
 class Declaration:
-    """One `property: value` pair."""
+    """One `property: value` pair; `written` is how the file spelled it when that was another runner's way
+    (`model: x`, `llm_model = x`), at offset `position` of the stylesheet."""
 
     property: str
     value: str
+    written: str = field(default="", eq=False)
+    position: int = field(default=0, eq=False)
 
     def render(self) -> str:
         return f"{self.property}: {_render_value(self.value)}"
@@ -111,10 +121,31 @@ def _rules(items: Iterable[StyleRule]) -> tuple[StyleRule, ...]:
 
 
 @frozen
+class DialectSpelling:
+    """A declaration written as another runner writes it, read as Orchestra's `property: value`."""
+
+    line: int
+    column: int
+    written: str
+    property: str
+
+
+@frozen
 class Stylesheet:
     """Parsed rules in source order; `properties_for` resolves what a node gets."""
 
     rules: tuple[StyleRule, ...] = field(converter=_rules)
+    text: str = field(default="", eq=False, repr=False)
+
+    def dialects(self) -> list[DialectSpelling]:
+        """The declarations written in another runner's spelling, in order, with their line and column."""
+        found = []
+        for rule in self.rules:
+            for declaration in rule.declarations:
+                if declaration.written:
+                    line, column = _line_column(self.text, declaration.position)
+                    found.append(DialectSpelling(line, column, declaration.written, declaration.property))
+        return found
 
     def render(self) -> str:
         """Canonical text, one rule per line, that parses back to an equal Stylesheet."""
@@ -205,7 +236,7 @@ class _Parser:
         while self.pos < len(self.text):
             rules.append(self._rule())
             self._skip()
-        return Stylesheet(rules)
+        return Stylesheet(rules, self.text)
 
     def _rule(self) -> StyleRule:
         selector = self._selector()
@@ -261,15 +292,21 @@ class _Parser:
         match = _PROPERTY_RE.match(self.text, self.pos)
         if match is None:
             raise self._error(f"expected a property name, found {self._peek()!r}")
-        name = match.group(0)
+        written = match.group(0)
+        name = ALIASES.get(written, written)
         if name not in PROPERTIES:
             self.pos = start
-            raise self._error(f"unknown property {name!r}; allowed: {', '.join(PROPERTIES)}")
+            raise self._error(f"unknown property {written!r}; allowed: {', '.join(PROPERTIES)}")
         self.pos = match.end()
         self._skip()
-        self._expect(":", f"expected ':' after property {name!r}")
+        separator = self._peek()
+        if separator not in (":", "="):
+            raise self._error(f"expected ':' after property {written!r}")
+        self.pos += 1
         self._skip()
-        return Declaration(name, self._value(name))
+        value = self._value(written)
+        spelled = f"{written} {separator}" if separator == "=" else f"{written}:"
+        return Declaration(name, value, spelled if spelled != f"{name}:" else "", start)
 
     def _value(self, name: str) -> str:
         quote = self._peek()

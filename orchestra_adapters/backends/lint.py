@@ -1,4 +1,5 @@
-"""Compile-time checks of backends: every `backend` named is one Orchestra has, every CLI agent in use is found."""
+"""Compile-time checks of backends: every `backend` named is one Orchestra has, every CLI agent in use is found,
+and every `agent.workdir` a CLI agent reads names a workspace repo."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from orchestra_core.model.graph import Graph, Node
 from orchestra_core.model.settings import OrchestraSettings
 from orchestra_core.validation import Diagnostic, FunctionRule, LintRule, Severity
 
+# The repo a CLI agent works in (cli_agent/backend.py reads it; not imported here: it loads the agents' libraries).
+WORKDIR_ATTR = "agent.workdir"
 # Handlers that hand their node to the backend (fan-in only to rank, with a prompt).
 _BACKEND_HANDLERS = ("codergen", "parallel.fan_in")
 
@@ -49,7 +52,8 @@ def backend_lint_rules(
 ) -> list[LintRule]:
     """`backend_known` (a node's `backend`, orchestra.yaml's `backend` or `pipelines.<name>.backend`, or
     `--backend` is not a backend Orchestra has) and
-    `cli_agent_executable` (a CLI agent backend in use whose executable is not found); both errors.
+    `cli_agent_executable` (a CLI agent backend in use whose executable is not found) and `agent_workdir`
+    (a node a CLI agent runs names in `agent.workdir` no repo of `workspace.repos`); all errors.
 
     Args:
         settings: orchestra.yaml's settings (`backend`, `pipelines`, `claude_code`, `codex`).
@@ -99,7 +103,26 @@ def backend_lint_rules(
                 fix=f"install it or set {settings_key(name)}.command in orchestra.yaml",
             )
 
-    return [FunctionRule("backend_known", known), FunctionRule("cli_agent_executable", executables)]
+    def workdirs(graph: Graph) -> Iterator[Diagnostic]:
+        used = backends_in_use(graph, run_backend(settings, graph.name, requested))
+        repos = tuple(settings.workspace.repos)
+        for name in CLI_AGENT_BACKENDS:
+            for node_id in used.get(name, ()):
+                wanted = graph.nodes[node_id].attrs.get(WORKDIR_ATTR, "").strip()
+                if wanted and wanted not in repos:
+                    yield Diagnostic(
+                        rule="agent_workdir",
+                        severity=Severity.ERROR,
+                        message=f"{WORKDIR_ATTR}={wanted!r} names no repo of workspace.repos ({', '.join(repos) or 'none'})",
+                        node_id=node_id,
+                        fix=f"name one of workspace.repos in {WORKDIR_ATTR}, or remove it to use the first repo",
+                    )
+
+    return [
+        FunctionRule("backend_known", known),
+        FunctionRule("cli_agent_executable", executables),
+        FunctionRule("agent_workdir", workdirs),
+    ]
 
 
 _KNOWN = ", ".join(BACKEND_NAMES)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import itertools
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from orchestra_core.engine.branch_workspaces import BranchWorkspaces, NoBranchWorkspaces
@@ -37,10 +37,10 @@ class BranchWalker:
         executor: StageExecutor,
         clock: Clock,
         max_visits: int,
-        visited: Callable[[], Sequence[str]] = tuple,
+        visited: Callable[[], Mapping[str, int]] = dict,
         workspaces: BranchWorkspaces | None = None,
     ) -> None:
-        """`visited`: the nodes the run ran before its branches started (for the nodes' `max_visits`);
+        """`visited`: each node's visits in the run before its branches started (for the nodes' visit bounds);
         `workspaces`: where a nested fan-out's merge conflict is committed when its join routes it on."""
         self._graph = graph
         self._workspaces = workspaces or NoBranchWorkspaces()
@@ -114,6 +114,7 @@ class _Walk:
         self.stage_keys = stage_keys
         self.cancel = cancel
         self.completed: list[str] = []
+        self.visits: Counter[str] = Counter()  # the branch's own visits of each node
         self.outcomes: dict[str, Outcome] = {}
         self.last_outcome: Outcome | None = None
 
@@ -130,7 +131,8 @@ class _Walk:
                 return self._final_status(None if node is not None or current == stop_at else current)
             if visits >= self.walker._max_visits:
                 return self._fail(f"branch stopped after {visits} node visits (max_node_visits)")
-            over_limit = visit_limit_failure(node, itertools.chain(self.walker._visited(), self.completed))
+            before = self.walker._visited().get(node.id, 0)
+            over_limit = visit_limit_failure(node, graph, before + self.visits[node.id])
             if over_limit is not None:
                 return self._fail(over_limit.reason)
             visits += 1
@@ -167,9 +169,11 @@ class _Walk:
         if node.handler_type == "parallel":
             for nested in self.walker.take_results(self.branch, node):
                 self.completed.extend(nested.completed_nodes)
+                self.visits.update(nested.completed_nodes)
                 self.outcomes.update(nested.node_outcomes)
         if outcome.status is not StageStatus.SKIPPED:
             self.completed.append(node.id)
+            self.visits[node.id] += 1
             self.outcomes[node.id] = outcome
         apply_outcome(self.context, outcome)
         self.last_outcome = outcome

@@ -11,7 +11,7 @@ queue (`run_node`); its retries, timeout and events stay here.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
 from attrs import field, frozen
@@ -36,7 +36,7 @@ class BranchRequest:
         stop_at: The join node (None: the branch runs to an exit or a dead end).
         stage_keys: The stage keys of its nodes that other branches may run too.
         context: The branch's own copy of the context at the fan-out.
-        visited: The nodes the run ran before the fan-out (for `max_visits`).
+        visited: The nodes the run ran before the fan-out, one entry per visit (for the visit bounds).
         cancel: Set when the branch is no longer wanted (first_success, the node's timeout, a cancel).
     """
 
@@ -108,7 +108,7 @@ def branch_request(
     graph: Graph,
     start: Edge,
     context: Context,
-    visited: Sequence[str],
+    visited: Iterable[str],
     *,
     branch: str,
     stop_at: str | None,

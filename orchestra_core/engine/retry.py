@@ -1,8 +1,9 @@
 """Retry policy (Attractor 3.5, 3.6): attempts from `max_retries`, backoff presets, jitter, retryable errors.
 
-Node attributes: `max_retries` (additional attempts), `retry_policy` (a preset name below),
-`retry_initial_delay` and `retry_max_delay` (durations), `retry_backoff_factor` (number), `retry_jitter`
-(boolean). Graph attributes: `default_max_retries` (legacy `default_max_retry`), `default_retry_policy`.
+Node attributes: `max_retries` (additional attempts), `retry_policy` (a preset of graph.retry_presets; other
+runners write `retry_preset`), `retry_initial_delay` and `retry_max_delay` (durations), `retry_backoff_factor`
+(number), `retry_jitter` (boolean). Graph attributes: `default_max_retries` (legacy `default_max_retry`),
+`default_retry_policy`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from types import MappingProxyType
 
 from attrs import evolve, frozen
 
-from orchestra_core.model.errors import AttributeValueError, OrchestraError
+from orchestra_core.graph import retry_presets
+from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.graph import Graph, Node
 
 
@@ -45,25 +47,18 @@ class RetryPolicy:
     backoff: BackoffConfig = BackoffConfig()
 
 
+def _policy(preset: retry_presets.RetryPreset) -> RetryPolicy:
+    return RetryPolicy(preset.max_attempts, BackoffConfig(preset.initial_delay_s, preset.factor))
+
+
 PRESETS: Mapping[str, RetryPolicy] = MappingProxyType(
-    {
-        "none": RetryPolicy(1),
-        "standard": RetryPolicy(5, BackoffConfig(0.2, 2.0)),
-        "aggressive": RetryPolicy(5, BackoffConfig(0.5, 2.0)),
-        "linear": RetryPolicy(3, BackoffConfig(0.5, 1.0)),
-        "patient": RetryPolicy(3, BackoffConfig(2.0, 3.0)),
-    }
+    {name: _policy(preset) for name, preset in retry_presets.PRESETS.items()}
 )
 _BACKOFF_KEYS = ("retry_initial_delay", "retry_backoff_factor", "retry_max_delay", "retry_jitter")
 
 
-def _preset(owner: Node | Graph, key: str) -> RetryPolicy | None:
-    name = owner.get(key).strip()
-    if not name:
-        return None
-    if name not in PRESETS:
-        raise AttributeValueError(owner._owner(), key, name, f"a retry policy ({', '.join(PRESETS)})")
-    return PRESETS[name]
+def _preset(preset: retry_presets.RetryPreset | None) -> RetryPolicy | None:
+    return None if preset is None else _policy(preset)
 
 
 def build_retry_policy(node: Node, graph: Graph) -> RetryPolicy:
@@ -76,8 +71,8 @@ def build_retry_policy(node: Node, graph: Graph) -> RetryPolicy:
     Raises:
         AttributeValueError: A retry attribute holds a malformed value.
     """
-    node_preset = _preset(node, "retry_policy")
-    graph_preset = _preset(graph, "default_retry_policy")
+    node_preset = _preset(retry_presets.node_preset(node))
+    graph_preset = _preset(retry_presets.graph_preset(graph))
     if node.max_retries is not None:
         attempts = node.max_retries + 1
     elif node_preset is not None:

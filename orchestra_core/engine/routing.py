@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from attrs import frozen
 
 from orchestra_core.engine.edges import select_edge
 from orchestra_core.graph.fan_out import find_join_node
+from orchestra_core.graph.visits import visit_bound
 from orchestra_core.model.checkpoint import RunStatus
 from orchestra_core.model.conditions import ContextLookup
 from orchestra_core.model.errors import OrchestraError
@@ -17,11 +18,13 @@ from orchestra_core.model.outcome import Outcome, StageStatus
 
 @frozen
 class Advance:
-    """Continue at `target`; `edge` is None for jumps (retry targets, goal gates, fan-in joins)."""
+    """Continue at `target`; `edge` is None for jumps (retry targets, goal gates, fan-in joins); `gate` names the
+    unsatisfied goal gate of a goal-gate jump."""
 
     target: str
     edge: Edge | None
     reason: str
+    gate: str = ""
 
 
 @frozen
@@ -60,11 +63,25 @@ def goal_gate_target(node: Node, graph: Graph) -> str | None:
     )
 
 
-def unsatisfied_goal_gate(graph: Graph, node_outcomes: Mapping[str, Outcome]) -> Node | None:
-    """The first visited goal-gate node whose latest outcome is neither SUCCESS nor PARTIAL_SUCCESS."""
+def goal_gate_met(node: Node, outcome: Outcome, context: ContextLookup) -> bool:
+    """Whether a visited goal gate lets the run exit: a boolean gate when its latest outcome is SUCCESS or
+    PARTIAL_SUCCESS, a gate given as a condition when the condition holds (its `outcome` and `preferred_label`
+    are the gate node's latest; its `context.*` the run's now).
+
+    Raises:
+        ConditionSyntaxError: The gate's condition does not parse (validation reports it first).
+    """
+    condition = node.goal_gate_condition
+    if condition is None:
+        return outcome.status.is_success
+    return condition.evaluate(outcome=outcome.status.value, preferred_label=outcome.preferred_label, context=context)
+
+
+def unsatisfied_goal_gate(graph: Graph, node_outcomes: Mapping[str, Outcome], context: ContextLookup) -> Node | None:
+    """The first visited goal-gate node that is not met (`goal_gate_met`)."""
     for node_id, outcome in node_outcomes.items():
         node = graph.nodes.get(node_id)
-        if node is not None and node.goal_gate and not outcome.status.is_success:
+        if node is not None and node.goal_gate and not goal_gate_met(node, outcome, context):
             return node
     return None
 
@@ -78,42 +95,33 @@ def outcome_summary(outcome: Outcome) -> str:
 def goal_gate_message(gate: Node, outcome: Outcome, target: str | None) -> str:
     """Which goal gate holds the run back, why, and where it sends the run."""
     where = f"sends the run back to {target}" if target is not None else "has no retry target"
-    return f"goal gate {gate.id} is unsatisfied ({outcome_summary(outcome)}) and {where}"
+    condition = gate.goal_gate_condition if gate.goal_gate else None
+    why = f"{gate.get('goal_gate').strip()!r} does not hold; " if condition is not None else ""
+    return f"goal gate {gate.id} is unsatisfied ({why}{outcome_summary(outcome)}) and {where}"
 
 
-def max_visits_exceeded(node: Node, visited: Iterable[str]) -> str | None:
-    """Why the node may not run again, when its `max_visits` limit is reached (`visited`: the nodes run so far,
-    one entry per visit); None when it may run. A limit of 0 or less means none.
-
-    Raises:
-        AttributeValueError: `max_visits` is not an integer.
-    """
-    limit = node.get_int("max_visits")
-    if limit is None or limit <= 0:
-        return None
-    visits = sum(1 for node_id in visited if node_id == node.id)
-    if visits < limit:
-        return None
-    return f"node {node.id} exceeded max_visits={limit}: it already ran {visits} times and a loop led back to it"
-
-
-def visit_limit_failure(node: Node, visited: Iterable[str]) -> Finish | None:
-    """The end of the run when `node` may not run again (`max_visits_exceeded`, or a malformed limit)."""
+def visit_limit_failure(node: Node, graph: Graph, visits: int) -> Finish | None:
+    """The end of the run when `node`, run `visits` times so far, may not run again (its `visit_bound`), or
+    its bound is malformed; None when it may run."""
     try:
-        reason = max_visits_exceeded(node, visited)
+        reason = visit_bound(node, graph).refusal(visits)
     except OrchestraError as error:
         return Finish(RunStatus.FAIL, str(error))
     return None if reason is None else Finish(RunStatus.FAIL, reason)
 
 
-def exit_transition(graph: Graph, node_outcomes: Mapping[str, Outcome]) -> Transition | None:
-    """Before the run may end: None when every goal gate is satisfied, else a jump or a failure."""
-    gate = unsatisfied_goal_gate(graph, node_outcomes)
+def exit_transition(graph: Graph, node_outcomes: Mapping[str, Outcome], context: ContextLookup) -> Transition | None:
+    """Before the run may end: None when every goal gate is satisfied, else a jump or a failure.
+
+    Raises:
+        ConditionSyntaxError: A goal gate's condition does not parse (validation reports it first).
+    """
+    gate = unsatisfied_goal_gate(graph, node_outcomes, context)
     if gate is None:
         return None
     target = goal_gate_target(gate, graph)
     if target is not None:
-        return Advance(target, None, "goal_gate")
+        return Advance(target, None, "goal_gate", gate.id)
     return Finish(RunStatus.FAIL, goal_gate_message(gate, node_outcomes[gate.id], None))
 
 

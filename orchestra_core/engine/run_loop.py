@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -141,7 +142,7 @@ class RunLoop:
             emit=self.emitter.emit,
         )
         self.branches = BranchWalker(
-            graph, self.executor, self.clock, self.max_visits, lambda: self.state.completed_nodes, self.workspaces
+            graph, self.executor, self.clock, self.max_visits, lambda: self.state.visit_counts, self.workspaces
         )
         self.state: RunState
         self.last_checkpoint: Checkpoint | None = None
@@ -153,7 +154,7 @@ class RunLoop:
         branch: str = kwargs["branch"]
         if remote is None or parent_branch(branch) is not None:  # nested fan-outs run where their branch runs
             return self.branches.walk(start, context, **kwargs)
-        request = branch_request(self.graph, start, context, self.state.completed_nodes, **kwargs)
+        request = branch_request(self.graph, start, context, self.state.visit_counts.elements(), **kwargs)
         result = remote.run(request, lambda: self.branches.walk(start, context, **kwargs))
         self.branches.keep(start, branch, result)
         return result
@@ -171,8 +172,9 @@ class RunLoop:
     ) -> BranchResult:
         """Walk one branch on its own (a worker runs a branch its session's runner sent it): no start node, no
         checkpoints; its nested fan-outs run here. `single`: only its first node, one attempt."""
+        before = Counter(visited)
         self.branches = BranchWalker(
-            self.graph, self.executor, self.clock, self.max_visits, lambda: tuple(visited), self.workspaces
+            self.graph, self.executor, self.clock, self.max_visits, lambda: before, self.workspaces
         )
         try:
             return self.branches.walk(
@@ -311,7 +313,7 @@ class RunLoop:
             if node is None:
                 return Finish(RunStatus.FAIL, f"node {position.node_id!r} is not in the pipeline")
             if self.graph.is_exit(node):
-                gate = exit_transition(self.graph, self.state.node_outcomes)
+                gate = self._exit_gate()
                 if isinstance(gate, Finish):
                     self._save(self.state.completed_nodes[-1] if self.state.completed_nodes else "", None, gate)
                     return gate
@@ -320,7 +322,7 @@ class RunLoop:
                     continue
             if self.state.node_visits >= self.max_visits:
                 return Finish(RunStatus.FAIL, self._looping_reason())
-            over_limit = visit_limit_failure(node, self.state.completed_nodes)
+            over_limit = visit_limit_failure(node, self.graph, self.state.visit_counts[node.id])
             if over_limit is not None:
                 self._save(self.state.completed_nodes[-1] if self.state.completed_nodes else "", None, over_limit)
                 return over_limit
@@ -333,7 +335,10 @@ class RunLoop:
         """Why the run stopped as looping: the goal gate that kept sending it back, else the last failed stage
         and its reason (when a stage failed), then the limit and the last nodes."""
         outcomes = self.state.node_outcomes
-        gate = unsatisfied_goal_gate(self.graph, outcomes)
+        try:
+            gate = unsatisfied_goal_gate(self.graph, outcomes, self.state.context)
+        except OrchestraError:
+            gate = None
         if gate is not None:
             cause = goal_gate_message(gate, outcomes[gate.id], goal_gate_target(gate, self.graph)) + "; "
         else:
@@ -377,8 +382,16 @@ class RunLoop:
         except OrchestraError as error:
             return Finish(RunStatus.FAIL, f"cannot route from {node.id}: {error}")
         if isinstance(transition, Finish) and transition.status is RunStatus.SUCCESS and not self.graph.is_exit(node):
-            return exit_transition(self.graph, self.state.node_outcomes) or transition
+            return self._exit_gate() or transition
         return transition
+
+    def _exit_gate(self) -> Transition | None:
+        """The goal gates' verdict before the run may end (`exit_transition`); a gate whose condition does not
+        parse fails the run (validation refuses such a pipeline first)."""
+        try:
+            return exit_transition(self.graph, self.state.node_outcomes, self.state.context)
+        except OrchestraError as error:
+            return Finish(RunStatus.FAIL, f"cannot check the goal gates: {error}")
 
     def _advance(self, node: Node, transition: Advance) -> Position:
         label = transition.edge.label if transition.edge else ""
@@ -387,14 +400,9 @@ class RunLoop:
         return Position(transition.target, transition.edge, node.id)
 
     def _jump_for_gate(self, gate: Advance, position: Position) -> Position:
-        failed = next(
-            node_id
-            for node_id, outcome in self.state.node_outcomes.items()
-            if node_id in self.graph.nodes and self.graph.nodes[node_id].goal_gate and not outcome.status.is_success
-        )
-        outcome = self.state.node_outcomes[failed]
+        outcome = self.state.node_outcomes[gate.gate]
         fields = {
-            "node_id": failed,
+            "node_id": gate.gate,
             "status": outcome.status.value,
             "retry_target": gate.target,
             "reason": outcome.failure_reason,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -20,6 +21,9 @@ from orchestra_core.model.graph import Edge, Graph, Node
 from orchestra_core.model.outcome import Outcome, StageStatus
 
 WorkspaceSnapshot = Callable[[], Mapping[str, str]]
+# The visits of every node in the rounds before the latest loop restart (whose completed nodes are gone), kept in
+# the context so that checkpoints, resumes and replays carry them.
+EARLIER_VISITS_KEY = "internal.visits_before_restart"
 
 
 @define
@@ -50,24 +54,28 @@ class RunState:
     node_retries: dict[str, int] = field(factory=dict)
     node_visits: int = 0
     loop_restarts: int = 0
+    visit_counts: Counter[str] = field(factory=Counter)  # each node's visits in the run, loop restarts included
 
     @classmethod
     def restored(cls, checkpoint: Checkpoint, initial: Mapping[str, Any]) -> RunState:
         """The state a checkpoint describes."""
+        context = Context(checkpoint.context, list(checkpoint.logs))
         return cls(
-            Context(checkpoint.context, list(checkpoint.logs)),
+            context,
             dict(initial),
             list(checkpoint.completed_nodes),
             checkpoint.node_outcomes,
             dict(checkpoint.node_retries),
             checkpoint.node_visits,
             checkpoint.loop_restarts,
+            earlier_visits(context) + Counter(checkpoint.completed_nodes),
         )
 
     def record(self, node: Node, outcome: Outcome, attempts: int) -> None:
         """Record a finished node (SKIPPED is routed, not recorded) and merge its outcome into the context."""
         if outcome.status is not StageStatus.SKIPPED:
             self.completed_nodes.append(node.id)
+            self.visit_counts[node.id] += 1
             self.node_outcomes = self.node_outcomes.with_outcome(node.id, outcome)
         if attempts > 1:
             self.node_retries[node.id] = attempts - 1
@@ -79,14 +87,16 @@ class RunState:
         """Add the nodes parallel branches ran, branch by branch."""
         for result in results:
             self.completed_nodes.extend(result.completed_nodes)
+            self.visit_counts.update(result.completed_nodes)
             for node_id, outcome in result.node_outcomes.items():
                 self.node_outcomes = self.node_outcomes.with_outcome(node_id, outcome)
 
     def start_over(self, context: Context) -> None:
-        """A loop restart: a fresh context and no finished nodes; visits keep counting."""
+        """A loop restart: a fresh context and no finished nodes; visits keep counting (every node's too)."""
         self.loop_restarts += 1
         self.context = context
         self.context.set("internal.loop_restart_count", self.loop_restarts)
+        self.context.set(EARLIER_VISITS_KEY, dict(self.visit_counts))
         self.completed_nodes = []
         self.node_outcomes = OutcomeMap()
         self.node_retries = {}
@@ -118,6 +128,14 @@ class RunState:
             f"the last nodes were: {recent}. Look for a loop whose exit condition never holds, or raise "
             "the limit with --max-visits or the graph attribute max_node_visits"
         )
+
+
+def earlier_visits(context: Context) -> Counter[str]:
+    """Each node's visits before the latest loop restart, as the context keeps them (none before the first)."""
+    kept = context.get(EARLIER_VISITS_KEY)
+    if not isinstance(kept, Mapping):
+        return Counter()
+    return Counter({str(node): count for node, count in kept.items() if isinstance(count, int) and count > 0})
 
 
 def manifest_for(graph: Graph, session_id: str, logs_root: str, now: datetime, initial: Mapping[str, Any]) -> RunManifest:

@@ -10,66 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from attrs import frozen
-
 from orchestra_core.engine.stage import StageRun
+from orchestra_core.graph.gate_choices import Choice, find_choice, gate_choices, is_freeform
 from orchestra_core.handlers.codergen import expand_goal, truncate
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import InterviewCompleted, InterviewStarted, InterviewTimeout
 from orchestra_core.model.graph import Graph, Node
-from orchestra_core.model.interview import (
-    Answer,
-    Option,
-    Question,
-    QuestionType,
-    accelerator_key,
-    match_option,
-)
+from orchestra_core.model.interview import Answer, Question, QuestionType
 from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.ports.interviewer import Interviewer
-
-
-@frozen
-class Choice:
-    """One way out of a human gate."""
-
-    key: str
-    label: str
-    target: str
-
-    @property
-    def option(self) -> Option:
-        return Option(self.key, self.label)
-
-
-def gate_choices(node: Node, graph: Graph) -> list[Choice]:
-    """The gate's choices, one per outgoing edge, with unique accelerator keys.
-
-    A key already taken falls back to the next unused letter or digit of the label, then to a number.
-    """
-    choices: list[Choice] = []
-    taken: set[str] = set()
-    for position, edge in enumerate(graph.outgoing(node.id), start=1):
-        label = edge.label or edge.target
-        key = accelerator_key(label)
-        if not key or key in taken:
-            spare = (c.upper() for c in label if c.isalnum() and c.upper() not in taken)
-            key = next(spare, str(position))
-        taken.add(key)
-        choices.append(Choice(key, label, edge.target))
-    return choices
-
-
-def is_freeform(node: Node, graph: Graph) -> bool:
-    """A freeform gate: its one outgoing edge has no label, so there is nothing to choose; the answer is text."""
-    edges = graph.outgoing(node.id)
-    return len(edges) == 1 and not edges[0].label
-
-
-def find_choice(choices: Sequence[Choice], reply: str) -> Choice | None:
-    """The choice a reply names: key, label or target node id."""
-    option = match_option([c.option for c in choices], reply, {c.key: c.target for c in choices})
-    return next((c for c in choices if option is not None and c.key == option.key), None)
 
 
 class WaitForHumanHandler:

@@ -1,5 +1,6 @@
 """The parallel handler (Attractor 4.8): fan out over the unconditional edges, each branch on a cloned
-context, at most `max_parallel` at a time, joined by `join_policy`.
+context, at most `max_parallel` at a time, joined by `join_policy` (graph/join_policy.py: `wait_all`,
+`first_success`, `k_of_n`, `quorum`, and the spellings of other runners that mean one of them).
 
 Each branch runs node by node until it reaches the join node (see `find_join_node`), an exit node or a
 dead end. The results go to `parallel.results` (and each branch's status to `parallel.branch.<id>.status`);
@@ -18,6 +19,7 @@ from orchestra_core.engine.fan_out import branch_nodes, branch_stage_keys
 from orchestra_core.engine.join_outcome import PENDING_JOIN_KEY, PendingJoin
 from orchestra_core.engine.stage import BranchResult, StageRun
 from orchestra_core.graph.fan_out import branch_edges, find_join_node
+from orchestra_core.graph.join_policy import JoinPolicy, JoinPolicyError, join_policy
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import (
     ParallelBranchCompleted,
@@ -28,7 +30,6 @@ from orchestra_core.model.events import (
 from orchestra_core.model.graph import Edge, Graph, Node
 from orchestra_core.model.outcome import Outcome, StageStatus
 
-JOIN_POLICIES = ("wait_all", "first_success")
 DEFAULT_MAX_PARALLEL = 4
 _SUCCESSFUL = (StageStatus.SUCCESS.value, StageStatus.PARTIAL_SUCCESS.value)
 
@@ -65,16 +66,17 @@ def _score(changes: Mapping[str, Any]) -> float:
 
 class ParallelHandler:
     """Runs the branches of a `parallel` node concurrently (node attributes `max_parallel`, default 4,
-    and `join_policy`: `wait_all` (default) or `first_success`, which cancels the others at their next
-    node once one branch succeeds)."""
+    and `join_policy`: `wait_all` (default), `first_success`, which cancels the others at their next
+    node once one branch succeeds, `k_of_n` or `quorum`)."""
 
     def execute(self, node: Node, context: Context, graph: Graph, stage: StageRun) -> Outcome:
         edges = branch_edges(graph, node)
         if not edges:
             return Outcome.fail(f"parallel node {node.id} has no unconditional outgoing edges to fan out to")
-        policy = node.get("join_policy") or "wait_all"
-        if policy not in JOIN_POLICIES:
-            return Outcome.fail(f"join_policy={policy!r} is not one of {', '.join(JOIN_POLICIES)}")
+        try:
+            policy = join_policy(node)
+        except JoinPolicyError as error:  # validation refuses such a pipeline before it runs
+            return Outcome.fail(str(error))
         max_parallel = max(node.get_int("max_parallel", DEFAULT_MAX_PARALLEL), 1)
         join = find_join_node(graph, node)
         prefix = f"{stage.branch}/" if stage.branch else ""
@@ -84,7 +86,7 @@ class ParallelHandler:
             node_id=node.id,
             branch_count=len(edges),
             branch_ids=tuple(edge.target for edge in edges),
-            join_policy=policy,
+            join_policy=policy.name,
             max_parallel=max_parallel,
             join_node=join,
         )
@@ -95,7 +97,7 @@ class ParallelHandler:
             stage.engine.workspaces.fork(node, stage.branch, plans)
         except Exception as error:  # the branches cannot get their worktrees: none runs
             return Outcome.fail(f"could not set up the branches' workspaces: {error}")
-        run = _FanOut(node, context, stage, join, branch_stage_keys(graph, node, join), policy)
+        run = _FanOut(node, context, stage, join, branch_stage_keys(graph, node, join), policy.name)
         results = run.all(edges, paths, max_parallel)
         successes = sum(r.status in _SUCCESSFUL for r in results)
         failures = sum(r.status == StageStatus.FAIL.value for r in results)
@@ -111,11 +113,7 @@ class ParallelHandler:
             **branch_statuses(results),
         }
         notes = f"{len(results)} branches: {successes} succeeded, {failures} failed"
-        if policy == "first_success":
-            status = StageStatus.SUCCESS if successes else StageStatus.FAIL
-        else:
-            status = StageStatus.SUCCESS if failures == 0 else StageStatus.PARTIAL_SUCCESS
-        reason = "" if status is not StageStatus.FAIL else "no branch succeeded"
+        status, reason = joined_status(policy, len(results), successes, failures)
         statuses = {p: r.status for r, p in zip(results, paths, strict=True)}
         joined, failure, note = _join(node, context, graph, stage, join, statuses)
         updates.update(joined)
@@ -149,6 +147,18 @@ def _conflict_taker(graph: Graph, join: str | None) -> str | None:
     (an exit only ends the run)."""
     target = graph.nodes.get(join) if join is not None else None
     return target.id if target is not None and not graph.is_exit(target) else None
+
+
+def joined_status(policy: JoinPolicy, branches: int, successes: int, failures: int) -> tuple[StageStatus, str]:
+    """The parallel node's status under its join policy, and the reason when it fails."""
+    needed = policy.needed(branches)
+    if needed is not None:
+        if successes >= needed:
+            return StageStatus.SUCCESS, ""
+        return StageStatus.FAIL, f"{successes} of {branches} branches succeeded; {policy.spelled()} needs {needed}"
+    if policy.name == "first_success":
+        return (StageStatus.SUCCESS, "") if successes else (StageStatus.FAIL, "no branch succeeded")
+    return (StageStatus.SUCCESS if failures == 0 else StageStatus.PARTIAL_SUCCESS), ""
 
 
 class _FanOut:

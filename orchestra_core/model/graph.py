@@ -8,6 +8,7 @@ Unknown attributes are kept unchanged in `attrs`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from fractions import Fraction
 from types import MappingProxyType
 from typing import Any, TypeVar, overload
 
@@ -151,7 +152,31 @@ class Node(_Attributed):
 
     @property
     def goal_gate(self) -> bool:
-        return self.get_bool("goal_gate")
+        """Whether the node is a goal gate: `goal_gate=true`, or a condition (`goal_gate_condition`)."""
+        raw = self.attrs.get("goal_gate", "").strip()
+        if not raw:
+            return False
+        try:
+            return values.parse_bool(raw)
+        except ValueError:
+            return True
+
+    @property
+    def goal_gate_condition(self) -> Condition | None:
+        """The condition of a gate given as one (`goal_gate="outcome=success && context.tests=passed"`): the gate
+        is met when it holds. None for a boolean `goal_gate` (met by SUCCESS or PARTIAL_SUCCESS) or none.
+
+        Raises:
+            ConditionSyntaxError: The value is neither a boolean nor a condition (validation reports it first).
+        """
+        raw = self.attrs.get("goal_gate", "").strip()
+        if not raw:
+            return None
+        try:
+            values.parse_bool(raw)
+        except ValueError:
+            return parse_condition(raw)
+        return None
 
     @property
     def retry_target(self) -> str:
@@ -278,8 +303,10 @@ class Edge(_Attributed):
         return self._parsed if isinstance(self._parsed, ConditionSyntaxError) else None
 
     @property
-    def weight(self) -> int:
-        return self.get_int("weight", 0)
+    def weight(self) -> Fraction:
+        """The edge's priority, as an exact number: integers as the spec has them, and the decimals other
+        runners write (`2.0` is 2; `0.5` ranks between 0 and 1)."""
+        return self._typed("weight", values.parse_number, "a number", Fraction(0))
 
     @property
     def fidelity(self) -> str:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from typing import Literal
 
+_NUMBER_RE = re.compile(r"^\s*[+-]?(?:\d+\.?\d*|\.\d+)\s*$")
 _DURATION_RE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
 _TRUE = frozenset({"true", "yes", "1", "on"})
@@ -81,13 +83,26 @@ def parse_int(text: str) -> int:
     return int(text.strip(), 10)
 
 
+def parse_number(text: str) -> Fraction:
+    """Parse a decimal number (`2`, `-3`, `2.0`, `0.5`, `.5`) exactly: `2.0` is 2, `0.1` is one tenth.
+
+    Exponents, `nan` and `inf` are not numbers here (DOT writes none of them).
+
+    Raises:
+        ValueError: The text is not a decimal number.
+    """
+    if _NUMBER_RE.match(text) is None:
+        raise ValueError(f"not a number: {text!r}")
+    return Fraction(text.strip())
+
+
 def parse_float(text: str) -> float:
-    """Parse a decimal number.
+    """Parse a decimal number (see `parse_number`).
 
     Raises:
         ValueError: The text is not a number.
     """
-    return float(text.strip())
+    return float(parse_number(text))
 
 
 def parse_list(text: str) -> tuple[str, ...]:

@@ -7,7 +7,10 @@ from collections.abc import Collection, Iterable
 from orchestra_core.model.graph import Graph
 from orchestra_core.validation.attributes import ATTRIBUTE_RULES
 from orchestra_core.validation.diagnostic import Diagnostic, FunctionRule, LintRule, Severity, ValidationError
+from orchestra_core.validation.dialects import DIALECT_RULES
 from orchestra_core.validation.flow import FLOW_RULES
+from orchestra_core.validation.handler_settings import VALUE_RULES
+from orchestra_core.validation.loops import LOOP_RULES
 from orchestra_core.validation.names import name_rules
 from orchestra_core.validation.queues import QUEUE_RULES
 from orchestra_core.validation.semantics import BUILT_IN_HANDLER_TYPES, SEMANTIC_RULES, TypeKnownRule
@@ -38,6 +41,9 @@ def built_in_rules(known_types: Collection[str] | None = None) -> list[LintRule]
         *SEMANTIC_RULES,
         TypeKnownRule(known_types),
         *ATTRIBUTE_RULES,
+        *VALUE_RULES,
+        *DIALECT_RULES,
+        *LOOP_RULES,
         *QUEUE_RULES,
         *name_rules(BUILT_IN_HANDLER_TYPES),
     ]

@@ -1,12 +1,18 @@
-"""Lint rules about attribute values: typed attributes, fidelity, reasoning effort, retry targets."""
+"""Lint rules about attribute values: typed attributes, goal gates, fidelity, reasoning effort, retry targets.
+
+Every attribute the engine, a handler or a backend parses at run time is checked here, so that what `compile`
+accepts `run` accepts (tests/property/test_compile_run_agreement.py holds them to it).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from fractions import Fraction
 
 from attrs import frozen
 
 from orchestra_core.model import values
+from orchestra_core.model.conditions import ConditionSyntaxError, parse_condition
 from orchestra_core.model.graph import FIDELITY_MODES, Graph
 from orchestra_core.validation.diagnostic import Diagnostic, FunctionRule, Severity
 
@@ -19,7 +25,7 @@ Pair = tuple[str, str]
 class AttributeKind:
     """How a typed attribute parses, what it is called in messages, and an example for the fix."""
 
-    parse: Callable[[str], float | int | bool]
+    parse: Callable[[str], float | Fraction]
     expected: str
     example: str
     minimum: float | None = None
@@ -29,14 +35,21 @@ _INT = AttributeKind(values.parse_int, "an integer", "2")
 _COUNT = AttributeKind(values.parse_int, "a whole number of 0 or more", "2", minimum=0)
 _POSITIVE = AttributeKind(values.parse_int, "a whole number of 1 or more", "4", minimum=1)
 _BOOL = AttributeKind(values.parse_bool, "a boolean", "true")
+_NUMBER = AttributeKind(values.parse_number, "a number (2, 2.0, 0.5)", "2")
+_FACTOR = AttributeKind(values.parse_number, "a number of 0 or more", "2", minimum=0)
 _DURATION = AttributeKind(
     values.parse_duration, "a positive duration (250ms, 900s, 15m, 2h, 1d)", "900s", minimum=0.001
 )
+_DELAY = AttributeKind(values.parse_duration, "a duration of 0 or more (0s, 250ms, 30s)", "1s", minimum=0)
 
-GRAPH_TYPES: Mapping[str, AttributeKind] = {"default_max_retries": _COUNT, "default_max_retry": _COUNT}
+GRAPH_TYPES: Mapping[str, AttributeKind] = {
+    "default_max_retries": _COUNT,
+    "default_max_retry": _COUNT,
+    "default_max_visits": _INT,
+    "max_node_visits": _POSITIVE,
+}
 NODE_TYPES: Mapping[str, AttributeKind] = {
     "max_retries": _COUNT,
-    "goal_gate": _BOOL,
     "auto_status": _BOOL,
     "allow_partial": _BOOL,
     "timeout": _DURATION,
@@ -47,8 +60,15 @@ NODE_TYPES: Mapping[str, AttributeKind] = {
     "max_visits": _INT,
     "max_cycles": _POSITIVE,
     "wait_ms": _COUNT,
+    "retry_initial_delay": _DELAY,
+    "retry_max_delay": _DELAY,
+    "retry_backoff_factor": _FACTOR,
+    "retry_jitter": _BOOL,
+    "human.timeout": _DURATION,
+    "manager.steer_cooldown": _DELAY,
+    "agent.max_turns": _POSITIVE,
 }
-EDGE_TYPES: Mapping[str, AttributeKind] = {"weight": _INT, "loop_restart": _BOOL}
+EDGE_TYPES: Mapping[str, AttributeKind] = {"weight": _NUMBER, "loop_restart": _BOOL}
 
 
 def _bad_value(kind: AttributeKind, raw: str) -> bool:
@@ -88,11 +108,28 @@ def check_attribute_type(graph: Graph) -> Iterator[Diagnostic]:
     for node in graph.nodes.values():
         for key, raw, kind in _typed_problems(node.attrs, NODE_TYPES):
             yield diagnostic(f"node {node.id}", key, raw, kind, node_id=node.id)
+        gate = _goal_gate_problem(node.attrs.get("goal_gate", ""))
+        if gate is not None:
+            fix = 'write goal_gate=true, or a condition such as goal_gate="outcome=success && context.tests=passed"'
+            yield Diagnostic("attribute_type", ERROR, gate, node_id=node.id, fix=fix)
     for edge in graph.edges:
         for key, raw, kind in _typed_problems(edge.attrs, EDGE_TYPES):
             yield diagnostic(
                 f"edge {edge.source} -> {edge.target}", key, raw, kind, edge=(edge.source, edge.target)
             )
+
+
+def _goal_gate_problem(raw: str) -> str | None:
+    """Why a `goal_gate` value is neither a boolean nor a condition (None when it is one of them)."""
+    if not raw.strip() or not _bad_value(_BOOL, raw):
+        return None
+    try:
+        parse_condition(raw)
+    except ConditionSyntaxError as error:
+        return (
+            f"goal_gate={raw!r} is neither a boolean nor a condition: {error.detail} at column {error.position + 1}"
+        )
+    return None
 
 
 def check_fidelity_valid(graph: Graph) -> Iterator[Diagnostic]:
@@ -152,8 +189,7 @@ def check_goal_gate_has_retry(graph: Graph) -> Iterator[Diagnostic]:
     """A goal gate has somewhere to go back to: its own retry targets or the graph's."""
     graph_target = graph.retry_target or graph.fallback_retry_target
     for node in graph.nodes.values():
-        raw = node.attrs.get("goal_gate", "")
-        if not raw or _bad_value(_BOOL, raw) or not values.parse_bool(raw):
+        if not node.goal_gate or _goal_gate_problem(node.attrs.get("goal_gate", "")) is not None:
             continue
         if node.retry_target or node.fallback_retry_target or graph_target:
             continue

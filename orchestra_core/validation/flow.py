@@ -26,7 +26,7 @@ ERROR = Severity.ERROR
 _PARALLEL = "parallel"
 
 
-def _ways_on(graph: Graph, node: Node) -> tuple[list[str], list[str], bool]:
+def ways_on(graph: Graph, node: Node) -> tuple[list[str], list[str], bool]:
     """Where the main line may go after `node`, where a run may go at all, and whether it is a fan-out
     whose branches never join.
 
@@ -97,7 +97,7 @@ def _analyse(graph: Graph, start: str) -> Flow:
     exits: list[str] = []
     stops_here: set[str] = set()
     for node_id, node in graph.nodes.items():
-        main, every, unjoined = _ways_on(graph, node)
+        main, every, unjoined = ways_on(graph, node)
         successors[node_id], every_way[node_id] = main, every
         for target in main:
             predecessors[target].append(node_id)

@@ -18,7 +18,7 @@ VALID = """digraph Release {
     node [timeout="15m"]
     start [shape=Mdiamond]
     plan [prompt="Plan $goal", class="planning"]
-    review [label="Review"]
+    review [label="Review", max_visits=3]
     exit [shape=Msquare]
     start -> plan -> review -> exit [weight=2]
     review -> plan [condition="outcome=fail", label="Fix"]

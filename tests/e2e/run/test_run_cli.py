@@ -18,7 +18,7 @@ SMOKE = """digraph test_pipeline {
     graph [goal="Create a hello world Python script"]
     start       [shape=Mdiamond]
     plan        [shape=box, prompt="Plan how to create a hello world script for: $goal"]
-    implement   [shape=box, prompt="Write the code based on the plan", goal_gate=true, retry_target="plan"]
+    implement   [shape=box, prompt="Write the code based on the plan", goal_gate=true, retry_target="plan", max_visits=3]
     review      [shape=box, prompt="Review the code for correctness"]
     done        [shape=Msquare]
     start -> plan

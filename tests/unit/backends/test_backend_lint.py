@@ -135,3 +135,16 @@ def test_every_unknown_backend_in_orchestra_yaml_and_on_the_command_line_is_an_e
     assert found[2].fix == (
         "set pipelines.plain.backend in orchestra.yaml to one of simulate, langgraph, direct, claude-code, codex"
     )
+
+
+def test_an_agent_workdir_a_cli_agent_would_refuse_is_a_compile_error() -> None:
+    from orchestra_core.model.settings import RepoSettings, WorkspaceSettings
+
+    pipeline = _graph(MIXED.replace('backend="claude-code"]', 'backend="claude-code", agent.workdir="docs"]'))
+    found = [d for d in _diagnostics(OrchestraSettings(), pipeline, which=lambda c: c) if d.rule == "agent_workdir"]
+    assert [(d.node_id, d.severity.value) for d in found] == [("implement", "error")]
+    assert found[0].message == "agent.workdir='docs' names no repo of workspace.repos (none)"
+    with_docs = OrchestraSettings(workspace=WorkspaceSettings(repos={"docs": RepoSettings(path="../docs")}))
+    assert not [d for d in _diagnostics(with_docs, pipeline, which=lambda c: c) if d.rule == "agent_workdir"]
+    langgraph = _graph(MIXED.replace('backend="claude-code"]', 'agent.workdir="docs"]'))
+    assert not [d for d in _diagnostics(OrchestraSettings(), langgraph, which=lambda c: c) if d.rule == "agent_workdir"]

@@ -116,10 +116,10 @@ def test_empty_or_comment_only_stylesheet_has_no_rules() -> None:
     ("text", "line", "column", "detail"),
     [
         (
-            "* { model: x; }",
+            "* { modle: x; }",
             1,
             5,
-            "unknown property 'model'; allowed: llm_model, llm_provider, reasoning_effort",
+            "unknown property 'modle'; allowed: llm_model, llm_provider, reasoning_effort",
         ),
         ("* { llm_model x }", 1, 15, "expected ':' after property 'llm_model'"),
         ("* { llm_model: ; }", 1, 16, "expected a value for 'llm_model'"),

@@ -355,7 +355,7 @@ def test_max_node_visits_stops_an_endless_loop() -> None:
         """
         digraph p {
             start [shape=Mdiamond]; done [shape=Msquare]
-            a; b
+            a [max_visits=0]; b [max_visits=0]
             start -> a -> b
             b -> a [condition="outcome=success"]
             b -> done [condition="outcome=fail"]

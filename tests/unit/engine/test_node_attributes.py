@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from orchestra_core.engine.routing import max_visits_exceeded
 from orchestra_core.graph import Graph, Node
+from orchestra_core.graph.visits import DEFAULT_MAX_VISITS, visit_bound
 from orchestra_core.model.checkpoint import RunStatus
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.outcome import Outcome, StageStatus
@@ -30,16 +30,20 @@ digraph loop {
 """
 
 
-def test_max_visits_counts_earlier_visits_and_ignores_a_missing_or_non_positive_limit() -> None:
-    node = Node("work", {"max_visits": "2"})
-    assert max_visits_exceeded(node, ["start", "work"]) is None
-    assert max_visits_exceeded(node, ["work", "other", "work"]) == (
-        "node work exceeded max_visits=2: it already ran 2 times and a loop led back to it"
+def test_a_visit_bound_refuses_the_visit_after_it_and_zero_lifts_it() -> None:
+    bare = Graph("g")
+    bound = visit_bound(Node("work", {"max_visits": "2"}), bare)
+    assert bound.refusal(1) is None
+    assert bound.refusal(2) == (
+        "node work exceeded max_visits=2: it already ran 2 times and a loop led back to it; to allow more, raise "
+        "max_visits=N on work (max_visits=0 lifts its bound)"
     )
-    assert max_visits_exceeded(Node("work"), ["work"] * 50) is None
-    assert max_visits_exceeded(Node("work", {"max_visits": "0"}), ["work"] * 50) is None
+    assert visit_bound(Node("work"), bare).refusal(DEFAULT_MAX_VISITS - 1) is None
+    assert visit_bound(Node("work"), bare).refusal(DEFAULT_MAX_VISITS) is not None
+    assert visit_bound(Node("work", {"max_visits": "0"}), bare).refusal(10 * DEFAULT_MAX_VISITS) is None
+    assert visit_bound(Node("work", {"max_visits": "-1"}), bare).refusal(10 * DEFAULT_MAX_VISITS) is None
     with pytest.raises(OrchestraError, match="max_visits"):
-        max_visits_exceeded(Node("work", {"max_visits": "often"}), [])
+        visit_bound(Node("work", {"max_visits": "often"}), bare)
 
 
 def test_a_loop_stops_when_it_would_visit_a_node_one_time_more_than_max_visits() -> None:

@@ -212,7 +212,7 @@ def test_first_success_fails_when_no_branch_succeeds() -> None:
 
 def test_unknown_join_policy_fails_clearly() -> None:
     result = Harness(handlers={"meet": FirstWins()}).run(wide(None, count=1, policy="most"))
-    assert "join_policy='most' is not one of" in result.node_outcomes["fan"].failure_reason
+    assert "join_policy='most' is not a join policy Orchestra knows" in result.node_outcomes["fan"].failure_reason
 
 
 def test_a_node_two_branches_reach_gets_a_stage_directory_per_branch() -> None:

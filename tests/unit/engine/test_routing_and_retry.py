@@ -40,13 +40,13 @@ GATES = graph(
 
 def test_goal_gates_accept_success_and_partial_success() -> None:
     outcomes = {"a": Outcome(StageStatus.PARTIAL_SUCCESS), "b": Outcome(StageStatus.SUCCESS)}
-    assert unsatisfied_goal_gate(GATES, outcomes) is None
-    assert exit_transition(GATES, outcomes) is None
+    assert unsatisfied_goal_gate(GATES, outcomes, {}) is None
+    assert exit_transition(GATES, outcomes, {}) is None
 
 
 def test_first_unsatisfied_gate_in_visit_order() -> None:
     outcomes = {"plan": Outcome.fail("x"), "b": Outcome.fail("y"), "a": Outcome.fail("z")}
-    gate = unsatisfied_goal_gate(GATES, outcomes)
+    gate = unsatisfied_goal_gate(GATES, outcomes, {})
     assert gate is not None and gate.id == "b"
 
 
@@ -57,7 +57,7 @@ def test_retry_target_chain_skips_missing_nodes() -> None:
 
 def test_unsatisfied_gate_without_target_fails() -> None:
     lonely = graph('digraph g { start [shape=Mdiamond]; a [goal_gate=true]; done [shape=Msquare]; start -> a -> done }')
-    transition = exit_transition(lonely, {"a": Outcome.fail("nope")})
+    transition = exit_transition(lonely, {"a": Outcome.fail("nope")}, {})
     assert isinstance(transition, Finish) and transition.status is RunStatus.FAIL
     assert "goal gate a" in transition.reason
 
