@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -143,8 +144,15 @@ def _logged(name: str, run: TaskRunner) -> TaskRunner:
     return run_task
 
 
+_SAY_LOCK = threading.Lock()
+
+
 def _say(line: str) -> None:
-    print(f"{time.strftime('%H:%M:%S', time.gmtime())} {line}", file=sys.stderr, flush=True)
+    # One write per line, under a lock: print() writes the text and the line break apart, and two task threads
+    # finishing at once ran their lines together.
+    with _SAY_LOCK:
+        sys.stderr.write(f"{time.strftime('%H:%M:%S', time.gmtime())} {line}\n")
+        sys.stderr.flush()
 
 
 def submit(
