@@ -205,30 +205,12 @@ class SubprocessGit:
     # --- staging and committing ------------------------------------------------------------------
 
     def sync_index(
-        self,
-        worktree: Path,
-        paths: Sequence[str],
-        versions: Mapping[str, FileVersion] | None = None,
-        *,
-        env: Mapping[str, str] | None = None,
+        self, worktree: Path, paths: Sequence[str], versions: Mapping[str, FileVersion] | None = None
     ) -> None:
-        versions = versions or {}
-        read = [path for path in dict.fromkeys(paths) if path not in versions]
-        stored = [path for path in dict.fromkeys(paths) if path in versions and not versions[path].deleted]
-        removed = [path for path in dict.fromkeys(paths) if path in versions and versions[path].deleted]
+        from orchestra_adapters.git.index import update_index
+
         with self.lock(worktree):
-            for options, listed in ((["--add", "--remove"], read), (["--force-remove"], removed)):
-                if listed:
-                    self._git.run(
-                        worktree,
-                        ["update-index", *options, "-z", "--stdin"],
-                        stdin=_nul_list(listed),
-                        env=env,
-                        work_tree=True,
-                    )
-            if stored:
-                info = b"".join(encode(f"{versions[p].mode} {versions[p].blob}\t{p}") + b"\0" for p in stored)
-                self._git.run(worktree, ["update-index", "-z", "--index-info"], stdin=info, env=env)
+            update_index(self._git, worktree, paths, versions or {})
 
     def commit(
         self,
@@ -243,7 +225,11 @@ class SubprocessGit:
     ) -> str:
         args = ["commit", "--quiet", "--no-gpg-sign", "--cleanup=whitespace", "--file=-"]
         if versions:
-            return self._commit_versions(worktree, args, message, author, committer, paths, run_hooks, versions)
+            from orchestra_adapters.git.index import commit_with_versions
+
+            with self.lock(worktree):
+                return commit_with_versions(self._git, worktree, args, message, identity_environment(author, committer),
+                                            paths, run_hooks, versions)  # fmt: skip
         if paths:
             args += ["--only", "--", *paths]
         with self.lock(worktree):
@@ -257,36 +243,6 @@ class SubprocessGit:
                 hooks=run_hooks,
                 work_tree=True,
             )
-            return self._git.text(worktree, ["rev-parse", "HEAD"])
-
-    def _commit_versions(
-        self,
-        worktree: Path,
-        args: list[str],
-        message: str,
-        author: Identity,
-        committer: Identity,
-        paths: Sequence[str],
-        run_hooks: bool,
-        versions: Mapping[str, FileVersion],
-    ) -> str:
-        """`git commit` of HEAD plus `paths` (captured ones as `versions` hold them), through a temporary index
-        as `git commit --only` does: what else the worktree's index holds stays out of the commit."""
-        import tempfile
-
-        with self.lock(worktree), tempfile.TemporaryDirectory(prefix="orchestra-index-") as scratch:
-            index = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
-            self._git.run(worktree, ["read-tree", "HEAD"], env=index)
-            self.sync_index(worktree, [*paths, *versions], versions, env=index)
-            self._git.run(
-                worktree,
-                args,
-                stdin=encode(message),
-                env={**identity_environment(author, committer), **index},
-                hooks=run_hooks,
-                work_tree=True,
-            )
-            self.sync_index(worktree, [*paths, *versions], versions)
             return self._git.text(worktree, ["rev-parse", "HEAD"])
 
     def commit_tree(

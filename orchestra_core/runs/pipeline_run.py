@@ -13,8 +13,7 @@ from attrs import evolve
 from orchestra_core.agents.prompt_builder import AgentPromptBuilder
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.resolver import AgentResolver
-from orchestra_core.agents.tools import AgentTool, WriteTracker
-from orchestra_core.engine.branches import BRANCH_KEY
+from orchestra_core.agents.tools import WriteTracker
 from orchestra_core.engine.run_state import manifest_for
 from orchestra_core.engine.runner import PipelineEngine
 from orchestra_core.engine.stage import StageRun
@@ -23,13 +22,11 @@ from orchestra_core.model import records
 from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.chat import ChatHistory
 from orchestra_core.model.checkpoint import RunResult
-from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.events import AgentTurnCompleted
 from orchestra_core.model.graph import Graph, Node
 from orchestra_core.model.layout import ProjectLayout
 from orchestra_core.model.outcome import StageStatus
-from orchestra_core.model.prompt_layers import LayerKind, PromptLayer
 from orchestra_core.model.settings import IMPLICIT_REPO
 from orchestra_core.model.turn import AgentTurn
 from orchestra_core.pipeline import prepare_pipeline
@@ -40,6 +37,7 @@ from orchestra_core.runs.events import EventFanout
 from orchestra_core.runs.extensions import Extensions
 from orchestra_core.runs.ports import RunOptions, RunPorts
 from orchestra_core.runs.run_remotes import RunRemotes
+from orchestra_core.runs.run_services import NoPromptLayers, NoRecorder, RunAgentRuntime
 from orchestra_core.runs.start import NEW, REPLAY, RESUME, SessionStart, begin
 from orchestra_core.runs.tool_turns import RunToolTurns
 from orchestra_core.runs.writable_roots import WritableRoots
@@ -50,14 +48,12 @@ from orchestra_core.session.recorder import SessionRecorder
 from orchestra_core.validation import ValidationError
 
 if TYPE_CHECKING:  # a run without workspace repos (and without LLM agents) needs none of these
-    from orchestra_core.agents.hooks import ToolHooks
     from orchestra_core.model.workspace_events import WorkspaceEvent
     from orchestra_core.runs.branch_workspaces import RunBranchWorkspaces
     from orchestra_core.runs.fleet_branches import FleetBranches
     from orchestra_core.workspace.branches import BranchWorktrees
     from orchestra_core.workspace.manager import WorkspaceManager
     from orchestra_core.workspace.session import WorkspaceSession
-    from orchestra_core.workspace.worktree_watch import WorktreeWatch
 
 
 class PipelineRun:
@@ -133,7 +129,7 @@ class PipelineRun:
         if self._resolver is None:
             settings = self.options.settings
             tools = self.extensions.tool_registry(settings, self.ports.command_runner)
-            self._resolver = AgentResolver(settings, self.ports.prompt_library or _NoPromptLayers(), tools)
+            self._resolver = AgentResolver(settings, self.ports.prompt_library or NoPromptLayers(), tools)
         return self._resolver
 
     @property
@@ -281,7 +277,7 @@ class PipelineRun:
         backend = self.ports.backend
         if backend is None or isinstance(backend, CodergenBackend):
             return backend
-        return backend(_Runtime(self))
+        return backend(RunAgentRuntime(self))
 
     def _make_engine(self) -> PipelineEngine:
         registry = build_registry(
@@ -570,9 +566,9 @@ class PipelineRun:
             self._lease.release()
             self._lease = None
 
-    def _recorder(self) -> SessionRecorder | _NoRecorder:
+    def _recorder(self) -> SessionRecorder | NoRecorder:
         if self.ports.store is None:
-            return _NoRecorder()
+            return NoRecorder()
         return SessionRecorder(
             self.ports.store,
             self.session_id,
@@ -581,103 +577,3 @@ class PipelineRun:
             repo_heads=self._recorded_heads,
             on_snapshot=self.events.deliver,
         )
-
-
-class _Runtime:
-    """The run as its backend factory sees it (`AgentRuntime`)."""
-
-    def __init__(self, run: PipelineRun) -> None:
-        self._run = run
-
-    @property
-    def resolver(self) -> AgentResolver:
-        return self._run.resolver
-
-    @property
-    def project_root(self) -> Path:
-        return self._run.layout.root
-
-    def tools_for(self, node: Node, agent: Any, context: Context, tracker: WriteTracker) -> list[AgentTool]:
-        return self._run.resolver.tools(agent, self._run.repo_contexts(_branch(context)), tracker)
-
-    def tool_hooks(self, node: Node, context: Context) -> ToolHooks | None:
-        runner = self._run.command_runner()
-        if runner is None:
-            return None
-
-        def log(result: Any) -> None:
-            context.append_log(f"tool hook {result}")
-
-        from orchestra_core.agents.hooks import ToolHooks
-
-        workdir = str(self._run.tool_workdir(_branch(context)))
-        stage_dir = str(context.get("internal.stage_dir") or "")
-        return ToolHooks.for_node(
-            node, self._run.graph, runner, cwd=workdir, stage_dir=stage_dir, logs_root=self._run.logs_root, on_result=log
-        )
-
-    def repos(self, context: Context | None = None) -> Mapping[str, RepoContext]:
-        return self._run.repo_contexts(_branch(context))
-
-    def write_tracker(self, context: Context | None = None) -> WriteTracker:
-        git = self._run.ports.git
-        if git is None or self._run.workspace is None:
-            return WriteTracker()
-        from orchestra_core.workspace.captures import WorktreeCapture
-
-        return WriteTracker(WorktreeCapture(git, {name: repo.root for name, repo in self.repos(context).items()}))
-
-    def watch_worktrees(self, context: Context | None = None) -> WorktreeWatch | None:
-        git = self._run.ports.git
-        if git is None or self._run.workspace is None:
-            return None
-        from orchestra_core.workspace.worktree_watch import WorktreeWatch
-
-        return WorktreeWatch(git, {name: repo.root for name, repo in self.repos(context).items()})
-
-
-def _branch(context: Context | None) -> str | None:
-    """The parallel branch a node runs in, from its context (None on the main line)."""
-    branch = context.get(BRANCH_KEY) if context is not None else None
-    return branch if isinstance(branch, str) and branch else None
-
-
-class _NoRecorder:
-    """Stands in for the session recorder when the run has no store."""
-
-    def on_event(self, event: Any) -> None:
-        return None
-
-    def save(self, checkpoint: Any) -> None:
-        return None
-
-    def record_agent_turn(self, turn: AgentTurn, branch: str | None = None) -> None:
-        return None
-
-    def record_interrupted_nodes(self) -> list[str]:
-        return []
-
-    def record_start(self, record: Any) -> None:
-        return None
-
-    def continue_from(self, heads: Mapping[str, RepoHead]) -> None:
-        return None
-
-    def flush(self) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
-
-    def on_workspace_event(self, event: WorkspaceEvent) -> None:
-        return None
-
-
-class _NoPromptLayers:
-    """A prompt library without layers (agents then use the node's prompt alone)."""
-
-    def find(self, kind: LayerKind, name: str) -> PromptLayer | None:
-        return None
-
-    def locations(self, kind: LayerKind) -> tuple[str, ...]:
-        return ()
