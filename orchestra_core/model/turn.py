@@ -23,10 +23,17 @@ class ToolCall:
 
 @frozen
 class TokenUsage:
-    """Prompt and completion token counts."""
+    """Prompt and completion token counts.
+
+    `prompt_tokens` counts every input token, cached ones included; `cache_read_tokens` (read from the
+    provider's prompt cache) and `cache_write_tokens` (written to it) are the parts of them that providers bill
+    at other prices.
+    """
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -34,7 +41,10 @@ class TokenUsage:
 
     def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(
-            self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
         )
 
 
@@ -93,6 +103,9 @@ class AgentTurn:
     shell redirect), committed apart with an `Orchestra-Untracked: true` trailer. `file_versions` holds, by
     `repo:path`, the content each file had when the turn's tool wrote it (the tracker's capture); the commit
     takes those, and files without one as they are when it is made. It is not stored: the commit holds it.
+    `cost_usd` is what the turn cost in US dollars (None: unknown, e.g. no price for its model). When a
+    fallback model answered (failover), `model` names it, `requested_model` the one asked for first and
+    `fallback_reason` why it switched.
     A tool stage's work is a turn too: model `tool_command`, provider `tool`, its command as a `shell` tool
     call (`by_tool_stage`).
     """
@@ -110,6 +123,9 @@ class AgentTurn:
     commits: tuple[TurnCommit, ...] = field(default=(), converter=_commits)
     untracked: bool = False
     file_versions: Mapping[str, FileVersion] = field(factory=dict, converter=frozen_map, repr=False)
+    cost_usd: float | None = None
+    requested_model: str = ""
+    fallback_reason: str = ""
 
     @property
     def git_sha(self) -> str | None:

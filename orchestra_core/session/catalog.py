@@ -100,7 +100,15 @@ TOOL_CALL = TypeSpec(
     ],
 )
 TOKEN_USAGE = TypeSpec(
-    "dev.orchestra.TokenUsage", 1, TokenUsage, [f(1, "prompt_tokens", U64), f(2, "completion_tokens", U64)]
+    "dev.orchestra.TokenUsage",
+    2,
+    TokenUsage,
+    [
+        f(1, "prompt_tokens", U64),
+        f(2, "completion_tokens", U64),
+        f(3, "cache_read_tokens", U64, since=2),
+        f(4, "cache_write_tokens", U64, since=2),
+    ],
 )
 TURN_COMMIT = TypeSpec(
     "dev.orchestra.TurnCommit",
@@ -169,7 +177,7 @@ NODE_EXECUTION = TypeSpec(
 )
 AGENT_TURN = TypeSpec(
     "dev.orchestra.AgentTurn",
-    3,
+    4,
     AgentTurn,
     [
         f(1, "node_id", STRING),
@@ -186,6 +194,9 @@ AGENT_TURN = TypeSpec(
         f(12, "commit_message", STRING, since=2),
         f(13, "commits", ARRAY, ref=TURN_COMMIT, since=2),
         f(14, "untracked", BOOL, since=3),
+        f(15, "cost_usd", F64, since=4),
+        f(16, "requested_model", STRING, since=4),
+        f(17, "fallback_reason", STRING, since=4),
     ],
     build=_agent_turn,
 )

@@ -138,6 +138,8 @@ def test_our_bundle_projects_every_record_in_the_typed_view(
     assert agent["git_sha"] == "e4f5a6b7" and agent["token_usage"] == {
         "prompt_tokens": "4200",
         "completion_tokens": "1800",
+        "cache_read_tokens": "0",
+        "cache_write_tokens": "0",
     }
     assert agent["tool_calls"][0]["name"] == "backend:read-file"
     assert (

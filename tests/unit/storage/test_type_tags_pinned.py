@@ -23,10 +23,12 @@ PINNED_TYPES = {
         },
     ),
     "dev.orchestra.TokenUsage": (
-        1,
+        2,
         {
             1: ("prompt_tokens", "u64", 1, None),
             2: ("completion_tokens", "u64", 1, None),
+            3: ("cache_read_tokens", "u64", 2, None),
+            4: ("cache_write_tokens", "u64", 2, None),
         },
     ),
     "dev.orchestra.TurnCommit": (
@@ -87,7 +89,7 @@ PINNED_TYPES = {
         },
     ),
     "dev.orchestra.AgentTurn": (
-        3,
+        4,
         {
             1: ("node_id", "string", 1, None),
             2: ("turn_number", "u32", 1, None),
@@ -103,6 +105,9 @@ PINNED_TYPES = {
             12: ("commit_message", "string", 2, None),
             13: ("commits", "array", 2, "dev.orchestra.TurnCommit"),
             14: ("untracked", "bool", 3, None),
+            15: ("cost_usd", "f64", 4, None),
+            16: ("requested_model", "string", 4, None),
+            17: ("fallback_reason", "string", 4, None),
         },
     ),
     "dev.orchestra.Checkpoint": (
