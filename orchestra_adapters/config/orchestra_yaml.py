@@ -146,6 +146,10 @@ def _consistency_problems(source: YamlSource, settings: OrchestraSettings) -> It
     providers = settings.providers
     if providers.default and providers.entries and providers.default not in providers.entries:
         yield problem(("providers", "default"), _not_among(providers.default, list(providers.entries), "provider"))
+    if any(entry.fallbacks for entry in providers.entries.values()):
+        from orchestra_core.agents.models import ModelResolver
+
+        yield from (problem(found.path, found.detail) for found in ModelResolver(providers).fallbacks.problems())
     for name, repo_settings in settings.workspace.repos.items():
         if not _NAME_RE.match(name):
             yield problem(("workspace", "repos", name), _bad_name("repo"))

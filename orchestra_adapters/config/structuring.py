@@ -25,6 +25,7 @@ from orchestra_core.model.settings import (
     ConfigError,
     ConfigProblem,
     OrchestraSettings,
+    ProviderSettings,
     ProvidersSettings,
     Seconds,
 )
@@ -32,8 +33,11 @@ from orchestra_core.model.values import parse_duration
 
 T = TypeVar("T")
 
-# Fields the loader fills in itself; they are not YAML keys.
-_LOADER_FIELDS: Mapping[type, tuple[str, ...]] = {OrchestraSettings: ("source_path", "project_root")}
+# Fields the loader fills in itself; they are not YAML keys (a provider's `fallbacks` come from `models.<alias>`).
+_LOADER_FIELDS: Mapping[type, tuple[str, ...]] = {
+    OrchestraSettings: ("source_path", "project_root"),
+    ProviderSettings: ("fallbacks",),
+}
 # `cli_agents` gathers the top-level `claude_code:` and `codex:` sections; as a key of its own it is unknown.
 _CLI_AGENTS_KEY = "\0cli_agents"
 _BACKEND_KEYS = {backend: key for key, backend in CLI_AGENT_KEYS.items()}
@@ -42,6 +46,17 @@ _BACKEND_KEYS = {backend: key for key, backend in CLI_AGENT_KEYS.items()}
 class _Mismatch(Exception):
     """A value of the wrong type or form; the message is the user-facing detail."""
 
+
+@attrs.frozen
+class _ModelAlias:
+    """`providers.<p>.models.<alias>` in its mapping form: the model and what it falls back to (None: the key is
+    absent or empty; an empty list is kept, to be reported)."""
+
+    model: str
+    fallbacks: tuple[str, ...] | None = None
+
+
+_AliasEntry = typing.NewType("_AliasEntry", object)  # a model name, or a _ModelAlias
 
 def structure_yaml(source: YamlSource, cls: type[T], data: Any = None) -> T:
     """Structure `source.data` (or `data`, shaped like it) into `cls`, rejecting unknown keys and wrong types.
@@ -255,6 +270,8 @@ def _attrs_hook(cls: type, converter: cattrs.Converter) -> Callable[[Any, Any], 
     overrides: dict[str, Any] = {name: override(omit=True) for name in _LOADER_FIELDS.get(cls, ())}
     if cls is OrchestraSettings:
         overrides["cli_agents"] = override(rename=_CLI_AGENTS_KEY)
+    if cls is ProviderSettings:
+        overrides["models"] = override(struct_hook=lambda value, _: converter.structure(value, dict[str, _AliasEntry]))
     generated: Callable[[Mapping[str, Any], Any], Any] = make_dict_structure_fn(cls, converter, **overrides)
 
     def structure(value: Any, _type: Any) -> Any:
@@ -266,9 +283,33 @@ def _attrs_hook(cls: type, converter: cattrs.Converter) -> Callable[[Any, Any], 
             value = _reshape_providers(value)
         elif cls is OrchestraSettings:
             value = _gather_cli_agents(value)
-        return generated(value, _type)
+        structured = generated(value, _type)
+        return _split_aliases(structured) if cls is ProviderSettings else structured
 
     return structure
+
+
+def _alias_entry(converter: cattrs.Converter) -> Callable[[Any, Any], Any]:
+    def structure(value: Any, _type: Any) -> Any:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, dict):
+            return converter.structure(value, _ModelAlias)
+        raise _Mismatch(f"expected a model name or a mapping with model and fallbacks, got {_kind(value)}")
+
+    return structure
+
+
+def _split_aliases(settings: ProviderSettings) -> ProviderSettings:
+    """`models` keeps each alias's model; the fallbacks of aliases in mapping form go to `fallbacks`."""
+    entries: Mapping[str, Any] = settings.models
+    models = {alias: entry.model if isinstance(entry, _ModelAlias) else entry for alias, entry in entries.items()}
+    fallbacks = {
+        alias: entry.fallbacks
+        for alias, entry in entries.items()
+        if isinstance(entry, _ModelAlias) and entry.fallbacks is not None
+    }
+    return attrs.evolve(settings, models=models, fallbacks=fallbacks)
 
 
 def _reshape_providers(value: dict[str, Any]) -> dict[str, Any]:
@@ -305,6 +346,7 @@ def make_converter() -> cattrs.Converter:
     converter.register_structure_hook(float, _strict_float)
     converter.register_structure_hook(bool, _strict_bool)
     converter.register_structure_hook(Seconds, _seconds)
+    converter.register_structure_hook(_AliasEntry, _alias_entry(converter))
     converter.register_structure_hook_factory(_is_literal, _literal_hook)
     converter.register_structure_hook_factory(_is_variadic_tuple, lambda cls: _tuple_hook(cls, converter))
     converter.register_structure_hook_factory(_is_mapping, lambda cls: _mapping_hook(cls, converter))

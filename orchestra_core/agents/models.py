@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from attrs import frozen
 
+from orchestra_core.agents.fallbacks import FallbackChains, ModelTarget
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.settings import ALIASES, ProvidersSettings
 
@@ -29,6 +30,7 @@ class ModelChoice:
         provider_source: `node`, `agent`, `graph`, `detected` (the literal belongs to one provider's
             alias table) or `default`.
         model_source: `node`, `agent`, `graph` or `default` (the provider's `worker` tier).
+        fallbacks: The models a failing call goes on with, in order (see `orchestra_core.agents.fallbacks`).
     """
 
     provider: str
@@ -36,6 +38,7 @@ class ModelChoice:
     requested: str
     provider_source: str
     model_source: str
+    fallbacks: tuple[ModelTarget, ...] = ()
 
     @property
     def is_alias(self) -> bool:
@@ -59,6 +62,7 @@ class ModelResolver:
 
     def __init__(self, providers: ProvidersSettings) -> None:
         self._providers = providers
+        self.fallbacks = FallbackChains(providers, self.aliases)
 
     def default_provider(self) -> str:
         """`providers.default`, else the only configured provider.
@@ -127,7 +131,9 @@ class ModelResolver:
             provider, provider_source = (detected, "detected") if detected else (self.default_provider(), "default")
         if not requested:
             requested, model_source = FALLBACK_ALIAS, "default"
-        return ModelChoice(provider, self._model_for(provider, requested), requested, provider_source, model_source)
+        model = self._model_for(provider, requested)
+        fallbacks = self.fallbacks.chain(provider, requested)
+        return ModelChoice(provider, model, requested, provider_source, model_source, fallbacks)
 
     def _model_for(self, provider: str, name: str) -> str:
         table = self.aliases(provider)

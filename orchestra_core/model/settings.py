@@ -16,6 +16,8 @@ from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.immutable import frozen_map, str_tuple
 
 ALIASES = ("smart", "worker", "cheap")
+# Provider names that need no entry in `providers:` (their kind is known by name; `scripted` needs a cassette).
+BUILTIN_PROVIDERS = ("anthropic", "openai", "ollama", "scripted")
 PushPolicy = Literal["never", "on_completion", "on_checkpoint"]
 IsolationMode = Literal["worktree", "in_place"]
 RollbackPolicy = Literal["never", "on_failure"]
@@ -89,15 +91,25 @@ class ConfigError(OrchestraError):
         return self.problems[0].detail
 
 
+def _fallback_tables(value: Mapping[str, Sequence[str]] | None) -> Mapping[str, tuple[str, ...]]:
+    return frozen_map({alias: str_tuple(fallbacks) for alias, fallbacks in (value or {}).items()})
+
+
 @frozen
 class ProviderSettings:
-    """One provider: its alias table (smart/worker/cheap -> model) and connection options."""
+    """One provider: its alias table (smart/worker/cheap -> model) and connection options.
+
+    `fallbacks` holds, by alias, the models the alias falls back to (YAML: `models.<alias>: {model: ...,
+    fallbacks: [...]}`), as written: `model`, `alias`, `provider:model` or `provider:alias` (see
+    `orchestra_core.agents.fallbacks`). An alias without fallbacks is absent.
+    """
 
     models: Mapping[str, str] = field(factory=dict, converter=frozen_map)
     api_base: str | None = None
     api_key_env: str | None = None
     max_tokens: int | None = None
     cassette: str | None = None  # scripted provider only: the cassette file, relative to orchestra.yaml
+    fallbacks: Mapping[str, tuple[str, ...]] = field(factory=dict, converter=_fallback_tables)
 
 
 @frozen
