@@ -224,8 +224,9 @@ def _print_agent_turns(
         commit = f"{commits[0].sha[:8]} {first_line(commits[0].message, 50)}" if commits else ""
         if len(commits) > 1:
             commit += f" (+{len(commits) - 1} repos)"
+        model = f"{record.model} (for {record.requested_model})" if record.requested_model else record.model
         row = [
-            turn.turn_id, record.node_id, str(record.turn_number), record.model,
+            turn.turn_id, record.node_id, str(record.turn_number), model,
             ", ".join(call.name for call in record.tool_calls), ", ".join(record.files_written), commit,
             token_text(record.token_usage), format_duration(record.duration_s, "readable"),
         ]
@@ -280,6 +281,7 @@ def turn_line(view: TurnView) -> str | None:
     from orchestra_cli.runtime.progress_feed import merged_text, untracked_text
     from orchestra_core.model import records as r
     from orchestra_core.model import workspace_events as w
+    from orchestra_core.model.failover import ModelFailover
     from orchestra_core.model.turn import AgentTurn
 
     record = view.record
@@ -296,6 +298,7 @@ def turn_line(view: TurnView) -> str | None:
             f"merge conflict: {c.branch} into {c.into_branch} in {c.repo}: {', '.join(c.conflicting_files)}"
         ),
         w.UntrackedWritesCommitted: lambda u: f"warning: {untracked_text(u)}",
+        ModelFailover: lambda f: f"! {f.node_id or 'commit message'}: model failover: {f.describe()}",
         w.WorkspaceSnapshotRecorded: lambda s: "snapshot after " + (s.node_id or "start") + ": " + ", ".join(
             f"{repo} {sha[:8]}" for repo, sha in sorted(s.heads.items())
         ),

@@ -57,6 +57,14 @@ class AgentToolset(Protocol):
 ToolHooksFor = Callable[[Node, Context], "ToolHooks | None"]
 
 
+def requested_model(agent: AgentModelChoice) -> str:
+    """The model to ask the chat model factory for: the alias the node named (its fallbacks are the alias's),
+    else the resolved model."""
+    choice = getattr(agent, "model_choice", None)
+    requested = getattr(choice, "requested", "")
+    return requested if requested and getattr(choice, "is_alias", False) else agent.model
+
+
 def model_name_of(model: Any, agent: AgentModelChoice) -> str:
     """The model a chat model object asks for (`model_name` or `model`), else the agent's resolved name."""
     return str(getattr(model, "model_name", None) or getattr(model, "model", None) or agent.model)

@@ -6,16 +6,17 @@ import time
 
 from langchain_core.messages import HumanMessage
 
-from orchestra_adapters.backends.agent_inputs import AgentResolver, model_name_of
+from orchestra_adapters.backends.agent_inputs import AgentResolver, model_name_of, requested_model
 from orchestra_adapters.backends.model_errors import model_failure
 from orchestra_adapters.backends.turn_records import content_text, token_usage
 from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
+from orchestra_adapters.llm.failover import answering_model, prepare_failover
 from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node
 from orchestra_core.model.outcome import Outcome
 from orchestra_core.ports.chat_models import ChatModelFactory
-from orchestra_core.ports.codergen_backend import OnTurn
+from orchestra_core.ports.codergen_backend import OnFailover, OnTurn
 
 
 class DirectLLMBackend:
@@ -40,20 +41,23 @@ class DirectLLMBackend:
         on_turn: OnTurn | None = None,
         *,
         cancel: Cancellation | None = None,
+        on_failover: OnFailover | None = None,
     ) -> str | Outcome:
-        """One call; provider failures become RETRY (transient) or FAIL outcomes with the provider's message.
-        A `cancel` set before the call stops it from being made (a call in flight cannot be taken back; it
-        writes nothing)."""
+        """One call; provider failures become RETRY (transient) or FAIL outcomes with the provider's message,
+        after the model's fallbacks (`on_failover` hears of each switch). A `cancel` set before the call stops
+        it from being made (a call in flight cannot be taken back; it writes nothing)."""
         if cancel is not None:
             cancel.raise_if_cancelled()
         agent = self._resolver.resolve(node, context)
-        model = self._chat_models.create(agent.provider, agent.model, purpose="direct", node_id=node.id)
+        model = self._chat_models.create(agent.provider, requested_model(agent), purpose="direct", node_id=node.id)
+        prepare_failover(model, context, on_failover)
         started = time.monotonic()
         try:
             reply = model.invoke([HumanMessage(prompt)])
         except Exception as error:  # the provider's failure decides the node's outcome
             self.usage.add(node.id, NodeUsage(model_calls=1, duration_s=time.monotonic() - started))
-            return model_failure(error, agent.provider, model_name_of(model, agent))
+            provider, name, _, _ = answering_model(model, agent.provider, model_name_of(model, agent))
+            return model_failure(error, provider, name)
         elapsed = time.monotonic() - started
         self.usage.add(node.id, NodeUsage(model_calls=1, tokens=token_usage(reply), duration_s=elapsed))
         return content_text(reply.content)

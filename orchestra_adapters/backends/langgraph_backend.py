@@ -21,6 +21,7 @@ from orchestra_adapters.backends.agent_inputs import (
     AgentToolset,
     ToolHooksFor,
     model_name_of,
+    requested_model,
 )
 from orchestra_adapters.backends.model_errors import model_failure
 from orchestra_adapters.backends.turn_records import (
@@ -32,6 +33,7 @@ from orchestra_adapters.backends.turn_records import (
     unanswered_tool_calls,
 )
 from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
+from orchestra_adapters.llm.failover import answering_model, prepare_failover
 from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.tools import AgentTool, WriteTracker
 from orchestra_core.model.agent_resume import AgentResume, agent_resume_for
@@ -41,7 +43,7 @@ from orchestra_core.model.graph import Node
 from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.turn import AgentTurn
 from orchestra_core.ports.chat_models import ChatModelFactory
-from orchestra_core.ports.codergen_backend import OnTurn
+from orchestra_core.ports.codergen_backend import OnFailover, OnTurn
 
 DEFAULT_MAX_TURNS = 100
 MAX_TURNS_ATTR = "agent.max_turns"
@@ -92,19 +94,22 @@ class LangGraphBackend:
         on_turn: OnTurn | None = None,
         *,
         cancel: Cancellation | None = None,
+        on_failover: OnFailover | None = None,
     ) -> str | Outcome:
         """Run the node's agent until it answers without tool calls, reports an outcome or runs out of turns.
-        Once `cancel` is set no model or tool call starts, and a command a tool runs is killed."""
+        Once `cancel` is set no model or tool call starts, and a command a tool runs is killed. With fallbacks,
+        a model that cannot answer gives way to the next one mid-conversation (`on_failover` hears of it)."""
         max_turns = node.get_int(MAX_TURNS_ATTR, self._default_max_turns)
         if max_turns < 1:
             return Outcome.fail(f"node {node.id}: {MAX_TURNS_ATTR} must be at least 1, not {max_turns}")
         agent = self._resolver.resolve(node, context)
         tracker = WriteTracker()
         toolbox = Toolbox(self._tools(node, agent, context, tracker))
-        model = self._chat_models.create(agent.provider, agent.model, purpose="agent", node_id=node.id)
+        model = self._chat_models.create(agent.provider, requested_model(agent), purpose="agent", node_id=node.id)
+        prepare_failover(model, context, on_failover)
         app = build_agent_graph(model.bind_tools(toolbox.schemas()), toolbox, self._checkpointer(), cancel)
         execution = _NodeExecution(
-            node, agent, model_name_of(model, agent), toolbox, tracker, on_turn, max_turns
+            node, agent, model, model_name_of(model, agent), toolbox, tracker, on_turn, max_turns
         )
         resume = agent_resume_for(node.id, context)
         try:
@@ -200,6 +205,7 @@ class _NodeExecution:
 
     node: Node
     agent: AgentModelChoice
+    model: Any  # the chat model (a FailoverChatModel says which of its models answered)
     model_name: str
     toolbox: Toolbox
     tracker: WriteTracker
@@ -233,7 +239,8 @@ class _NodeExecution:
                                 f"the agent used all {self.max_turns} turns ({MAX_TURNS_ATTR}) without finishing"
                             )
         except ModelCallError as error:
-            return model_failure(error.cause, self.agent.provider, self.model_name)
+            provider, model, _, _ = answering_model(self.model, self.agent.provider, self.model_name)
+            return model_failure(error.cause, provider, model)
         finally:
             self.usage = evolve(self.usage, duration_s=time.monotonic() - started)
         return self._result()
@@ -255,17 +262,20 @@ class _NodeExecution:
     def _finish_turn(self, checkpoint: dict[str, Any]) -> None:
         assert self.reply is not None
         tool_results = [message for message in self.turn_messages if isinstance(message, ToolMessage)]
+        provider, model, requested, reason = answering_model(self.model, self.agent.provider, self.model_name)
         turn = AgentTurn(
             node_id=self.node.id,
             turn_number=self.turn_number,
-            model=self.model_name,
-            provider=self.agent.provider,
+            model=model,
+            provider=provider,
             messages=[message_record(message, self.toolbox.orchestra_name) for message in self.turn_messages],
             tool_calls=tool_call_records(self.reply, tool_results, self.toolbox.orchestra_name),
             files_written=self.tracker.flush(),
             token_usage=token_usage(self.reply),
             agent_state_ref=AgentStateRef(checkpoint["thread_id"], checkpoint["checkpoint_id"]).render(),
             duration_s=time.monotonic() - self.turn_started,
+            requested_model=requested,
+            fallback_reason=reason,
         )
         self.usage = evolve(self.usage, turns=self.usage.turns + 1)
         self.turn_number += 1

@@ -6,11 +6,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from orchestra_core.model.cancellation import Cancellation, takes_cancel
+from orchestra_core.model.cancellation import Cancellation, takes_cancel, takes_keyword
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node
 from orchestra_core.model.outcome import Outcome
-from orchestra_core.ports.codergen_backend import CodergenBackend, OnTurn
+from orchestra_core.ports.codergen_backend import CodergenBackend, OnFailover, OnTurn
 
 BACKEND_ATTR = "backend"
 SIMULATE = "simulate"
@@ -86,12 +86,16 @@ class RoutingBackend:
         on_turn: OnTurn | None = None,
         *,
         cancel: Cancellation | None = None,
+        on_failover: OnFailover | None = None,
     ) -> str | Outcome:
-        """Run the node with its backend (the simulated response for `simulate`); `cancel` is passed on."""
+        """Run the node with its backend (the simulated response for `simulate`); `cancel` and `on_failover` are
+        passed on to a backend that takes them."""
         backend = self.backend_for(node)
         if backend is None:
             return simulated_response(node)
         extra: dict[str, Any] = {"cancel": cancel} if cancel is not None and takes_cancel(backend.run) else {}
+        if on_failover is not None and takes_keyword(backend.run, "on_failover"):
+            extra["on_failover"] = on_failover
         return backend.run(node, prompt, context, on_turn=on_turn, **extra)
 
     def close(self) -> None:

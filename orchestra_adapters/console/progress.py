@@ -15,6 +15,7 @@ from orchestra_core.model.events import (
     InterviewCompleted,
     InterviewStarted,
     InterviewTimeout,
+    ModelFailedOver,
     ParallelCompleted,
     ParallelStarted,
     PipelineCompleted,
@@ -63,6 +64,8 @@ def describe(event: EngineEvent) -> str | None:
         text = f"? {event.stage}: no answer within the timeout"
     elif isinstance(event, StageWarning):
         text = f"! {event.node_id}: warning: {event.message}"
+    elif isinstance(event, ModelFailedOver):
+        text = f"! {event.node_id or 'commit message'}: model failover: {event.failover.describe()}"
     elif isinstance(event, PipelineCompleted):
         text = f"pipeline succeeded in {format_duration(event.duration_s, 'seconds')}"
     elif isinstance(event, PipelineFailed):

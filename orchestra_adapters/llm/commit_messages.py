@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from attrs import evolve
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from orchestra_adapters.llm.failover import FailoverChatModel
+from orchestra_core.model.failover import ModelFailover
 from orchestra_core.ports.commit_messages import CommitMessageRequest
 
 SYSTEM_PROMPT = (
@@ -31,7 +34,18 @@ class ChatModelCommitMessages:
         self._model = model
         self._system_prompt = system_prompt
 
-    def generate(self, request: CommitMessageRequest) -> str:
+    def generate(
+        self, request: CommitMessageRequest, *, on_failover: Callable[[ModelFailover], None] | None = None
+    ) -> str:
+        """The model's message; with fallbacks, `on_failover` hears of a switch (no node retries a commit message,
+        so an unavailable model fails over at once)."""
+        if isinstance(self._model, FailoverChatModel):
+
+            def report(failover: ModelFailover) -> None:
+                if on_failover is not None:
+                    on_failover(evolve(failover, node_id=request.node_id))
+
+            self._model.set_attempt(last_attempt=True, on_failover=report)
         response = self._model.invoke(
             [SystemMessage(content=self._system_prompt), HumanMessage(content=render_request(request))]
         )

@@ -8,6 +8,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from attrs import frozen
 
@@ -140,6 +141,11 @@ def resolve_provider(providers: ProvidersSettings, name: str) -> ResolvedProvide
     )
 
 
+def default_alias(purpose: str) -> str:
+    """The alias a call that names no model uses: `cheap` for commit messages, `worker` otherwise."""
+    return "cheap" if purpose == "commit_message" else "worker"
+
+
 def resolve_model_name(provider: ResolvedProvider, model: str, purpose: str) -> str:
     """The model to ask for: an alias of the provider mapped to its model, a literal name unchanged.
 
@@ -149,7 +155,7 @@ def resolve_model_name(provider: ResolvedProvider, model: str, purpose: str) -> 
     Raises:
         ProviderConfigError: `model` is empty and the provider does not define the default alias.
     """
-    alias = model or ("cheap" if purpose == "commit_message" else "worker")
+    alias = model or default_alias(purpose)
     mapped = provider.settings.models.get(alias)
     if mapped:
         return mapped
@@ -211,6 +217,11 @@ def _problems_of(provider: ResolvedProvider, base_dir: Path, environ: Mapping[st
     except ProviderConfigError as error:
         problems.append(str(error))
     return problems
+
+
+def providers_of(choices: Iterable[Any]) -> set[str]:
+    """The providers nodes' model choices (`ModelChoice`) need: each node's own and its fallbacks'."""
+    return {name for choice in choices for name in (choice.provider, *(t.provider for t in choice.fallbacks))}
 
 
 def check_providers(

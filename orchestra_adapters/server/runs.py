@@ -108,15 +108,23 @@ class CancellableBackend:
         self._stop = stop
 
     def run(
-        self, node: Any, prompt: str, context: Any, on_turn: Any = None, *, cancel: Cancellation | None = None
+        self,
+        node: Any,
+        prompt: str,
+        context: Any,
+        on_turn: Any = None,
+        *,
+        cancel: Cancellation | None = None,
+        on_failover: Any = None,
     ) -> Any:
-        from orchestra_core.model.cancellation import takes_cancel
+        from orchestra_core.model.cancellation import takes_cancel, takes_keyword
 
+        extra = {"on_failover": on_failover} if on_failover is not None and takes_keyword(self._inner.run, "on_failover") else {}
         if not takes_cancel(self._inner.run):
-            return self._inner.run(node, prompt, context, on_turn=on_turn)
+            return self._inner.run(node, prompt, context, on_turn=on_turn, **extra)
         attempt = cancel or current_cancellation() or Cancellation()
         with on_cancel(self._stop, lambda: attempt.cancel(CANCEL_REASON)):
-            return self._inner.run(node, prompt, context, on_turn=on_turn, cancel=attempt)
+            return self._inner.run(node, prompt, context, on_turn=on_turn, cancel=attempt, **extra)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

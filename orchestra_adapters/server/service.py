@@ -238,10 +238,10 @@ def _check_providers(container: Any, graph: Any, backend: str) -> None:
     nodes = [graph.nodes[node_id] for name in ("langgraph", "direct") for node_id in used.get(name, ())]
     if not nodes:
         return
-    from orchestra_adapters.llm.providers import check_providers
+    from orchestra_adapters.llm.providers import check_providers, providers_of
 
     resolver = container.agent_resolver()
-    check_providers(container.settings(), {resolver.model_for(node, graph).provider for node in nodes})
+    check_providers(container.settings(), providers_of(resolver.model_for(node, graph) for node in nodes))
 
 
 def _options(body: dict[str, Any]) -> tuple[bool, dict[str, Any], str | None]:

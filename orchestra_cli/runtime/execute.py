@@ -291,10 +291,10 @@ def check_run_providers(container: Container, options: RunOptions, graph: Graph)
     llm_nodes = [graph.nodes[node_id] for backend in _LLM_BACKENDS for node_id in used.get(backend, ())]
     if not llm_nodes:
         return
-    from orchestra_adapters.llm.providers import check_providers
+    from orchestra_adapters.llm.providers import check_providers, providers_of
 
     resolver = container.agent_resolver()
-    check_providers(container.settings(), {resolver.model_for(node, graph).provider for node in llm_nodes})
+    check_providers(container.settings(), providers_of(resolver.model_for(node, graph) for node in llm_nodes))
 
 
 _LLM_BACKENDS = ("langgraph", "direct")

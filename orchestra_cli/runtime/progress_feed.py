@@ -40,6 +40,7 @@ class ProgressFeed:
     def _workspace_note(self, event: Any) -> None:
         """A workspace event as a note (imported here: a run without workspace repos sends none)."""
         from orchestra_core.model.workspace_events import (
+            CommitModelFailedOver,
             PushFailed,
             RemotePushed,
             RepoCloned,
@@ -82,6 +83,9 @@ class ProgressFeed:
             self.note(f"warning: {untracked_text(event)}")
         elif isinstance(event, UncommittedWorkSaved):
             self.warn(saved_text(event))
+        elif isinstance(event, CommitModelFailedOver):
+            node = event.failover.node_id or "?"
+            self.note(f"! {node}: commit message model failover in {event.repo}: {event.failover.describe()}")
         elif isinstance(event, WorkspaceRestored) and event.abandoned_ref:
             self.note(f"warning: {restored_text(event)}")
         elif isinstance(event, WorkspaceEvent) and event.level == "warning":
@@ -107,6 +111,8 @@ def describe_turn(turn: AgentTurn) -> str:
     """A one-line summary of an agent turn for progress output."""
     tools = ", ".join(call.name for call in turn.tool_calls) or "no tools"
     line = f"  . {turn.node_id} turn {turn.turn_number}: {tools}"
+    if turn.requested_model:
+        line = f"  . {turn.node_id} turn {turn.turn_number} ({turn.provider} {turn.model} for {turn.requested_model}): {tools}"
     if turn.untracked:
         line = f"  . {turn.node_id} turn {turn.turn_number}: untracked changes"
     for commit in turn.commits:

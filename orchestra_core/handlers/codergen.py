@@ -17,9 +17,11 @@ from orchestra_core.engine.fidelity import build_preamble, history_limit, projec
 from orchestra_core.engine.stage import StageRun
 from orchestra_core.handlers.interactive import BackendCall, HistoryLoader, InteractiveChat
 from orchestra_core.model.agent_resume import RESUME_NODE, clear_agent_resume
-from orchestra_core.model.cancellation import takes_cancel
+from orchestra_core.model.cancellation import takes_cancel, takes_keyword
 from orchestra_core.model.chat import INTERACTIVE_MODE
 from orchestra_core.model.context import Context
+from orchestra_core.model.events import ModelFailedOver
+from orchestra_core.model.failover import ModelFailover, clear_last_attempt, set_last_attempt
 from orchestra_core.model.graph import Graph, Node
 from orchestra_core.model.outcome import Outcome
 from orchestra_core.ports.codergen_backend import CodergenBackend, OnTurn
@@ -109,15 +111,24 @@ class CodergenHandler:
         return self.mode_for is not None and self.mode_for(node) == INTERACTIVE_MODE
 
     def _caller(self, stage: StageRun) -> BackendCall:
-        """One backend call, with the stage's cancel; the node's resume point is spent by it."""
+        """One backend call, with the stage's cancel and its failover events; the node's resume point is spent by
+        it, and the backend is told whether this is the node's last attempt (model/failover.py)."""
         backend = self.backend
         assert backend is not None
         extra: dict[str, Any] = {"cancel": stage.cancel} if takes_cancel(backend.run) else {}
+        if takes_keyword(backend.run, "on_failover"):
+
+            def on_failover(failover: ModelFailover) -> None:
+                stage.emit(ModelFailedOver, node_id=failover.node_id, failover=failover)
+
+            extra["on_failover"] = on_failover
 
         def call(node: Node, prompt: str, context: Context, on_turn: OnTurn | None) -> str | Outcome:
+            set_last_attempt(context, stage.attempt >= stage.max_attempts)
             try:
                 return backend.run(node, prompt, context, on_turn=on_turn, **extra)
             finally:  # a resume point is for one backend call of its node (see model/agent_resume.py)
+                clear_last_attempt(context)
                 if context.get(RESUME_NODE) == node.id:
                     clear_agent_resume(context)
 

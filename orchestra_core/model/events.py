@@ -8,6 +8,7 @@ from typing import Protocol, runtime_checkable
 from attrs import frozen
 
 from orchestra_core.model.checkpoint import Checkpoint
+from orchestra_core.model.failover import ModelFailover
 from orchestra_core.model.interview import Answer, Question
 from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.turn import AgentTurn
@@ -167,6 +168,15 @@ class StageWarning(EngineEvent):
 
     node_id: str
     message: str
+
+
+@frozen(kw_only=True)
+class ModelFailedOver(EngineEvent):
+    """A model call of a running stage failed in a way its model cannot recover from and went on with the next
+    fallback model (`failover` says which and why; recorded in the session)."""
+
+    node_id: str
+    failover: ModelFailover
 
 
 # Parallel execution

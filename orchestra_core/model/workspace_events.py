@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from attrs import field, frozen
 
+from orchestra_core.model.failover import ModelFailover
 from orchestra_core.model.immutable import str_tuple
 from orchestra_core.model.records import WorkspaceSnapshot
 from orchestra_core.model.remote_urls import redact_url
@@ -125,6 +126,16 @@ class CommitMessageFallback(WorkspaceEvent):
     node_id: str
     turn_number: int
     reason: str
+    level: str = "warning"
+
+
+@frozen(kw_only=True)
+class CommitModelFailedOver(WorkspaceEvent):
+    """The commit-message model failed in a way it cannot recover from and the message came from its next fallback
+    (`failover.purpose` is `commit_message`; the session stores the ModelFailover itself)."""
+
+    repo: str
+    failover: ModelFailover
     level: str = "warning"
 
 
@@ -312,6 +323,7 @@ class IncludedFileSkipped(WorkspaceEvent):
 __all__ = [
     "AgentCommitCreated",
     "CommitMessageFallback",
+    "CommitModelFailedOver",
     "IncludedFileSkipped",
     "IncludedFilesCopied",
     "ProjectLinkFailed",

@@ -7,11 +7,13 @@ from typing import Protocol, runtime_checkable
 
 from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.context import Context
+from orchestra_core.model.failover import ModelFailover
 from orchestra_core.model.graph import Node
 from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.turn import AgentTurn
 
 OnTurn = Callable[[AgentTurn], None]
+OnFailover = Callable[[ModelFailover], None]
 
 
 @runtime_checkable
@@ -26,6 +28,7 @@ class CodergenBackend(Protocol):
         on_turn: OnTurn | None = None,
         *,
         cancel: Cancellation | None = None,
+        on_failover: OnFailover | None = None,
     ) -> str | Outcome:
         """Run the node's task.
 
@@ -39,6 +42,10 @@ class CodergenBackend(Protocol):
                 makes no further model or tool call (`raise_if_cancelled`); what it returns or raises then
                 is discarded. The engine waits for `run` to return before any retry starts. Backends written
                 before this keyword existed are called without it (they get no chance to stop early).
+            on_failover: Called when a model call of the node went on with a fallback model (model/failover.py);
+                the engine records it and shows it. A backend learns whether the attempt is the node's last one
+                (an `unavailable` model fails over only then) from `is_last_attempt(context)`. Backends without
+                fallbacks need not take this keyword.
 
         Returns:
             The response text (the handler turns it into SUCCESS) or an explicit Outcome.

@@ -37,6 +37,9 @@ class CommitMessageGenerator(Protocol):
     def generate(self, request: CommitMessageRequest) -> str:
         """Write a commit message: an imperative summary line, a blank line, a short body.
 
+        A generator whose model has fallbacks may take the keyword `on_failover` too (a callable given each
+        `orchestra_core.model.failover.ModelFailover`); the caller passes it only to a generator that takes it.
+
         Args:
             request: The diff, the agent's intent and the files.
 

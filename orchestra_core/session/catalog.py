@@ -11,6 +11,7 @@ from typing import Any
 
 from orchestra_core.model import records as r
 from orchestra_core.model import workspace_events as w
+from orchestra_core.model.failover import ModelFailover
 from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
 from orchestra_core.session.schema import (
@@ -403,6 +404,21 @@ UNCOMMITTED_WORK_SAVED = TypeSpec(
         f(8, "left_out", ARRAY, items=STRING),
     ],
 )
+MODEL_FAILOVER = TypeSpec(
+    "dev.orchestra.ModelFailover",
+    1,
+    ModelFailover,
+    [
+        f(1, "node_id", STRING),
+        f(2, "from_provider", STRING),
+        f(3, "from_model", STRING),
+        f(4, "to_provider", STRING),
+        f(5, "to_model", STRING),
+        f(6, "cause", STRING),
+        f(7, "reason", STRING),
+        f(8, "purpose", STRING),
+    ],
+)
 NESTED_TYPES = (TOOL_CALL, TOKEN_USAGE, TURN_COMMIT, OUTCOME, REPO_SNAPSHOT)
 TURN_TYPES = (
     PIPELINE_LIFECYCLE,
@@ -426,6 +442,7 @@ TURN_TYPES = (
     SESSION_ROLLED_BACK,
     SESSION_CLEANED_UP,
     UNCOMMITTED_WORK_SAVED,
+    MODEL_FAILOVER,
 )
 # Types that were defined once and are gone; their ids are never used again. (WorkspaceSnapshotRecorded,
 # retired in #11 before anything produced it, is back since #13 with its v1 tags unchanged.)

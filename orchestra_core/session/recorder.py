@@ -25,7 +25,11 @@ from orchestra_core.model import records as r
 from orchestra_core.model.checkpoint import Checkpoint
 from orchestra_core.model.outcome import StageStatus
 from orchestra_core.model.turn import AgentTurn, TokenUsage
-from orchestra_core.model.workspace_events import WorkspaceEvent, WorkspaceSnapshotRecorded
+from orchestra_core.model.workspace_events import (
+    CommitModelFailedOver,
+    WorkspaceEvent,
+    WorkspaceSnapshotRecorded,
+)
 from orchestra_core.ports.session_store import SessionStore, StoredTurn, TurnAppend
 from orchestra_core.session.api import fork_session
 from orchestra_core.session.catalog import has_turn_type
@@ -201,6 +205,8 @@ class SessionRecorder:
         the others (warnings, restores) are only reported."""
         if has_turn_type(event):  # rare, and about git state: written at once
             self._append(None, event)
+        elif isinstance(event, CommitModelFailedOver):
+            self._append(None, event.failover)
 
     # Engine events ------------------------------------------------------------------------------------
     def on_event(self, event: ev.EngineEvent) -> None:
@@ -408,6 +414,7 @@ _EVENT_RECORDS: dict[type, Callable[[SessionRecorder, ev.EngineEvent], object | 
     ev.ParallelCompleted: SessionRecorder._parallel,
     ev.InterviewCompleted: SessionRecorder._interview,
     ev.InterviewTimeout: SessionRecorder._interview,
+    ev.ModelFailedOver: lambda recorder, event: event.failover,  # type: ignore[attr-defined]
 }
 
 

@@ -12,6 +12,7 @@ from attrs import frozen
 
 from orchestra_core.model import records as r
 from orchestra_core.model import workspace_events as w
+from orchestra_core.model.failover import ModelFailover
 from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.turn import AgentTurn, TokenUsage, TurnCommit
 from orchestra_core.ports.session_store import StoredTurn
@@ -166,8 +167,11 @@ def _files_written(record: object) -> list[str]:
 
 
 def _agent_turn(record: AgentTurn) -> dict[str, Any]:
-    """The AgentTurn's own fields; `untracked` only on the safety net's turns (so other entries keep their shape)."""
+    """The AgentTurn's own fields; `untracked` only on the safety net's turns (so other entries keep their shape).
+    `requested_model` and `fallback_reason` are null unless a fallback model answered (failover)."""
     return {
+        "requested_model": record.requested_model or None,
+        "fallback_reason": record.fallback_reason or None,
         "tools": [call.name for call in record.tool_calls],
         "tokens": tokens_json(record.token_usage),
         "duration_s": record.duration_s,
@@ -175,6 +179,13 @@ def _agent_turn(record: AgentTurn) -> dict[str, Any]:
             {"repo": c.repo, "sha": c.sha, "message": c.message, "branch": c.branch} for c in _agent_commits(record)
         ],
     } | ({"untracked": True} if record.untracked else {})
+
+
+def _model_failover(record: ModelFailover) -> dict[str, Any]:
+    return {
+        "from_provider": record.from_provider, "from_model": record.from_model, "to_provider": record.to_provider,
+        "to_model": record.to_model, "cause": record.cause, "reason": record.reason, "purpose": record.purpose,
+    }
 
 
 def _node_execution(record: r.NodeExecution) -> dict[str, Any]:
@@ -290,5 +301,6 @@ _DETAILS: dict[type, Any] = {
     w.UntrackedWritesCommitted: _untracked_committed,
     w.UncommittedWorkSaved: _work_saved,
     w.WorkspaceSnapshotRecorded: _snapshot_recorded,
+    ModelFailover: _model_failover,
     **{kind: _remote_event for kind in _REMOTE_FIELDS},
 }

@@ -8,11 +8,14 @@ from attrs import frozen
 
 from orchestra_core.agents.git_files import MAX_GITATTRIBUTES_BYTES, check_git_file, is_checked_file
 from orchestra_core.agents.path_guard import PathGuard, ToolPathError
+from orchestra_core.model.cancellation import takes_keyword
+from orchestra_core.model.failover import ModelFailover
 from orchestra_core.model.settings import RepoSettings
 from orchestra_core.model.turn import AgentTurn, FileVersion, TurnCommit
 from orchestra_core.model.workspace_events import (
     AgentCommitCreated,
     CommitMessageFallback,
+    CommitModelFailedOver,
     UntrackedWritesCommitted,
     WorkspaceEvent,
     WritesNotCommitted,
@@ -234,7 +237,7 @@ class RepoCommitter:
             diff_truncated=truncated,
         )
         try:
-            cleaned = clean_commit_message(self._generator.generate(request), paths)
+            cleaned = clean_commit_message(self._generate(context, request), paths)
             reason = "the generated message was empty or unusable"
         except Exception as error:
             cleaned, reason = None, f"{type(error).__name__}: {error}"
@@ -250,6 +253,17 @@ class RepoCommitter:
             )
         )
         return _Message(fallback_message(paths), "fallback")
+
+    def _generate(self, context: WorkspaceContext, request: CommitMessageRequest) -> str:
+        """The generator's message; a generator that fails over to another model says so (a warning event)."""
+        assert self._generator is not None
+        if not takes_keyword(self._generator.generate, "on_failover"):
+            return self._generator.generate(request)
+
+        def on_failover(failover: ModelFailover) -> None:
+            self._emit(CommitModelFailedOver(session_id=context.session_id, repo=context.repo_name, failover=failover))
+
+        return self._generator.generate(request, on_failover=on_failover)  # type: ignore[call-arg]
 
     def _trailers(self, context: WorkspaceContext, turn: AgentTurn) -> dict[str, str]:
         trailers = {

@@ -35,7 +35,7 @@ from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.graph import Node
 from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.settings import CliAgentSettings
-from orchestra_core.ports.codergen_backend import OnTurn
+from orchestra_core.ports.codergen_backend import OnFailover, OnTurn
 from orchestra_core.runs.ports import AgentRuntime
 
 DEFAULT_TIMEOUT_S = 3600.0
@@ -103,9 +103,11 @@ class CLIAgentBackend:
         on_turn: OnTurn | None = None,
         *,
         cancel: Cancellation | None = None,
+        on_failover: OnFailover | None = None,
     ) -> str | Outcome:
         """Run the node's task with the CLI agent; its final answer is the response. `cancel` kills the agent's
-        process group (the agent, its MCP servers, whatever they started) at once.
+        process group (the agent, its MCP servers, whatever they started) at once. The agent runs its own
+        models: Orchestra's fallbacks do not apply (`on_failover` is never called; docs/backends.md).
 
         Raises:
             AgentStateLost: Asked to continue the agent's session (an interactive node's next message), it

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from orchestra_adapters.backends.model_errors import is_transient, model_failure, status_code_of
+from orchestra_adapters.backends.model_errors import model_failure
 from orchestra_adapters.backends.turn_records import (
     AgentStateRef,
     content_text,
@@ -17,6 +17,7 @@ from orchestra_adapters.backends.turn_records import (
     unanswered_tool_calls,
 )
 from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
+from orchestra_adapters.llm.provider_errors import is_transient, status_code_of
 from orchestra_core.model.outcome import StageStatus
 from orchestra_core.model.turn import TokenUsage, ToolCall
 

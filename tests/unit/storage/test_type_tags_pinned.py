@@ -301,6 +301,19 @@ PINNED_TYPES = {
             8: ("left_out", "array", 1, "string"),
         },
     ),
+    "dev.orchestra.ModelFailover": (
+        1,
+        {
+            1: ("node_id", "string", 1, None),
+            2: ("from_provider", "string", 1, None),
+            3: ("from_model", "string", 1, None),
+            4: ("to_provider", "string", 1, None),
+            5: ("to_model", "string", 1, None),
+            6: ("cause", "string", 1, None),
+            7: ("reason", "string", 1, None),
+            8: ("purpose", "string", 1, None),
+        },
+    ),
 }
 
 PINNED_ENUMS = {
