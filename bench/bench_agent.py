@@ -44,8 +44,9 @@ print(json.dumps({"seconds": time.perf_counter() - started, "heavy": heavy}), fi
 """
 
 
-def bench_turn_overhead(workdir: Path) -> dict[str, object]:
-    """Run NODES nodes of TURNS_PER_NODE turns each; time per turn minus the scripted model's own time."""
+def bench_turn_overhead(workdir: Path, *, fallbacks: bool = False) -> dict[str, object]:
+    """Run NODES nodes of TURNS_PER_NODE turns each; time per turn minus the scripted model's own time. With
+    `fallbacks`, the node's model has a fallback it never needs (what failover costs while unused)."""
     from orchestra_adapters.backends.langgraph_backend import LangGraphBackend
     from orchestra_adapters.llm.chat_model_factory import LangChainChatModelFactory
     from orchestra_adapters.llm.scripted import ScriptedChatModel
@@ -59,9 +60,10 @@ def bench_turn_overhead(workdir: Path) -> dict[str, object]:
         f"  n{i}:\n" + step * (TURNS_PER_NODE - 1) + "    - Done.\n" for i in range(NODES + 1)
     )
     (workdir / "cassette.yaml").write_text(cassette, encoding="utf-8")
+    chain = {"worker": ("scripted:backup",)} if fallbacks else {}
+    provider = ProviderSettings(models={"worker": "primary"}, fallbacks=chain, cassette="cassette.yaml")
     settings = OrchestraSettings(
-        providers=ProvidersSettings("scripted", {"scripted": ProviderSettings(cassette="cassette.yaml")}),
-        source_path=workdir / "orchestra.yaml",
+        providers=ProvidersSettings("scripted", {"scripted": provider}), source_path=workdir / "orchestra.yaml"
     )
     model_seconds = [0.0]
     generate = ScriptedChatModel._generate
@@ -76,7 +78,7 @@ def bench_turn_overhead(workdir: Path) -> dict[str, object]:
     ScriptedChatModel._generate = timed_generate  # type: ignore[method-assign]
 
     class Agent:
-        provider, model = "scripted", "scripted"
+        provider, model = "scripted", "primary"
 
     class Resolver:
         def resolve(self, node, context):  # type: ignore[no-untyped-def]
@@ -135,6 +137,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as temp:
         workdir = Path(temp)
         turns = bench_turn_overhead(workdir)
+        (workdir / "fallbacks").mkdir()
+        with_fallbacks = bench_turn_overhead(workdir / "fallbacks", fallbacks=True)
         startup = bench_startup(workdir)
     imports_clean = all(not entry["heavy_modules"] for entry in startup.values())  # type: ignore[index]
     fast = all(entry["median_s"] < STARTUP_TARGET_S for entry in startup.values())  # type: ignore[index]
@@ -143,6 +147,7 @@ def main() -> int:
             {
                 "bench": "agent",
                 "langgraph_turn": turns,
+                "langgraph_turn_with_unused_fallback": with_fallbacks,
                 "startup": startup,
                 "startup_target_s": STARTUP_TARGET_S,
                 "startup_within_target": fast,
