@@ -45,8 +45,12 @@ class _FakeAPI:
 
     _prefix = ""
 
-    def __init__(self, script: Sequence[Reply], *, model: str = "fake-model") -> None:
+    def __init__(
+        self, script: Sequence[Reply], *, model: str = "fake-model", failing_models: Mapping[str, int] | None = None
+    ) -> None:
         self._script: deque[Reply] = deque(script)
+        self.failing_models = dict(failing_models or {})  # model -> the HTTP status every request for it gets
+        self.failed_requests: list[str] = []  # the models of the requests answered with their failing status
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self.model = model
@@ -210,6 +214,13 @@ class FakeAnthropicAPI(_FakeAPI):
             return
         body = body or {}
         streaming = bool(body.get("stream"))
+        failing = self.failing_models.get(str(body.get("model")))
+        if failing is not None:
+            with self._lock:
+                self.failed_requests.append(str(body.get("model")))
+            error = {"type": "overloaded_error" if failing >= 500 else "not_found_error", "message": "Unavailable"}
+            handler.send_json(failing, {"type": "error", "error": error})
+            return
         if self.is_side_request(body):
             self.record_side(path, body)
             reply = Reply(text="Fake side reply")

@@ -106,8 +106,9 @@ class CLIAgentBackend:
         on_failover: OnFailover | None = None,
     ) -> str | Outcome:
         """Run the node's task with the CLI agent; its final answer is the response. `cancel` kills the agent's
-        process group (the agent, its MCP servers, whatever they started) at once. The agent runs its own
-        models: Orchestra's fallbacks do not apply (`on_failover` is never called; docs/backends.md).
+        process group (the agent, its MCP servers, whatever they started) at once. The agent calls its models
+        itself: the node's fallbacks of the agent's own provider are handed to an agent that can switch (Claude
+        Code's `--fallback-model`), and `on_failover` hears when it did (docs/backends.md).
 
         Raises:
             AgentStateLost: Asked to continue the agent's session (an interactive node's next message), it
@@ -142,9 +143,12 @@ class CLIAgentBackend:
                 extra_args=self._settings.args,
                 env=self._settings.env,
                 resume_session=session,
+                fallback_models=choice.fallbacks,
             )
             watch = self._runtime.watch_worktrees(context)
-            execution = Execution(self.adapter, self.sandbox, node, choice, toolbox, calls, on_turn, watch, host, cancel)
+            execution = Execution(
+                self.adapter, self.sandbox, node, choice, toolbox, calls, on_turn, watch, host, cancel, on_failover
+            )
             execution.confine_to(repos.values() if repos else [RepoContext("project", self._runtime.project_root)])
             if session is not None and resume is not None:
                 execution.number_turns_from(resume.turn_number + 1)
@@ -171,7 +175,12 @@ class CLIAgentBackend:
             chosen = None  # no providers configured: the CLI agent uses its own
         explicit = chosen is not None and chosen.model_source != "default"
         model = chosen.model if explicit and chosen is not None else self._settings.model or ""
-        return AgentChoice(self.adapter.provider, model, tool_names)
+        fallbacks = (
+            tuple(t.model for t in chosen.fallbacks if t.provider == self.adapter.provider)
+            if explicit and chosen is not None
+            else ()
+        )
+        return AgentChoice(self.adapter.provider, model, tool_names, fallbacks)
 
     def _tools(self, node: Node, choice: AgentChoice, context: Context, tracker: WriteTracker) -> list[Any]:
         tools = list(self._runtime.tools_for(node, choice, context, tracker))

@@ -13,6 +13,7 @@ from orchestra_adapters.backends.cli_agent.events import (
     AgentResult,
     AgentStarted,
     ModelCall,
+    ModelSwitched,
     TextOutput,
     ToolFinished,
     ToolStarted,
@@ -71,6 +72,8 @@ class ClaudeCode:
         ]
         if spec.model:
             argv.append(f"--model={spec.model}")  # one word: a value starting with "-" stays a value
+        if spec.fallback_models:
+            argv.append(f"--fallback-model={','.join(spec.fallback_models)}")
         return [*argv, *spec.extra_args]
 
     def environment(self, spec: CliAgentSpec) -> Mapping[str, str]:
@@ -114,6 +117,8 @@ class ClaudeStreamParser:
         kind = record.get("type")
         if kind == "system" and record.get("subtype") == "init":
             yield _started(record)
+        elif kind == "system" and record.get("subtype") == "model_fallback":
+            yield ModelSwitched(str(record.get("content") or ""))
         elif kind == "assistant":
             yield from _assistant(mapping(record.get("message")))
         elif kind == "user":
@@ -132,7 +137,7 @@ def _started(record: Mapping[str, Any]) -> AgentStarted:
 
 
 def _assistant(message: Mapping[str, Any]) -> Iterator[AgentEvent]:
-    yield ModelCall(str(message.get("id") or ""))
+    yield ModelCall(str(message.get("id") or ""), str(message.get("model") or ""))
     for block in items(message.get("content")):
         if not isinstance(block, Mapping):
             continue

@@ -22,9 +22,17 @@ class AgentStarted:
 
 @frozen
 class ModelCall:
-    """A new model response begins (a new agent turn)."""
+    """A new model response begins (a new agent turn); `model` is the model that gives it, when the agent says."""
 
     message_id: str = ""
+    model: str = ""
+
+
+@frozen
+class ModelSwitched:
+    """The agent went on with one of its fallback models (Claude Code's `--fallback-model`); `text` says why."""
+
+    text: str = ""
 
 
 @frozen
@@ -71,4 +79,6 @@ class AgentResult:
     usage: TokenUsage | None = None
 
 
-AgentEvent = AgentStarted | ModelCall | TextOutput | ToolStarted | ToolFinished | UsageReport | AgentResult
+AgentEvent = (
+    AgentStarted | ModelCall | ModelSwitched | TextOutput | ToolStarted | ToolFinished | UsageReport | AgentResult
+)

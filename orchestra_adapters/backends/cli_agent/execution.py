@@ -11,7 +11,7 @@ from attrs import evolve, frozen
 
 from orchestra_adapters.backends.cli_agent.adapter import CliAgentAdapter
 from orchestra_adapters.backends.cli_agent.call_writes import CallWrites
-from orchestra_adapters.backends.cli_agent.events import AgentStarted
+from orchestra_adapters.backends.cli_agent.events import AgentStarted, ModelSwitched
 from orchestra_adapters.backends.cli_agent.process import AgentProcess
 from orchestra_adapters.backends.cli_agent.spec import CliAgentSpec
 from orchestra_adapters.backends.cli_agent.turns import TurnAssembler, TurnDraft
@@ -23,10 +23,11 @@ from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.model.agent_resume import AgentStateLost
 from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.failover import UNAVAILABLE, ModelFailover
 from orchestra_core.model.graph import Node
 from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.turn import AgentTurn
-from orchestra_core.ports.codergen_backend import OnTurn
+from orchestra_core.ports.codergen_backend import OnFailover, OnTurn
 from orchestra_core.workspace.worktree_watch import WorktreeWatch
 
 SERVER_NAME = "orchestra"
@@ -40,11 +41,13 @@ class AgentFailed(OrchestraError):
 
 @frozen
 class AgentChoice:
-    """What the tool registry needs of a node's agent: its tool names (and the model it runs)."""
+    """What the tool registry needs of a node's agent: its tool names (and the model it runs, with the models of its
+    provider it may fall back to)."""
 
     provider: str
     model: str
     tool_names: tuple[str, ...]
+    fallbacks: tuple[str, ...] = ()
 
 
 class Execution:
@@ -62,8 +65,12 @@ class Execution:
         watch: WorktreeWatch | None,
         host: ToolHost,
         cancel: Cancellation | None = None,
+        on_failover: OnFailover | None = None,
     ) -> None:
         self._cancel = cancel
+        self._on_failover = on_failover
+        self._switch = ""  # why the agent went on with a fallback model (its own words)
+        self._fallbacks_used: set[str] = set()
         self._adapter = adapter
         self._node = node
         self._choice = choice
@@ -116,6 +123,8 @@ class Execution:
                         assembler.feed(event)
                         if isinstance(event, AgentStarted):
                             self._started(event)
+                        elif isinstance(event, ModelSwitched):
+                            self._switch = event.text
                 status = process.wait()
                 assembler.close()
         except (OSError, SandboxUnavailable) as error:
@@ -174,11 +183,14 @@ class Execution:
 
     def _report(self, draft: TurnDraft) -> None:
         writes = self._calls.claim(draft.tool_calls())
+        model, requested, reason = self._answering(draft)
         turn = AgentTurn(
             node_id=self._node.id,
             turn_number=self._turn_number,
-            model=self._model or "unknown",
+            model=model,
             provider=self._adapter.provider,
+            requested_model=requested,
+            fallback_reason=reason,
             messages=draft.messages(),
             tool_calls=draft.tool_calls(),
             files_written=writes.files,
@@ -192,6 +204,24 @@ class Execution:
             self._on_turn(turn)
         if draft.used_native_tools:
             self._sweep()
+
+    def _answering(self, draft: TurnDraft) -> tuple[str, str, str]:
+        """(model, requested model, fallback reason) of a turn: a response given by one of the node's fallback
+        models (the agent switched on its own) names it, and the first such response is announced."""
+        requested = self._model or "unknown"
+        if not draft.model or draft.model not in self._choice.fallbacks:
+            return requested, "", ""
+        provider = self._adapter.provider
+        why = self._switch or f"{self._adapter.name} went on with its fallback model"
+        if draft.model not in self._fallbacks_used and self._on_failover is not None:
+            self._on_failover(
+                ModelFailover(
+                    node_id=self._node.id, from_provider=provider, from_model=requested, to_provider=provider,
+                    to_model=draft.model, cause=UNAVAILABLE, reason=why,
+                )
+            )  # fmt: skip
+        self._fallbacks_used.add(draft.model)
+        return draft.model, requested, f"{provider} {requested}: {why}"
 
     def _state_ref(self) -> str | None:
         """`claude-code:<session id>`: the CLI's own session these turns belong to."""

@@ -28,6 +28,8 @@ class CliAgentSpec:
         env: Environment variables for the agent (on top of the inherited environment).
         resume_session: The CLI's own session to continue (the stdin then carries only the next message);
             None: a new session. Only for adapters that `resumes_sessions`.
+        fallback_models: Models the agent goes on with when its model is busy or unavailable, in order (Claude
+            Code's `--fallback-model`); agents without such a switch ignore them.
     """
 
     executable: tuple[str, ...] = field(converter=str_tuple)
@@ -40,3 +42,4 @@ class CliAgentSpec:
     extra_args: tuple[str, ...] = field(default=(), converter=str_tuple)
     env: Mapping[str, str] = field(factory=dict, converter=frozen_map)
     resume_session: str | None = None
+    fallback_models: tuple[str, ...] = field(default=(), converter=str_tuple)

@@ -26,6 +26,7 @@ class TurnDraft:
     """One turn as the stream describes it; the backend adds the files written and reports it."""
 
     message_id: str = ""
+    model: str = ""  # the model that gave the response, when the agent says
     text: list[str] = field(factory=list)
     calls: dict[str, ToolCall] = field(factory=dict)  # by call id, in call order
     finished: set[str] = field(factory=set)
@@ -90,7 +91,7 @@ class TurnAssembler:
         if isinstance(event, AgentStarted):
             self.started = event
         elif isinstance(event, ModelCall):
-            self._begin(event.message_id)
+            self._begin(event.message_id, event.model)
         elif isinstance(event, TextOutput):
             if event.text:
                 self._current().text.append(event.text)
@@ -126,12 +127,12 @@ class TurnAssembler:
                 ),
             )
 
-    def _begin(self, message_id: str) -> None:
+    def _begin(self, message_id: str, model: str = "") -> None:
         if self._draft is not None and message_id and self._draft.message_id == message_id:
             return
         if self._draft is not None and (not self._draft.message_id or self._draft.message_id != message_id):
             self.close()
-        self._draft = TurnDraft(message_id=message_id)
+        self._draft = TurnDraft(message_id=message_id, model=model)
 
     def _current(self) -> TurnDraft:
         if self._draft is None:

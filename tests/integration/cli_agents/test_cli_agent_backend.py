@@ -10,7 +10,15 @@ from orchestra_adapters.backends.cli_agent import create_cli_backend
 from orchestra_adapters.backends.cli_agent.backend import CLIAgentBackend
 from orchestra_adapters.git.subprocess_git import SubprocessGit
 from orchestra_core import parse_pipeline, run_pipeline
-from orchestra_core.model.settings import CliAgentSettings, OrchestraSettings, RepoSettings, WorkspaceSettings
+from orchestra_core.model.events import AgentTurnCompleted, ModelFailedOver
+from orchestra_core.model.settings import (
+    CliAgentSettings,
+    OrchestraSettings,
+    ProviderSettings,
+    ProvidersSettings,
+    RepoSettings,
+    WorkspaceSettings,
+)
 from orchestra_core.runs.ports import AgentRuntime
 from tests.support.cli_agents import claude_binary, claude_env
 from tests.support.fake_provider_api import FakeAnthropicAPI, Reply, ToolUse
@@ -65,3 +73,39 @@ def test_an_agent_workdir_naming_no_repo_fails_the_node_with_the_repos(
     result, _ = _run(project, tmp_path, monkeypatch, ', agent.workdir="nope"', [Reply("never")])
     assert not result.succeeded
     assert "agent.workdir='nope' names no repo (repos: project)" in (result.failure_reason or "")
+
+
+def test_claude_code_gets_the_nodes_fallbacks_of_its_provider_and_its_turns_name_the_model_that_answered(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    graph = parse_pipeline(
+        'digraph g { start [shape=Mdiamond]; exit [shape=Msquare]; impl [prompt="x", llm_model="smart"]; '
+        "start -> impl -> exit }"
+    )
+    smart = ProviderSettings(models={"smart": "primary-x"}, fallbacks={"smart": ("backup-y", "openai:gpt-5")})
+    settings = OrchestraSettings(
+        providers=ProvidersSettings("anthropic", {"anthropic": smart}),
+        workspace=WorkspaceSettings(repos={"project": RepoSettings(path=str(project))}),
+    )
+    events: list[object] = []
+
+    def factory(runtime: AgentRuntime) -> CLIAgentBackend:
+        return create_cli_backend("claude-code", CliAgentSettings(command=str(claude_binary())), runtime)
+
+    write = ToolUse("mcp__orchestra__project__write-file", {"path": "a.py", "content": "A = 1\n"})
+    with FakeAnthropicAPI([Reply("one", [write]), Reply("done")], failing_models={"primary-x": 503}) as api:
+        for key, value in claude_env(api.base_url, tmp_path / "home").items():
+            monkeypatch.setenv(key, value)
+        result = run_pipeline(
+            graph, settings=settings, project_root=project, git=SubprocessGit(), backend=factory, on_event=events.append
+        )
+        served = [request.get("model") for request in api.requests]
+    assert result.succeeded, result.failure_reason
+    assert api.failed_requests and set(served) == {"backup-y"}  # the OpenAI fallback is not Claude Code's to use
+    turns = [event.turn for event in events if isinstance(event, AgentTurnCompleted)]
+    reason = "anthropic primary-x: Switched to backup-y due to high demand for primary-x"  # Claude Code's own words
+    assert [(t.model, t.requested_model, t.fallback_reason) for t in turns] == [("backup-y", "primary-x", reason)] * 2
+    [failover] = [event.failover for event in events if isinstance(event, ModelFailedOver)]
+    assert (failover.from_model, failover.to_model, failover.cause) == ("primary-x", "backup-y", "unavailable")
+    log = git(project, "log", "-1", "--format=%(trailers:key=Orchestra-Model,valueonly)", turns[0].git_sha or "")
+    assert log.strip() == "backup-y"

@@ -112,3 +112,10 @@ def test_claude_resumes_its_own_session_only_when_asked(tmp_path: Path) -> None:
     # one word, before the variadic tool options (which would swallow a value after them)
     assert resumed[5] == "--resume=0b1c-session" and resumed.index("--resume=0b1c-session") < resumed.index("--tools")
     assert ClaudeCode().resumes_sessions and not Codex().resumes_sessions
+
+
+def test_claude_is_given_the_fallback_models_in_one_word_and_codex_none(tmp_path: Path) -> None:
+    spec = CliAgentSpec(executable=("agent",), model="opus", fallback_models=("sonnet", "haiku"), cwd=tmp_path)
+    assert "--fallback-model=sonnet,haiku" in ClaudeCode().command(spec, tmp_path)
+    assert not any("fallback" in arg for arg in Codex().command(spec, tmp_path))
+    assert not any("fallback" in arg for arg in ClaudeCode().command(CliAgentSpec(executable=("a",), cwd=tmp_path), tmp_path))

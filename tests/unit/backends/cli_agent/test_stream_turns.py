@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from orchestra_adapters.backends.cli_agent.claude_code import ClaudeStreamParser
 from orchestra_adapters.backends.cli_agent.codex import CodexStreamParser
-from orchestra_adapters.backends.cli_agent.events import AgentResult, AgentStarted
+from orchestra_adapters.backends.cli_agent.events import AgentResult, AgentStarted, ModelCall, ModelSwitched
 from orchestra_adapters.backends.cli_agent.turns import TurnAssembler, TurnDraft
 from orchestra_core.model.turn import TokenUsage
 
@@ -270,3 +270,20 @@ def test_json_of_any_shape_is_read_without_raising(value: Any) -> None:
                 _line({"type": "item.completed", "item": value}),
             ],
         )
+
+
+def test_claude_says_when_it_went_on_with_its_fallback_model_and_which_model_answered() -> None:
+    message = {"id": "msg_9", "role": "assistant", "model": "backup-y", "content": [{"type": "text", "text": "Hi."}]}
+    lines = [
+        _line({"type": "system", "subtype": "model_fallback", "content": "Switched to backup-y due to high demand"}),
+        _line({"type": "assistant", "message": message, "session_id": SESSION}),
+    ]
+    parser = ClaudeStreamParser()
+    events = [event for line in lines for event in parser.parse(line)]
+    assert events[:2] == [ModelSwitched("Switched to backup-y due to high demand"), ModelCall("msg_9", "backup-y")]
+    drafts: list[TurnDraft] = []
+    assembler = TurnAssembler(drafts.append, lambda name: name)
+    for event in events:
+        assembler.feed(event)
+    assembler.close()
+    assert [(draft.model, draft.text) for draft in drafts] == [("backup-y", ["Hi."])]
