@@ -31,6 +31,18 @@ LAST_RESPONSE_CHARS = 200
 OnTurnFactory = Callable[[Node, StageRun], OnTurn | None]
 
 
+def failover_keyword(backend: CodergenBackend, stage: StageRun) -> dict[str, Any]:
+    """`on_failover` for a backend that takes it: each switch to a fallback model becomes the stage's
+    ModelFailedOver event (recorded in the session, shown on the console)."""
+    if not takes_keyword(backend.run, "on_failover"):
+        return {}
+
+    def on_failover(failover: ModelFailover) -> None:
+        stage.emit(ModelFailedOver, node_id=failover.node_id, failover=failover)
+
+    return {"on_failover": on_failover}
+
+
 def expand_goal(text: str, graph: Graph) -> str:
     """Replace `$goal` with the graph's goal (the only built-in prompt variable)."""
     return text.replace("$goal", graph.goal) if "$goal" in text else text
@@ -116,12 +128,7 @@ class CodergenHandler:
         backend = self.backend
         assert backend is not None
         extra: dict[str, Any] = {"cancel": stage.cancel} if takes_cancel(backend.run) else {}
-        if takes_keyword(backend.run, "on_failover"):
-
-            def on_failover(failover: ModelFailover) -> None:
-                stage.emit(ModelFailedOver, node_id=failover.node_id, failover=failover)
-
-            extra["on_failover"] = on_failover
+        extra.update(failover_keyword(backend, stage))
 
         def call(node: Node, prompt: str, context: Context, on_turn: OnTurn | None) -> str | Outcome:
             set_last_attempt(context, stage.attempt >= stage.max_attempts)

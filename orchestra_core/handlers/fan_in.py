@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from orchestra_core.engine.stage import StageRun
-from orchestra_core.handlers.codergen import expand_goal, truncate
+from orchestra_core.handlers.codergen import expand_goal, failover_keyword, truncate
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Graph, Node
 from orchestra_core.model.outcome import Outcome
@@ -78,7 +78,7 @@ class FanInHandler:
         assert self.backend is not None
         prompt = ranking_prompt(expand_goal(node.prompt, graph), candidates)
         stage.write("prompt.md", prompt)
-        result = self.backend.run(node, prompt, context)
+        result = self.backend.run(node, prompt, context, **failover_keyword(self.backend, stage))
         if isinstance(result, Outcome):
             stage.write("response.md", result.notes or result.preferred_label)
             named = [result.preferred_label, *result.suggested_next_ids, result.notes]

@@ -37,12 +37,18 @@ class _NoTools:
         return []
 
 
-def _chat_models(tmp: Path, replies: Mapping[str, str]) -> LangChainChatModelFactory:
-    """A scripted provider playing `replies` from a cassette beside an orchestra.yaml in `tmp`."""
-    nodes = "".join(f"  {node}: [{reply!r}]\n" for node, reply in replies.items())
+def _chat_models(tmp: Path, replies: Mapping[str, str], *, failing: bool = False) -> LangChainChatModelFactory:
+    """A scripted provider playing `replies` from a cassette beside an orchestra.yaml in `tmp`; `failing`: each
+    node's first call fails with used-up credit, and `scripted-sonnet` falls back to `backup`'s `gpt-backup`."""
+    error = "{error: 'Your credit balance is too low', status_code: 402}, " if failing else ""
+    nodes = "".join(f"  {node}: [{error}{reply!r}]\n" for node, reply in replies.items())
     (tmp / "cassette.yaml").write_text(f"nodes:\n{nodes}", encoding="utf-8")
+    chain = {"worker": ("backup:gpt-backup",)} if failing else {}
+    scripted = ProviderSettings(models={"worker": "scripted-sonnet"}, fallbacks=chain, cassette="cassette.yaml")
     settings = OrchestraSettings(
-        providers=ProvidersSettings("scripted", {"scripted": ProviderSettings(cassette="cassette.yaml")}),
+        providers=ProvidersSettings(
+            "scripted", {"scripted": scripted, "backup": ProviderSettings(cassette="cassette.yaml")}
+        ),
         source_path=tmp / "orchestra.yaml",
     )
     return LangChainChatModelFactory(settings, environ={})
@@ -54,16 +60,25 @@ class TestScriptedCodergenBackend(CodergenBackendContract):
 
 
 class TestDirectLLMBackend(CodergenBackendContract):
+    capabilities = frozenset({"failover"})
+
     def make_backend(self, replies: Mapping[str, str]) -> DirectLLMBackend:
         return DirectLLMBackend(_chat_models(self.tmp, replies), _Resolver())
 
+    def make_failover_backend(self, replies: Mapping[str, str]) -> DirectLLMBackend:
+        return DirectLLMBackend(_chat_models(self.tmp, replies, failing=True), _Resolver())
+
 
 class TestLangGraphBackend(CodergenBackendContract):
-    capabilities = frozenset({"agent_turns"})
+    capabilities = frozenset({"agent_turns", "failover"})
 
     def make_backend(self, replies: Mapping[str, str]) -> LangGraphBackend:
-        backend = LangGraphBackend(
-            _chat_models(self.tmp, replies), _Resolver(), _NoTools(), self.tmp / "agents.db"
-        )
+        return self._backend(_chat_models(self.tmp, replies))
+
+    def make_failover_backend(self, replies: Mapping[str, str]) -> LangGraphBackend:
+        return self._backend(_chat_models(self.tmp, replies, failing=True))
+
+    def _backend(self, chat_models: LangChainChatModelFactory) -> LangGraphBackend:
+        backend = LangGraphBackend(chat_models, _Resolver(), _NoTools(), self.tmp / "agents.db")
         self.add_cleanup(backend.close)
         return backend
