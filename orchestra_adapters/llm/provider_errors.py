@@ -16,7 +16,7 @@ from orchestra_core.model.failover import AUTH, CAUSE_TEXT, CREDIT, MODEL_GONE, 
 
 # HTTP statuses a retry can cure: timeouts, conflicts, rate limits and server errors (Attractor 3.6).
 _TRANSIENT_STATUS = frozenset({408, 409, 429})
-_TRANSIENT_NAME_PARTS = ("RateLimit", "Timeout", "Connection", "Overloaded", "InternalServer", "Unavailable")
+_TRANSIENT_NAME_PARTS = ("RateLimit", "Timeout", "Connect", "Overloaded", "InternalServer", "Unavailable")
 # A used-up credit balance or quota, in the words (and codes) providers use; a 429 needs one of these.
 _QUOTA = re.compile(
     r"insufficient[_ ]quota|exceeded your current quota|quota exceeded|credit balance|insufficient[_ ]credits?"

@@ -37,6 +37,10 @@ class APITimeoutError(Exception):
     """No status: the request never got an answer."""
 
 
+class ConnectError(Exception):
+    """httpx's: a local server (Ollama, vLLM) that is not running."""
+
+
 def anthropic(status: int, kind: str, message: str) -> APIStatusError:
     return APIStatusError(status, {"type": "error", "error": {"type": kind, "message": message}})
 
@@ -82,6 +86,7 @@ CASES = {
     "a 500": (anthropic(500, "api_error", "Internal server error"), "unavailable"),
     "a timeout": (APITimeoutError("Request timed out."), "unavailable"),
     "a connection error": (ConnectionError("connection refused"), "unavailable"),
+    "httpx cannot connect": (ConnectError("[Errno 111] Connection refused"), "unavailable"),
     "our bad request": (anthropic(400, "invalid_request_error", "messages: roles must alternate"), None),
     "anthropic prompt too long": (
         anthropic(400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"), None
