@@ -403,6 +403,12 @@ UNCOMMITTED_WORK_SAVED = TypeSpec(
         f(8, "left_out", ARRAY, items=STRING),
     ],
 )
+NOTIFICATION_FAILED = TypeSpec(
+    "dev.orchestra.NotificationFailed",
+    1,
+    r.NotificationFailed,
+    [f(1, "target", STRING), f(2, "event", STRING), f(3, "attempts", U32), f(4, "reason", STRING)],
+)
 NESTED_TYPES = (TOOL_CALL, TOKEN_USAGE, TURN_COMMIT, OUTCOME, REPO_SNAPSHOT)
 TURN_TYPES = (
     PIPELINE_LIFECYCLE,
@@ -426,6 +432,7 @@ TURN_TYPES = (
     SESSION_ROLLED_BACK,
     SESSION_CLEANED_UP,
     UNCOMMITTED_WORK_SAVED,
+    NOTIFICATION_FAILED,
 )
 # Types that were defined once and are gone; their ids are never used again. (WorkspaceSnapshotRecorded,
 # retired in #11 before anything produced it, is back since #13 with its v1 tags unchanged.)

@@ -202,6 +202,15 @@ class SessionRecorder:
         if has_turn_type(event):  # rare, and about git state: written at once
             self._append(None, event)
 
+    def record_now(self, record: object) -> StoredTurn:
+        """Append a turn record (a NotificationFailed, ...) to the main line now, after the turns that wait; also
+        once the recorder is closed (what the end of a run still has to say).
+
+        Raises:
+            StoreError: The store refused it.
+        """
+        return self._append(None, record)
+
     # Engine events ------------------------------------------------------------------------------------
     def on_event(self, event: ev.EngineEvent) -> None:
         """Record an engine event; events without a turn type (edges, checkpoints) are skipped."""

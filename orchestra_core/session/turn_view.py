@@ -277,6 +277,11 @@ _REMOTE_FIELDS: dict[type, tuple[str, ...]] = {
     w.PushFailed: ("repo", "branch", "sha", "reason", "category"),
 }
 
+
+def _notification_failed(record: r.NotificationFailed) -> dict[str, Any]:
+    return {"target": record.target, "event": record.event, "attempts": record.attempts, "reason": record.reason}
+
+
 _DETAILS: dict[type, Any] = {
     AgentTurn: _agent_turn,
     r.NodeExecution: _node_execution,
@@ -290,5 +295,6 @@ _DETAILS: dict[type, Any] = {
     w.UntrackedWritesCommitted: _untracked_committed,
     w.UncommittedWorkSaved: _work_saved,
     w.WorkspaceSnapshotRecorded: _snapshot_recorded,
+    r.NotificationFailed: _notification_failed,
     **{kind: _remote_event for kind in _REMOTE_FIELDS},
 }
