@@ -191,3 +191,27 @@ def test_bad_notify_config_is_exit_2_naming_file_and_key_and_creates_no_session(
     assert key in error and detail in error
     assert "session" not in done.stdout
     assert not (root / ".orchestra" / "orchestra.db").exists()
+
+
+def test_doctor_lists_the_targets_and_the_variables_they_lack(tmp_path: Path) -> None:
+    root = project(
+        tmp_path,
+        "  - url: https://ci.example.com/hooks/T0/secret\n    secret_env: HOOK_SECRET\n    events: [failed]\n"
+        "  - url_env: SLACK_WEBHOOK_URL\n    format: slack\n",
+    )
+    environment = {k: v for k, v in env().items() if k not in ("HOOK_SECRET", "SLACK_WEBHOOK_URL")}
+    missing = orchestra("doctor", "--json", cwd=root, env=environment)
+    lines = [check for check in json.loads(missing.stdout)["checks"] if check["name"] == "notify"]
+    assert missing.returncode == 1 and [line["status"] for line in lines] == ["error", "error"]
+    assert lines[0]["detail"].startswith("notify[0].secret_env: the environment variable HOOK_SECRET")
+    assert lines[1]["detail"].startswith("notify[1].url_env: the environment variable SLACK_WEBHOOK_URL")
+    ready = orchestra(
+        "doctor", "--json", cwd=root,
+        env={**environment, "HOOK_SECRET": SECRET, "SLACK_WEBHOOK_URL": "https://hooks.slack.com/services/T/B/x"},
+    )  # fmt: skip
+    lines = [check for check in json.loads(ready.stdout)["checks"] if check["name"] == "notify"]
+    assert [(line["status"], line["detail"]) for line in lines] == [
+        ("ok", "webhook https://ci.example.com/hooks/…, signed: failed"),
+        ("ok", "webhook https://hooks.slack.com/services/…, as a Slack message: every event"),
+    ]
+    assert "secret" not in ready.stdout and SECRET not in ready.stdout
