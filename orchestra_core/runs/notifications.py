@@ -116,10 +116,14 @@ class RunNotifications:
         self._send(event, status, failure_reason=(reason or status) if failed else None, resume_command=resume)
 
     def close(self) -> None:
-        """No question waits any more; wait (bounded) for the deliveries still under way."""
+        """No question waits any more; wait (bounded) for the deliveries still under way. Ctrl-C while it waits
+        gives them up at once (each is reported), and the end of the run goes on."""
         self._cancel_waits()
         try:
-            self._notifier.flush(self._flush_timeout_s)
+            try:
+                self._notifier.flush(self._flush_timeout_s)
+            except KeyboardInterrupt:
+                self._notifier.flush(0.0)
         except Exception as error:  # a notifier must not fail the end of a run
             log.warning("notify: flushing the notifications failed: %s", error)
 

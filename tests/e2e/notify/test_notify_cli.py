@@ -215,3 +215,29 @@ def test_doctor_lists_the_targets_and_the_variables_they_lack(tmp_path: Path) ->
         ("ok", "webhook https://hooks.slack.com/services/…, as a Slack message: every event"),
     ]
     assert "secret" not in ready.stdout and SECRET not in ready.stdout
+
+
+def test_ctrl_c_sends_interrupted_with_how_to_continue(tmp_path: Path) -> None:
+    import signal
+
+    with webhook_receiver() as receiver:
+        root = project(tmp_path, f"  - url: {receiver.url}\n")
+        write_files(root, {"stuck.dot": 'digraph stuck { start [shape=Mdiamond]; done [shape=Msquare]\n'
+                           'wait [shape=parallelogram, tool_command="touch started; sleep 60"]; start -> wait -> done }\n'})
+        runner = subprocess.Popen(
+            [str(ORCHESTRA), "run", "stuck.dot", "--quiet"], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, env=env(NO_COLOR="1"),
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 60
+            while not (root / "started").exists() and time.monotonic() < deadline and runner.poll() is None:
+                time.sleep(0.05)
+            runner.send_signal(signal.SIGINT)
+            assert runner.wait(60) == 130
+        finally:
+            if runner.poll() is None:
+                runner.kill()
+                runner.wait(10)
+        (request,) = receiver.received  # sent before the process exited
+    body = request.json()
+    assert (body["event"], body["status"], body["resume"]) == ("interrupted", "interrupted", "orchestra resume 1")

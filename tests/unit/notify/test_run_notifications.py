@@ -159,3 +159,15 @@ def _eventually(condition: object, seconds: float = 5.0) -> bool:
             return True
         time.sleep(0.01)
     return False
+
+
+def test_ctrl_c_while_the_end_waits_gives_the_deliveries_up_at_once() -> None:
+    class Slow(RecordingNotifier):
+        def flush(self, timeout_s: float) -> None:
+            super().flush(timeout_s)
+            if timeout_s:
+                raise KeyboardInterrupt
+
+    notifier = Slow()
+    notifications(notifier, flush_timeout_s=10.0).close()  # no KeyboardInterrupt escapes: locks are released after it
+    assert notifier.flushes == [10.0, 0.0]
