@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from orchestra_core.ports.git import Git
     from orchestra_core.ports.git_remotes import GitRemotes
     from orchestra_core.ports.interviewer import Interviewer
+    from orchestra_core.ports.notifier import Notifier
     from orchestra_core.ports.prompt_library import PromptLibrary
     from orchestra_core.ports.run_directory import RunDirectoryFactory
     from orchestra_core.ports.session_locks import SessionLocks
@@ -88,6 +89,20 @@ def _session_store(settings: OrchestraSettings, project_root: Path, clock: Clock
         yield store
     finally:
         store.close()
+
+
+def _notifier(settings: OrchestraSettings, project_root: Path) -> Iterator[Notifier | None]:
+    """`notify:`'s targets behind a background notifier; None (and nothing imported) without any."""
+    if not settings.notify:
+        yield None
+        return
+    from orchestra_adapters.notify.factory import notifier_from_settings
+
+    notifier = notifier_from_settings(settings, project_root)
+    try:
+        yield notifier
+    finally:
+        notifier.close()
 
 
 def _git() -> Git:
@@ -230,6 +245,7 @@ class Container(containers.DeclarativeContainer):
 
     session_store = providers.Resource(_session_store, settings, project_root, clock)
     session_locks = providers.Singleton(_session_locks, settings, project_root)
+    notifier = providers.Resource(_notifier, settings, project_root)
     git = providers.Singleton(_git)
     git_remotes = providers.Singleton(_git_remotes)
     chat_models = providers.Singleton(_chat_models, settings)
@@ -312,7 +328,9 @@ def run_arguments(
     else:
         routed = False
     backend = container.backend() if llm or routed else None
+    notifier = container.notifier()  # first: a variable it needs that is not set stops the run before the store opens
     return {
+        "notifier": notifier,
         "settings": container.settings(),
         "project_root": container.project_root(),
         "store": container.session_store(),

@@ -40,6 +40,7 @@ def run_checks(config: Path | None, cwd: Path) -> list[Check]:
         checks.append(_safely("repos", lambda: repo_checks(container, git_found)))
         checks.append(_safely("sandbox", lambda: _sandbox(container.settings())))
         checks.append(_safely("cli agents", lambda: _cli_agents(container.settings())))
+        checks.append(_safely("notify", lambda: _notify(container)))
     checks.append(_safely("mcp", _mcp))
     checks.append(_safely("langgraph", lambda: _package("langgraph", "langgraph")))
     checks.append(_safely("langchain-core", lambda: _package("langchain-core", "langchain-core")))
@@ -57,6 +58,12 @@ def _cli_agents(settings: Any) -> list[Check]:
     from orchestra_cli.doctor_agents import cli_agent_checks
 
     return cli_agent_checks(settings)
+
+
+def _notify(container: Any) -> list[Check]:
+    from orchestra_cli.doctor_notify import notify_checks
+
+    return notify_checks(container.settings(), container.project_root())
 
 
 def _safely(name: str, check: Callable[[], Check | list[Check]]) -> list[Check]:

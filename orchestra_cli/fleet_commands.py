@@ -51,6 +51,7 @@ def _worker_ports(container: Any) -> tuple[Any, Any, Any]:
     fleet = Fleet(settings)
     try:
         check_worker_repos(settings)
+        container.notifier()  # a variable a `notify:` target needs that is not set: exit 2 now, not in every session
         _prepare_repos(container)
         return fleet, container.session_store(), container.session_locks()
     except BaseException:

@@ -108,6 +108,7 @@ def print_session_summary(summary: SessionSummary, *, all_turns: bool = False) -
     _print_rollbacks(summary.turns)
     _print_saved_work(summary.turns)
     _print_cleanups(summary.turns)
+    _print_notification_failures(summary.turns)
     if summary.checkpoints:
         print()
         _print_checkpoints(summary)
@@ -147,6 +148,15 @@ def _print_cleanups(turns: Sequence[TurnView]) -> None:
             event = turn.record
             kept = f", kept as {event.abandoned_ref}" if event.abandoned_ref else ""
             print(f"cleaned up: {event.repo} {event.branch} at {event.head_sha[:12]} ({event.reason}{kept})")
+
+
+def _print_notification_failures(turns: Sequence[TurnView]) -> None:
+    """One line per notification a target could not take (`notify:` in orchestra.yaml), after its retries."""
+    from orchestra_core.model.records import NotificationFailed
+
+    for turn in turns:
+        if isinstance(turn.record, NotificationFailed):
+            print(f"notify: {turn.record.text()}")
 
 
 def _print_header(summary: SessionSummary) -> None:
@@ -299,6 +309,7 @@ def turn_line(view: TurnView) -> str | None:
         ),
         w.UntrackedWritesCommitted: lambda u: f"warning: {untracked_text(u)}",
         ModelFailover: lambda f: f"! {f.node_id or 'commit message'}: model failover: {f.describe()}",
+        r.NotificationFailed: lambda n: f"notify: {n.text()}",
         w.WorkspaceSnapshotRecorded: lambda s: "snapshot after " + (s.node_id or "start") + ": " + ", ".join(
             f"{repo} {sha[:8]}" for repo, sha in sorted(s.heads.items())
         ),

@@ -62,6 +62,7 @@ _EXPORTS: dict[str, str] = {
     "Git": "orchestra_core.ports.git",
     "GitRemotes": "orchestra_core.ports.git_remotes",
     "Interviewer": "orchestra_core.ports.interviewer",
+    "Notifier": "orchestra_core.ports.notifier",
     "PromptLibrary": "orchestra_core.ports.prompt_library",
     "RunDirectory": "orchestra_core.ports.run_directory",
     "RunDirectoryFactory": "orchestra_core.ports.run_directory",
@@ -78,6 +79,9 @@ _EXPORTS: dict[str, str] = {
     "Option": "orchestra_core.model.interview",
     "Question": "orchestra_core.model.interview",
     "QuestionType": "orchestra_core.model.interview",
+    "Notification": "orchestra_core.model.notifications",
+    "NotifyEvent": "orchestra_core.model.notifications",
+    "NotificationFailed": "orchestra_core.model.records",
     "SessionInfo": "orchestra_core.ports.session_store",
     "SessionMetadata": "orchestra_core.ports.session_store",
     "SessionStatus": "orchestra_core.ports.session_store",
@@ -135,6 +139,10 @@ __all__ = [
     "LintRule",
     "Node",
     "NothingToResumeError",
+    "Notification",
+    "NotificationFailed",
+    "Notifier",
+    "NotifyEvent",
     "Option",
     "OrchestraError",
     "OrchestraSettings",
@@ -217,7 +225,9 @@ if TYPE_CHECKING:
     from orchestra_core.model.events import EngineEvent
     from orchestra_core.model.graph import Edge, Graph, Node
     from orchestra_core.model.interview import Answer, Option, Question, QuestionType
+    from orchestra_core.model.notifications import Notification, NotifyEvent
     from orchestra_core.model.outcome import Outcome, StageStatus
+    from orchestra_core.model.records import NotificationFailed
     from orchestra_core.model.settings import ConfigError, OrchestraSettings
     from orchestra_core.model.store_errors import SessionNotFoundError, StoreError, TurnNotFoundError
     from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
@@ -233,6 +243,7 @@ if TYPE_CHECKING:
     from orchestra_core.ports.git import Git, GitError
     from orchestra_core.ports.git_remotes import GitRemotes, RemoteError
     from orchestra_core.ports.interviewer import Interviewer
+    from orchestra_core.ports.notifier import Notifier
     from orchestra_core.ports.prompt_library import PromptLibrary
     from orchestra_core.ports.run_directory import RunDirectory, RunDirectoryFactory
     from orchestra_core.ports.session_locks import SessionBusyError, SessionLocks

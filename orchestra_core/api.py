@@ -48,6 +48,8 @@ from orchestra_core.validation import validate as validate_graph
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from orchestra_core.ports.notifier import Notifier
+
 EventCallback = Callable[[RunEvent], None]
 
 
@@ -65,6 +67,7 @@ class AdapterArguments(TypedDict, total=False):
     run_directories: RunDirectoryFactory
     clock: Clock
     fleet: FleetPorts | None
+    notifier: Notifier | None
 
 
 class PortArguments(AdapterArguments, total=False):

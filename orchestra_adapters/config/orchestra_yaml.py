@@ -17,6 +17,7 @@ from orchestra_core.model.layout import STATE_DIR
 from orchestra_core.model.settings import (
     ConfigError,
     ConfigProblem,
+    NotifyTargetSettings,
     OrchestraSettings,
     RepoSettings,
     ToolCommandSettings,
@@ -26,6 +27,7 @@ CONFIG_NAME = "orchestra.yaml"
 CONFIG_ENV = "ORCHESTRA_CONFIG"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _PARAMETER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+ENV_NAME_RE = _PARAMETER_RE  # an environment variable's name
 
 if TYPE_CHECKING:
     from orchestra_adapters.config.yaml_source import KeyPath, YamlSource
@@ -163,6 +165,8 @@ def _consistency_problems(source: YamlSource, settings: OrchestraSettings) -> It
             if not _NAME_RE.match(tool):
                 yield problem(path, _bad_name("tool"))
             yield from (problem((*path, *sub), detail) for sub, detail in _parameter_problems(command))
+    for index, target in enumerate(settings.notify):
+        yield from (problem(("notify", index, *sub), detail) for sub, detail in _notify_problems(target))
 
 
 def _remote_problems(repo: RepoSettings) -> Iterator[tuple[str, str]]:
@@ -188,6 +192,33 @@ def _parameter_problems(command: ToolCommandSettings) -> Iterator[tuple[KeyPath,
             yield key, "parameter names are letters, digits and _ (not starting with a digit)"
         elif "{" + name + "}" not in command.command:
             yield key, f"the command does not use {{{name}}}; name it in the command or remove the parameter"
+
+
+def _notify_problems(target: NotifyTargetSettings) -> Iterator[tuple[KeyPath, str]]:
+    given = [key for key in ("url", "url_env", "command") if getattr(target, key)]
+    if not given:
+        yield (), "a notification target needs a webhook (`url` or `url_env`) or a `command`"
+    elif len(given) > 1:
+        yield (given[1],), f"a target is one webhook or one command: give one of url, url_env and command, not {' and '.join(given)}"
+    if target.url is not None:
+        from orchestra_adapters.notify.addresses import webhook_problem
+
+        detail = webhook_problem(target.url)
+        if detail is not None:
+            yield ("url",), detail
+    for key in ("url_env", "secret_env"):
+        name = getattr(target, key)
+        if name is not None and not ENV_NAME_RE.match(name):
+            yield (key,), "an environment variable's name is letters, digits and _ (not starting with a digit)"
+    if target.command and not target.command[0].strip():
+        yield ("command",), "the first item is the program to run; it is empty"
+    if any("\0" in part for part in target.command):
+        yield ("command",), "a NUL character cannot be part of a command's arguments"
+    if not target.webhook:
+        if target.secret_env is not None:
+            yield ("secret_env",), "secret_env signs webhook bodies; a command gets the notification on its standard input"
+        if target.format != "json":
+            yield ("format",), "format: slack is for webhooks; a command gets Orchestra's JSON on its standard input"
 
 
 def _bad_name(kind: str) -> str:

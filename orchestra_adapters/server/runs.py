@@ -141,18 +141,3 @@ def cancellable_backend(backend: Any, stop: Cancellation) -> Any:
         return None if built is None else CancellableBackend(built, stop)
 
     return build
-
-
-class StoppingEngine:
-    """The run's engine, run with the server's stop event (the run stops before its next node)."""
-
-    def __init__(self, engine: Any, stop: threading.Event) -> None:
-        self._engine = engine
-        self._stop = stop
-
-    def run(self, graph: Any, **kwargs: Any) -> Any:
-        given = kwargs.pop("stop", None)  # PipelineRun.execute passes its own stop (None unless one was given)
-        return self._engine.run(graph, stop=self._stop if given is None else given, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._engine, name)

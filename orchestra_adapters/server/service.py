@@ -13,7 +13,6 @@ from orchestra_adapters.server.runs import (
     RUNNING,
     CancellableRunner,
     ServerRun,
-    StoppingEngine,
     cancellable_backend,
 )
 
@@ -37,11 +36,14 @@ class PipelineService:
     Args:
         config: orchestra.yaml to use (None: discovered from `cwd` as `orchestra run` does).
         cwd: The directory the server runs in (the project's, or inside it).
+        server_url: The address browsers reach the server at (`--public-url`, else `http://HOST:PORT`): the
+            `needs_input` notifications of its runs link their page there.
     """
 
-    def __init__(self, config: Path | None = None, cwd: Path | None = None) -> None:
+    def __init__(self, config: Path | None = None, cwd: Path | None = None, server_url: str | None = None) -> None:
         from orchestra_adapters.container import build_container
 
+        self.server_url = server_url
         self._config = config
         self._cwd = (cwd or Path.cwd()).resolve()
         self._reader = build_container(config_path=config, cwd=self._cwd)
@@ -136,6 +138,7 @@ class PipelineService:
             project_root=arguments.pop("project_root"),
             initial_context=initial,
             on_event=lambda event: holder[0].on_event(event) if holder else None,
+            answer_routes=self._answer_routes(arguments["notifier"], interviewer),
         )
         stop_runner = arguments.get("command_runner")
         pending = ServerRun("", text, interviewer)
@@ -152,6 +155,14 @@ class PipelineService:
             self._forget_old_runs()
         pending.start(lambda: _execute(run, pending, container))
         return pending
+
+    def _answer_routes(self, notifier: Any, interviewer: Any) -> Any:
+        """A run of the server is answered on its page (not with `orchestra attach`); None without notifications."""
+        if notifier is None:
+            return None
+        from orchestra_core.model.notifications import AnswerRoutes
+
+        return AnswerRoutes(server_url=self.server_url if interviewer is not None else None)
 
     def _forget_old_runs(self) -> None:
         """Keep the event logs of the KEEP_FINISHED newest finished runs; older ones are read from the store
@@ -209,8 +220,7 @@ def _execute(run: Any, server_run: ServerRun, container: Any) -> None:
     status, error = FAIL, None
     try:
         run.open()
-        run.engine = StoppingEngine(run.engine, server_run.stop)
-        result = run.execute()
+        result = run.execute(stop=server_run.stop)
         status = result.status.value
         error = None if result.succeeded else (result.failure_reason or status)
     except OrchestraError as failure:

@@ -52,9 +52,9 @@ def serve(
         from orchestra_adapters.server.app import create_app
         from orchestra_adapters.server.service import PipelineService
 
-        service = PipelineService(config=config)
-        app = create_app(service, token=token or None)
         base_url = _base_url(public_url, host, port)
+        service = PipelineService(config=config, server_url=base_url)
+        app = create_app(service, token=token or None)
     typer.echo(f"orchestra serve: project {service.project_root}; listening on http://{host}:{port}", err=True)
     _register_renderers(service, base_url)
     try:

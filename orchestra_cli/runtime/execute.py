@@ -186,6 +186,7 @@ def _begin(
         max_node_visits=options.max_visits,
         on_event=ProgressFeed(_observers(options)),
         rollback_on_failure=options.rollback_on_failure,
+        answer_routes=_answer_routes(arguments["notifier"], console),
     )
     ports = RunPorts(**arguments, fleet=fleet.ports() if fleet is not None else None)
     assert ports.store is not None
@@ -204,6 +205,16 @@ def _begin(
     except BaseException:
         run.close()
         raise
+
+
+def _answer_routes(notifier: Any, console: Any) -> Any:
+    """Where `needs_input` notifications say a waiting question is answered: `orchestra attach` reaches a run
+    with a console (not one with --auto-approve). None without notifications (nothing of them is imported)."""
+    if notifier is None:
+        return None
+    from orchestra_core.model.notifications import AnswerRoutes
+
+    return AnswerRoutes(attach=console is not None)
 
 
 class _SetupInterrupted(Exception):

@@ -185,3 +185,28 @@ class ParallelExecution:
     branch_session_id: str | None = None
     status: StageStatus | None = None
     branch_session_ids: tuple[str, ...] = field(default=(), converter=str_tuple)
+
+
+@frozen
+class NotificationFailed:
+    """`dev.orchestra.NotificationFailed`: a notification (`notify:` in orchestra.yaml) that could not be delivered.
+
+    Attributes:
+        target: The target as it may be shown: `webhook https://hooks.example.com/services/…` (no secret part
+            of its address) or `command notify-send`.
+        event: The notification's event (`finished`, `needs_input`, ...).
+        attempts: How many times it was tried.
+        reason: Why the last attempt failed (`HTTP 500`, `timed out after 10s`, `exit status 1`, ...).
+    """
+
+    target: str
+    event: str
+    attempts: int = 1
+    reason: str = ""
+
+    def text(self) -> str:
+        """`webhook https://host/hooks/… failed 3 times: HTTP 500 (finished)`; one never tried says `not sent`."""
+        if self.attempts <= 0:
+            return f"{self.target} not sent: {self.reason} ({self.event})"
+        times = "once" if self.attempts == 1 else f"{self.attempts} times"
+        return f"{self.target} failed {times}: {self.reason} ({self.event})"

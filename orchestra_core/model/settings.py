@@ -25,11 +25,14 @@ StorageBackend = Literal["sqlite", "cxdb", "postgres"]
 AgentMode = Literal["autonomous", "interactive"]
 SandboxKind = Literal["none", "bubblewrap"]
 BranchDispatch = Literal["fleet", "local"]
+NotifyEventName = Literal["finished", "failed", "needs_input", "budget_exceeded", "cancelled", "interrupted"]
+NotifyFormat = Literal["json", "slack"]
 PUSH_POLICIES: tuple[str, ...] = get_args(PushPolicy)
 ISOLATION_MODES: tuple[str, ...] = get_args(IsolationMode)
 STORAGE_BACKENDS: tuple[str, ...] = get_args(StorageBackend)
 AGENT_MODES: tuple[str, ...] = get_args(AgentMode)
 SANDBOX_KINDS: tuple[str, ...] = get_args(SandboxKind)
+NOTIFY_EVENT_NAMES: tuple[str, ...] = get_args(NotifyEventName)  # the values of model.notifications.NotifyEvent
 IMPLICIT_REPO = "project"  # the one repo tools see when workspace.repos is empty (the project root)
 
 # Seconds; orchestra.yaml accepts a number of seconds or a duration string such as "90s", "10m".
@@ -276,6 +279,44 @@ class CliAgentSettings:
     env: Mapping[str, str] = field(factory=dict, converter=frozen_map)
 
 
+@frozen
+class NotifyTargetSettings:
+    """`notify[i]`: a webhook (`url`, or `url_env` naming the variable that holds it) or a `command` (a program
+    and its arguments, never a shell line) told about some of a run's events (docs/running.md, Notifications).
+
+    Attributes:
+        url: The webhook's http(s) address.
+        url_env: The environment variable holding the address (a Slack webhook's address is its secret).
+        command: The program and its arguments; it gets the notification's JSON on its standard input.
+        events: The events it hears about; empty: every one (NOTIFY_EVENT_NAMES).
+        secret_env: The environment variable holding the secret a webhook's bodies are signed with
+            (`X-Orchestra-Signature: sha256=<HMAC-SHA256 of the body>`).
+        format: `json` (Orchestra's document) or `slack` (a Slack incoming webhook's message); webhooks only.
+        timeout: How long one attempt may take.
+    """
+
+    url: str | None = field(default=None, repr=False)  # may hold a token: never in a repr
+    url_env: str | None = None
+    command: tuple[str, ...] = field(default=(), converter=str_tuple)
+    events: tuple[NotifyEventName, ...] = field(default=(), converter=str_tuple)
+    secret_env: str | None = None
+    format: NotifyFormat = "json"
+    timeout: Seconds = Seconds(10.0)
+
+    @property
+    def webhook(self) -> bool:
+        """Whether it is a webhook (else a command)."""
+        return self.url is not None or self.url_env is not None
+
+    def wants(self, event: str) -> bool:
+        """Whether it hears about `event`."""
+        return not self.events or event in self.events
+
+
+def _notify_targets(items: Sequence[NotifyTargetSettings] | None) -> tuple[NotifyTargetSettings, ...]:
+    return tuple(items or ())
+
+
 # orchestra.yaml's key of each CLI agent -> its backend name (the key under `OrchestraSettings.cli_agents`).
 CLI_AGENT_KEYS: Mapping[str, str] = {"claude_code": "claude-code", "codex": "codex"}
 
@@ -306,6 +347,7 @@ class OrchestraSettings:
     sandbox: SandboxSettings = field(factory=SandboxSettings)
     dispatch: DispatchSettings = field(factory=DispatchSettings)
     cli_agents: Mapping[str, CliAgentSettings] = field(factory=dict, converter=frozen_map)
+    notify: tuple[NotifyTargetSettings, ...] = field(default=(), converter=_notify_targets)
     source_path: Path | None = None
     project_root: Path | None = None
 

@@ -61,6 +61,10 @@ class BranchRun(PipelineRun):
         source = PipelineSource(assignment.pipeline_path, assignment.pipeline_blob)
         super().__init__(graph, SessionStart(RESUME, assignment.line, "", source), ports, options, extensions)
 
+    def _notifications(self) -> None:
+        """None: the session's own runner tells how the run goes; one branch is no end of it."""
+        return None
+
     def _recorder(self) -> SessionRecorder:
         recorder = super()._recorder()
         assert isinstance(recorder, SessionRecorder), "a branch run records into the store"

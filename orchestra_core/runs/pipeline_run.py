@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # a run without workspace repos (and without LLM agents) need
     from orchestra_core.model.workspace_events import WorkspaceEvent
     from orchestra_core.runs.branch_workspaces import RunBranchWorkspaces
     from orchestra_core.runs.fleet_branches import FleetBranches
+    from orchestra_core.runs.notifications import RunNotifications
     from orchestra_core.workspace.branches import BranchWorktrees
     from orchestra_core.workspace.manager import WorkspaceManager
     from orchestra_core.workspace.session import WorkspaceSession
@@ -96,6 +97,7 @@ class PipelineRun:
             self._lease = ports.session_locks.acquire(start.session_id)
         self.recorder = self._recorder()
         self._record_start()
+        self.notifications = self._notifications()
         self.workspace: WorkspaceSession | None = None
         self.branches: BranchWorktrees | None = None  # parallel branches' worktrees (with workspace repos)
         self._rolled_back: dict[str, RepoHead] = {}  # rollback on failure: where each branch was
@@ -184,9 +186,11 @@ class PipelineRun:
             self.engine = self._make_engine()
         except KeyboardInterrupt:  # stopped while setting up: resumable, as a run stopped later is
             self.record_failure("interrupted", interrupted=True)
+            self._notify_end("interrupted")
             raise
         except BaseException as error:
             self.record_failure(str(error) or type(error).__name__)
+            self._notify_end("fail", str(error) or type(error).__name__)
             if isinstance(error, Exception):
                 self._roll_back_after(error)
             raise
@@ -463,16 +467,23 @@ class PipelineRun:
             )
         except KeyboardInterrupt:
             self.record_failure("interrupted", interrupted=True)
+            self._notify_end("interrupted")
             raise
         except Exception as error:  # a bug (StageCrashed included): the session records it failed, the caller reports
             bug = not isinstance(error, OrchestraError)
+            reason = f"internal error: {type(error).__name__}: {error}" if bug else str(error)
             with suppress(Exception):
-                self.record_failure(f"internal error: {type(error).__name__}: {error}" if bug else str(error))
+                self.record_failure(reason)
+            self._notify_end("fail", reason)
             self._roll_back_after(error)
             raise
         self.remotes.finish(result.succeeded, self.workspace.snapshot() if self.workspace is not None else {})
         if not result.succeeded:
             self.roll_back_if_asked()
+        if stop is not None and stop.is_set():  # `orchestra cancel`, a cancel over HTTP
+            self._notify_end("cancelled", stop.reason)
+        else:
+            self._notify_end(result.status.value, result.failure_reason)
         return result
 
     @property
@@ -549,10 +560,13 @@ class PipelineRun:
         }
 
     def close(self) -> None:
-        """Write what the recorder holds, then release the backend, the checkout locks and the session lock
-        (each at most once)."""
+        """Write what the recorder holds, wait (bounded) for the notifications under way, then release the
+        backend, the checkout locks and the session lock (each at most once)."""
         with suppress(Exception):  # pushes what checkpoints asked for (a failed push is only a warning; a store
             self.remotes.close()  # failing to record one must not keep the locks below held)
+        notifications, self.notifications = self.notifications, None
+        if notifications is not None:  # before the recorder closes: a delivery that failed is recorded
+            notifications.close()
         with suppress(Exception):  # a store failing here was reported by the run already
             self.recorder.close()
         close = getattr(self.backend, "close", None)
@@ -565,6 +579,33 @@ class PipelineRun:
         if self._lease is not None:
             self._lease.release()
             self._lease = None
+
+    # Notifications ---------------------------------------------------------------------------------------
+    def _notifications(self) -> RunNotifications | None:
+        """With a notifier, what tells it about the run (subscribed to its events); None without one, and then
+        nothing of notifications is imported."""
+        notifier = self.ports.notifier
+        if notifier is None:
+            return None
+        from orchestra_core.runs.notifications import RunNotifications
+
+        notifications = RunNotifications(
+            notifier, session_id=self.session_id, pipeline=self.pipeline_name, clock=self.ports.clock,
+            routes=self.options.answer_routes, on_failure=self._record_notification_failure,
+        )  # fmt: skip
+        self.events.subscribe(notifications.on_event)
+        return notifications
+
+    def _notify_end(self, status: str, reason: str = "") -> None:
+        """Tell the notifier how the run ended (a session status: `success`, `fail`, `interrupted`, ...)."""
+        if self.notifications is not None:
+            self.notifications.ended(status, reason)
+
+    def _record_notification_failure(self, record: records.NotificationFailed) -> None:
+        """A notification no target took is a turn of the session (`orchestra status` shows it)."""
+        if isinstance(self.recorder, SessionRecorder):
+            with suppress(Exception):  # best effort: the store may be gone with the end of the process
+                self.recorder.record_now(record)
 
     def _recorder(self) -> SessionRecorder | NoRecorder:
         if self.ports.store is None:

@@ -31,6 +31,8 @@ if TYPE_CHECKING:  # named in AgentRuntime's signatures only; a simulated run im
     from orchestra_core.agents.repo_context import RepoContext
     from orchestra_core.agents.resolver import AgentResolver
     from orchestra_core.agents.tools import AgentTool, WriteTracker
+    from orchestra_core.model.notifications import AnswerRoutes
+    from orchestra_core.ports.notifier import Notifier
     from orchestra_core.workspace.worktree_watch import WorktreeWatch
 
 
@@ -130,6 +132,8 @@ class RunPorts:
         session_locks: Keeps two runners out of one session; None: no locking.
         clock: Time; default: the system clock.
         fleet: Sends the branches of main-line fan-outs to a fleet of workers; None: they run in this process.
+        notifier: Tells the `notify:` targets about the run's end and its waiting questions; None: nothing is sent
+            (and nothing of notifications is imported).
     """
 
     run_directories: RunDirectoryFactory = field(factory=MemoryRunDirectories)
@@ -144,6 +148,7 @@ class RunPorts:
     session_locks: SessionLocks | None = None
     clock: Clock = field(factory=SystemClock)
     fleet: FleetPorts | None = None
+    notifier: Notifier | None = None
 
 
 @frozen(kw_only=True)
@@ -161,6 +166,8 @@ class RunOptions:
         rollback_on_failure: After a failed run, put every workspace repo back as it was before the run
             (branches and worktrees removed, the work kept under `refs/orchestra/abandoned/`); None:
             `workspace.rollback` in the settings decides. An interrupted run is never rolled back.
+        answer_routes: Where the run's waiting questions can be answered, for `needs_input` notifications (the
+            CLI's `orchestra attach`, the page of `orchestra serve`); None: nowhere to name.
     """
 
     settings: OrchestraSettings = field(factory=OrchestraSettings)
@@ -171,3 +178,4 @@ class RunOptions:
     observers: Sequence[Any] = ()
     on_event: Callable[[Any], None] | None = None
     rollback_on_failure: bool | None = None
+    answer_routes: AnswerRoutes | None = None

@@ -419,6 +419,12 @@ MODEL_FAILOVER = TypeSpec(
         f(8, "purpose", STRING),
     ],
 )
+NOTIFICATION_FAILED = TypeSpec(
+    "dev.orchestra.NotificationFailed",
+    1,
+    r.NotificationFailed,
+    [f(1, "target", STRING), f(2, "event", STRING), f(3, "attempts", U32), f(4, "reason", STRING)],
+)
 NESTED_TYPES = (TOOL_CALL, TOKEN_USAGE, TURN_COMMIT, OUTCOME, REPO_SNAPSHOT)
 TURN_TYPES = (
     PIPELINE_LIFECYCLE,
@@ -443,6 +449,7 @@ TURN_TYPES = (
     SESSION_CLEANED_UP,
     UNCOMMITTED_WORK_SAVED,
     MODEL_FAILOVER,
+    NOTIFICATION_FAILED,
 )
 # Types that were defined once and are gone; their ids are never used again. (WorkspaceSnapshotRecorded,
 # retired in #11 before anything produced it, is back since #13 with its v1 tags unchanged.)

@@ -208,6 +208,15 @@ class SessionRecorder:
         elif isinstance(event, CommitModelFailedOver):
             self._append(None, event.failover)
 
+    def record_now(self, record: object) -> StoredTurn:
+        """Append a turn record (a NotificationFailed, ...) to the main line now, after the turns that wait; also
+        once the recorder is closed (what the end of a run still has to say).
+
+        Raises:
+            StoreError: The store refused it.
+        """
+        return self._append(None, record)
+
     # Engine events ------------------------------------------------------------------------------------
     def on_event(self, event: ev.EngineEvent) -> None:
         """Record an engine event; events without a turn type (edges, checkpoints) are skipped."""

@@ -288,6 +288,11 @@ _REMOTE_FIELDS: dict[type, tuple[str, ...]] = {
     w.PushFailed: ("repo", "branch", "sha", "reason", "category"),
 }
 
+
+def _notification_failed(record: r.NotificationFailed) -> dict[str, Any]:
+    return {"target": record.target, "event": record.event, "attempts": record.attempts, "reason": record.reason}
+
+
 _DETAILS: dict[type, Any] = {
     AgentTurn: _agent_turn,
     r.NodeExecution: _node_execution,
@@ -302,5 +307,6 @@ _DETAILS: dict[type, Any] = {
     w.UncommittedWorkSaved: _work_saved,
     w.WorkspaceSnapshotRecorded: _snapshot_recorded,
     ModelFailover: _model_failover,
+    r.NotificationFailed: _notification_failed,
     **{kind: _remote_event for kind in _REMOTE_FIELDS},
 }

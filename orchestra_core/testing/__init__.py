@@ -11,6 +11,7 @@ Fakes (each passes its port's contract, so a test may use it wherever the real a
 - `ManualClock`: time that moves only when slept or advanced.
 - `ScriptedCodergenBackend`, `ScriptedCommandRunner`, `ScriptedCommitMessages`: play scripted replies and
   record what they were asked.
+- `RecordingNotifier`: the Notifier port in memory (every notification kept; or a target that always fails).
 - `RecordingInterviewer` (wraps another interviewer, records every question and answer) and
   `QueueInterviewer` (hands out prepared answers); they live in `orchestra_core.interview`.
 
@@ -40,6 +41,7 @@ _EXPORTS = {
     "ManualClock": "orchestra_core.testing.clock",
     "QueueInterviewer": "orchestra_core.interview.interviewers",
     "RecordingInterviewer": "orchestra_core.interview.interviewers",
+    "RecordingNotifier": "orchestra_core.testing.notifier",
     "ScriptExhaustedError": "orchestra_core.testing.commit_messages",
     "ScriptedCodergenBackend": "orchestra_core.testing.backends",
     "ScriptedCommandRunner": "orchestra_core.testing.command_runner",

@@ -30,6 +30,7 @@ _EXPORTS = {
     "GitContract": "orchestra_core.testing.contracts.git",
     "GitRemotesContract": "orchestra_core.testing.contracts.git_remotes",
     "InterviewerContract": "orchestra_core.testing.contracts.interviewer",
+    "NotifierContract": "orchestra_core.testing.contracts.notifier",
     "PortContract": "orchestra_core.testing.contracts._base",
     "PromptLibraryContract": "orchestra_core.testing.contracts.prompt_library",
     "RunDirectoryContract": "orchestra_core.testing.contracts.run_directory",

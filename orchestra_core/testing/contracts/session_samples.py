@@ -164,6 +164,9 @@ RECORDS: tuple[object, ...] = (
         sha="b2c3d4e5", abandoned_ref="refs/orchestra/abandoned/7/3", reason="resume", paths=("notes.txt", "app/x.rb"),
         left_out=(".gitattributes",),
     ),
+    r.NotificationFailed(
+        target="webhook https://hooks.example.com/services/…", event="finished", attempts=3, reason="HTTP 500"
+    ),
     AgentTurn(
         node_id="implement",
         turn_number=4,

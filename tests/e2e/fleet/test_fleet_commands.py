@@ -74,6 +74,17 @@ def test_a_worker_repo_without_a_remote_is_refused(tmp_path: Path, redis_server:
     assert done.returncode == 2 and "workspace.repos.project.remote" in done.stderr
 
 
+def test_a_worker_whose_notify_target_lacks_its_secret_stops_at_once(
+    tmp_path: Path, redis_server: RedisServer, postgres_dsn: str
+) -> None:
+    yaml = fleet_yaml(postgres_dsn, redis_server.url, None) + (
+        "notify:\n  - url: https://hooks.example.com/orchestra\n    secret_env: NO_SUCH_HOOK_SECRET\n"
+    )
+    done = orchestra("worker", cwd=_project(tmp_path / "p", yaml), timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "notify[0].secret_env" in done.stderr and "NO_SUCH_HOOK_SECRET" in done.stderr
+
+
 def test_a_worker_without_the_pipelines_repos_fails_the_session_saying_why(
     tmp_path: Path, redis_server: RedisServer, postgres_dsn: str
 ) -> None:

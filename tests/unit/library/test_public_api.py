@@ -22,10 +22,10 @@ PUBLIC_NAMES = {
     "run_pipeline", "stream_pipeline",
     # ports
     "ArtifactStore", "ChatModelFactory", "Clock", "CodergenBackend", "CommandRunner", "CommitMessageGenerator",
-    "Dispatcher", "FleetLedger", "FleetPorts", "Git", "GitRemotes", "Interviewer", "PromptLibrary", "RunDirectory", "RunDirectoryFactory", "SessionLocks",
+    "Dispatcher", "FleetLedger", "FleetPorts", "Git", "GitRemotes", "Interviewer", "Notifier", "PromptLibrary", "RunDirectory", "RunDirectoryFactory", "SessionLocks",
     "SessionStore", "SessionTotals", "SessionTotalsReader", "SystemClock",
     # records and events
-    "AgentTurn", "Answer", "EngineEvent", "Option", "Question", "QuestionType", "SessionInfo",
+    "AgentTurn", "Answer", "EngineEvent", "Notification", "NotificationFailed", "NotifyEvent", "Option", "Question", "QuestionType", "SessionInfo",
     "SessionMetadata", "SessionStatus", "StoredTurn", "TokenUsage", "ToolCall", "TurnCommit", "TurnView",
     "WorkspaceEvent", "events", "workspace_events",
     # errors

@@ -38,6 +38,10 @@ def line(record: object, branch: str | None = None, turn_id: str = "9") -> str |
         ),
         (r.PipelineLifecycle(r.LifecycleEvent.INTERRUPTED, "ship", error="interrupted"), "pipeline interrupted: interrupted"),
         (r.NodeExecution("plan", r.NodeEvent.STARTED, "codergen"), "> plan (codergen)"),
+        (
+            r.NotificationFailed("webhook https://hooks.example.com/services/…", "needs_input", 3, "HTTP 500"),
+            "notify: webhook https://hooks.example.com/services/… failed 3 times: HTTP 500 (needs_input)",
+        ),
         (r.NodeExecution("plan", r.NodeEvent.RETRYING, "codergen", attempt=2), "~ plan retrying (attempt 2)"),
         (r.NodeExecution("plan", r.NodeEvent.SKIPPED, "codergen"), "- plan skipped"),
         (

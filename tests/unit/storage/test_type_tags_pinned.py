@@ -314,6 +314,15 @@ PINNED_TYPES = {
             8: ("purpose", "string", 1, None),
         },
     ),
+    "dev.orchestra.NotificationFailed": (
+        1,
+        {
+            1: ("target", "string", 1, None),
+            2: ("event", "string", 1, None),
+            3: ("attempts", "u32", 1, None),
+            4: ("reason", "string", 1, None),
+        },
+    ),
 }
 
 PINNED_ENUMS = {
