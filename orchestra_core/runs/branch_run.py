@@ -61,6 +61,10 @@ class BranchRun(PipelineRun):
         source = PipelineSource(assignment.pipeline_path, assignment.pipeline_blob)
         super().__init__(graph, SessionStart(RESUME, assignment.line, "", source), ports, options, extensions)
 
+    def _tracing(self, *, created: bool) -> None:
+        """A branch a worker runs is not traced (yet): its runner's trace has the branch's span, without stages."""
+        return None
+
     def _recorder(self) -> SessionRecorder:
         recorder = super()._recorder()
         assert isinstance(recorder, SessionRecorder), "a branch run records into the store"

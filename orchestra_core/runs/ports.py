@@ -25,6 +25,7 @@ from orchestra_core.ports.prompt_library import PromptLibrary
 from orchestra_core.ports.run_directory import RunDirectoryFactory
 from orchestra_core.ports.session_locks import SessionLocks
 from orchestra_core.ports.session_store import SessionStore
+from orchestra_core.ports.tracer import Tracer
 
 if TYPE_CHECKING:  # named in AgentRuntime's signatures only; a simulated run imports none of them
     from orchestra_core.agents.hooks import ToolHooks
@@ -130,6 +131,7 @@ class RunPorts:
         session_locks: Keeps two runners out of one session; None: no locking.
         clock: Time; default: the system clock.
         fleet: Sends the branches of main-line fan-outs to a fleet of workers; None: they run in this process.
+        tracer: Where the run's spans go (OpenTelemetry); None: the run is not traced and builds no span.
     """
 
     run_directories: RunDirectoryFactory = field(factory=MemoryRunDirectories)
@@ -144,6 +146,7 @@ class RunPorts:
     session_locks: SessionLocks | None = None
     clock: Clock = field(factory=SystemClock)
     fleet: FleetPorts | None = None
+    tracer: Tracer | None = None
 
 
 @frozen(kw_only=True)
