@@ -159,6 +159,9 @@ def _consistency_problems(source: YamlSource, settings: OrchestraSettings) -> It
             if not _NAME_RE.match(tool):
                 yield problem(path, _bad_name("tool"))
             yield from (problem((*path, *sub), detail) for sub, detail in _parameter_problems(command))
+    from orchestra_adapters.telemetry.export_settings import telemetry_problems
+
+    yield from (problem(("telemetry", *sub), detail) for sub, detail in telemetry_problems(settings.telemetry))
 
 
 def _remote_problems(repo: RepoSettings) -> Iterator[tuple[str, str]]:
