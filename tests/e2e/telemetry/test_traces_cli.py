@@ -139,6 +139,10 @@ def test_turns_carry_the_genai_attributes_and_their_tool_calls(traced: TracedRun
     assert "missing.md" in failed.status_message
     [written] = [span for span in tools if span.name.endswith("write-file")]
     assert written.status is SpanStatus.UNSET
+    # Each call has the times it ran: one after the other, before the agent's turn ended (its commit began).
+    assert written.start < failed.start and written.end <= failed.start
+    [commit] = [span for span in traced.named("commit project") if traced.parent_of(span) == turns[0]]
+    assert failed.end < commit.start
 
 
 def test_commits_are_spans_of_their_turns_with_the_shas_git_shows(traced: TracedRun) -> None:
