@@ -46,8 +46,7 @@ class OtlpTracer:
     """
 
     def __init__(self, export: TraceExport, *, warn: Callable[[str], None] | None = None) -> None:
-        logging.getLogger("opentelemetry").addHandler(logging.NullHandler())  # its retries' noise: we warn once
-        self._destination = export
+        _quiet_opentelemetry()
         self._changed = threading.Condition()  # the queue, a batch sent, a flush asked, the collector failing
         self._health = _Health(export.shown_url, warn or log.warning, self._wake)
         self._exporter = OTLPSpanExporter(
@@ -151,7 +150,8 @@ class OtlpTracer:
 
     def _readable(self, span: Span) -> ReadableSpan:
         """The span as OpenTelemetry's SDK hands spans to exporters."""
-        status = Status(_CODES[span.status], span.status_message or None if span.status is SpanStatus.ERROR else None)
+        failed = span.status is SpanStatus.ERROR  # OpenTelemetry keeps a description for errors only
+        status = Status(_CODES[span.status], (span.status_message or None) if failed else None)
         return ReadableSpan(
             name=span.name,
             context=_context(span.context),
@@ -218,6 +218,14 @@ class _WatchedSession(requests.Session):
         else:
             self._health.ok()
         return response
+
+
+def _quiet_opentelemetry() -> None:
+    """OpenTelemetry's own log lines (each retry of an export) stay out of the console: the tracer warns once.
+    An application that configured logging still gets them."""
+    logger = logging.getLogger("opentelemetry")
+    if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
+        logger.addHandler(logging.NullHandler())
 
 
 def _reason(error: requests.RequestException) -> str:
