@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from orchestra_core.ports.run_directory import RunDirectoryFactory
     from orchestra_core.ports.session_locks import SessionLocks
     from orchestra_core.ports.session_store import SessionStore
+    from orchestra_core.ports.tracer import Tracer
     from orchestra_core.runs.ports import AgentRuntime, BackendFactory
 
 
@@ -103,6 +104,26 @@ def _notifier(settings: OrchestraSettings, project_root: Path) -> Iterator[Notif
         yield notifier
     finally:
         notifier.close()
+
+
+def _tracer(settings: OrchestraSettings) -> Iterator[Tracer | None]:
+    """OTLP/HTTP traces when `telemetry.otlp_endpoint` or an OTEL_EXPORTER_OTLP_*ENDPOINT variable says where;
+    otherwise None, and OpenTelemetry is never imported."""
+    import os
+
+    from orchestra_adapters.telemetry.export_settings import trace_export
+
+    export = trace_export(settings, os.environ)
+    if export is None:
+        yield None
+        return
+    from orchestra_adapters.telemetry.otlp_tracer import OtlpTracer
+
+    tracer = OtlpTracer(export)
+    try:
+        yield tracer
+    finally:
+        tracer.close()
 
 
 def _git() -> Git:
@@ -246,6 +267,7 @@ class Container(containers.DeclarativeContainer):
     session_store = providers.Resource(_session_store, settings, project_root, clock)
     session_locks = providers.Singleton(_session_locks, settings, project_root)
     notifier = providers.Resource(_notifier, settings, project_root)
+    tracer = providers.Resource(_tracer, settings)
     git = providers.Singleton(_git)
     git_remotes = providers.Singleton(_git_remotes)
     chat_models = providers.Singleton(_chat_models, settings)
@@ -333,6 +355,7 @@ def run_arguments(
         "notifier": notifier,
         "settings": container.settings(),
         "project_root": container.project_root(),
+        "tracer": container.tracer(),  # before the store: a bad OTEL_* variable opens nothing
         "store": container.session_store(),
         "backend": backend,
         "interviewer": interviewer,

@@ -70,6 +70,7 @@ _EXPORTS: dict[str, str] = {
     "SessionStore": "orchestra_core.ports.session_store",
     "SessionTotals": "orchestra_core.ports.session_store",
     "SessionTotalsReader": "orchestra_core.ports.session_store",
+    "Tracer": "orchestra_core.ports.tracer",
     # Records and events
     "AgentTurn": "orchestra_core.model.turn",
     "TokenUsage": "orchestra_core.model.turn",
@@ -87,6 +88,7 @@ _EXPORTS: dict[str, str] = {
     "SessionStatus": "orchestra_core.ports.session_store",
     "StoredTurn": "orchestra_core.ports.session_store",
     "TurnView": "orchestra_core.session.turn_view",
+    "Span": "orchestra_core.model.spans",
     "events": "orchestra_core.model.events",
     "workspace_events": "orchestra_core.model.workspace_events",
     "EngineEvent": "orchestra_core.model.events",
@@ -168,6 +170,7 @@ __all__ = [
     "SessionTotals",
     "SessionTotalsReader",
     "Severity",
+    "Span",
     "StageRun",
     "StageStatus",
     "StoreError",
@@ -175,6 +178,7 @@ __all__ = [
     "SystemClock",
     "TokenUsage",
     "ToolCall",
+    "Tracer",
     "Transform",
     "TransformError",
     "TurnCommit",
@@ -229,6 +233,7 @@ if TYPE_CHECKING:
     from orchestra_core.model.outcome import Outcome, StageStatus
     from orchestra_core.model.records import NotificationFailed
     from orchestra_core.model.settings import ConfigError, OrchestraSettings
+    from orchestra_core.model.spans import Span
     from orchestra_core.model.store_errors import SessionNotFoundError, StoreError, TurnNotFoundError
     from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit
     from orchestra_core.model.workspace_events import WorkspaceEvent
@@ -256,6 +261,7 @@ if TYPE_CHECKING:
         SessionTotalsReader,
         StoredTurn,
     )
+    from orchestra_core.ports.tracer import Tracer
     from orchestra_core.runs.events import RunEvent
     from orchestra_core.runs.extensions import Extensions
     from orchestra_core.runs.ports import AgentRuntime, BackendFactory, FleetPorts

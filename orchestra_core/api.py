@@ -32,6 +32,7 @@ from orchestra_core.ports.prompt_library import PromptLibrary
 from orchestra_core.ports.run_directory import RunDirectoryFactory
 from orchestra_core.ports.session_locks import SessionLocks
 from orchestra_core.ports.session_store import SessionStore
+from orchestra_core.ports.tracer import Tracer
 from orchestra_core.runs.events import RunEvent
 from orchestra_core.runs.extensions import Extensions
 from orchestra_core.runs.pipeline_run import PipelineRun
@@ -68,6 +69,7 @@ class AdapterArguments(TypedDict, total=False):
     clock: Clock
     fleet: FleetPorts | None
     notifier: Notifier | None
+    tracer: Tracer | None
 
 
 class PortArguments(AdapterArguments, total=False):

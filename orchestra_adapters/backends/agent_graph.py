@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated, Any, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
@@ -55,16 +56,18 @@ def build_agent_graph(
         messages, outcome = [], None
         for call in reply.tool_calls:
             stop_if_cancelled()
+            started_at, started = time.time(), time.monotonic()
             with cancellation_scope(cancel):  # a command tool's runner kills its process group on cancel
                 executed = toolbox.execute(call["name"], call["args"], call["id"] or "")
             record = executed.record
+            timing = {"started_at": started_at, "duration_s": time.monotonic() - started}  # the call's trace span
             messages.append(
                 ToolMessage(
                     executed.text,
                     tool_call_id=record.call_id,
                     name=call["name"],
                     status="error" if executed.failed else "success",
-                    artifact={"tool": record.name, "error": record.error},
+                    artifact={"tool": record.name, "error": record.error, **timing},
                 )
             )
             if executed.outcome is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
@@ -105,12 +106,24 @@ def tool_call_records(
         if result is None:
             records.append(ToolCall(name, call["args"], call["id"] or ""))
             continue
-        error = _artifact(result).get("error")
+        artifact = _artifact(result)
+        error = artifact.get("error")
         text = content_text(result.content)
-        records.append(
-            ToolCall(name, call["args"], call["id"] or "", result=None if error else text, error=error)
-        )
+        started_at, duration = _timing(artifact)
+        record = ToolCall(
+            name, call["args"], call["id"] or "", result=None if error else text, error=error,
+            started_at=started_at, duration_s=duration,
+        )  # fmt: skip
+        records.append(record)
     return records
+
+
+def _timing(artifact: Mapping[str, Any]) -> tuple[datetime | None, float | None]:
+    """When a tool call ran, as its tool message recorded it (older conversations did not)."""
+    started, duration = artifact.get("started_at"), artifact.get("duration_s")
+    if not isinstance(started, int | float) or not isinstance(duration, int | float):
+        return None, None
+    return datetime.fromtimestamp(started, UTC), float(duration)
 
 
 def unanswered_tool_calls(messages: Sequence[BaseMessage]) -> list[ToolMessage]:

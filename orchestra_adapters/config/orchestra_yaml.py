@@ -167,6 +167,9 @@ def _consistency_problems(source: YamlSource, settings: OrchestraSettings) -> It
             yield from (problem((*path, *sub), detail) for sub, detail in _parameter_problems(command))
     for index, target in enumerate(settings.notify):
         yield from (problem(("notify", index, *sub), detail) for sub, detail in _notify_problems(target))
+    from orchestra_adapters.telemetry.export_settings import telemetry_problems
+
+    yield from (problem(("telemetry", *sub), detail) for sub, detail in telemetry_problems(settings.telemetry))
 
 
 def _remote_problems(repo: RepoSettings) -> Iterator[tuple[str, str]]:

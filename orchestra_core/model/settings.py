@@ -317,6 +317,30 @@ def _notify_targets(items: Sequence[NotifyTargetSettings] | None) -> tuple[Notif
     return tuple(items or ())
 
 
+@frozen
+class TelemetrySettings:
+    """`telemetry:`: OpenTelemetry traces of every run, exported over OTLP/HTTP (the `otel` extra; docs/running.md).
+
+    The standard variables win over the file: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (the traces URL as it is),
+    `OTEL_EXPORTER_OTLP_ENDPOINT` (a base URL), `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_SERVICE_NAME`;
+    `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none` turn tracing off.
+
+    Attributes:
+        otlp_endpoint: The collector's OTLP/HTTP base URL (`http://localhost:4318`; `/v1/traces` is added
+            unless the path already ends with it). None (and no variable): no tracing, nothing imported.
+        headers: HTTP headers sent with every export (values as written; keep secrets in `headers_env`).
+        headers_env: Header name -> the environment variable holding its value (an API key).
+        service_name: The `service.name` of the spans' resource (default `OTEL_SERVICE_NAME`, else `orchestra`).
+        flush_timeout: At the end of a run, how long it waits at most for its last spans to be sent.
+    """
+
+    otlp_endpoint: str | None = None
+    headers: Mapping[str, str] = field(factory=dict, converter=frozen_map, repr=False)  # may hold a secret
+    headers_env: Mapping[str, str] = field(factory=dict, converter=frozen_map)
+    service_name: str | None = None
+    flush_timeout: Seconds = Seconds(5.0)
+
+
 # orchestra.yaml's key of each CLI agent -> its backend name (the key under `OrchestraSettings.cli_agents`).
 CLI_AGENT_KEYS: Mapping[str, str] = {"claude_code": "claude-code", "codex": "codex"}
 
@@ -348,6 +372,7 @@ class OrchestraSettings:
     dispatch: DispatchSettings = field(factory=DispatchSettings)
     cli_agents: Mapping[str, CliAgentSettings] = field(factory=dict, converter=frozen_map)
     notify: tuple[NotifyTargetSettings, ...] = field(default=(), converter=_notify_targets)
+    telemetry: TelemetrySettings = field(factory=TelemetrySettings)
     source_path: Path | None = None
     project_root: Path | None = None
 

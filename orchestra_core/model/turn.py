@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any
 
 from attrs import evolve, field, frozen
@@ -12,13 +13,19 @@ from orchestra_core.model.immutable import frozen_map, str_tuple
 
 @frozen
 class ToolCall:
-    """One tool call the model made: the tool's Orchestra name (`repo:tool`), arguments and result."""
+    """One tool call the model made: the tool's Orchestra name (`repo:tool`), arguments and result.
+
+    `started_at` and `duration_s` say when it ran, where the backend saw it (for traces); they are not stored,
+    and two calls that differ only in them are equal.
+    """
 
     name: str
     args: Mapping[str, Any] = field(factory=dict, converter=frozen_map)
     call_id: str = ""
     result: str | None = None
     error: str | None = None
+    started_at: datetime | None = field(default=None, eq=False, repr=False)
+    duration_s: float | None = field(default=None, eq=False, repr=False)
 
 
 @frozen
@@ -105,7 +112,8 @@ class AgentTurn:
     takes those, and files without one as they are when it is made. It is not stored: the commit holds it.
     `cost_usd` is what the turn cost in US dollars (None: unknown, e.g. no price for its model). When a
     fallback model answered (failover), `model` names it, `requested_model` the one asked for first and
-    `fallback_reason` why it switched.
+    `fallback_reason` why it switched. `ended_at` is when the agent handed the turn over (its reply and tool
+    calls done, before its commits), set by a traced run; it is not stored.
     A tool stage's work is a turn too: model `tool_command`, provider `tool`, its command as a `shell` tool
     call (`by_tool_stage`).
     """
@@ -126,6 +134,7 @@ class AgentTurn:
     cost_usd: float | None = None
     requested_model: str = ""
     fallback_reason: str = ""
+    ended_at: datetime | None = field(default=None, eq=False, repr=False)
 
     @property
     def git_sha(self) -> str | None:

@@ -65,6 +65,10 @@ class BranchRun(PipelineRun):
         """None: the session's own runner tells how the run goes; one branch is no end of it."""
         return None
 
+    def _tracing(self, *, created: bool) -> None:
+        """A branch a worker runs is not traced (yet): its runner's trace has the branch's span, without stages."""
+        return None
+
     def _recorder(self) -> SessionRecorder:
         recorder = super()._recorder()
         assert isinstance(recorder, SessionRecorder), "a branch run records into the store"

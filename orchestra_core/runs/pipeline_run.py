@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import suppress
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +53,7 @@ if TYPE_CHECKING:  # a run without workspace repos (and without LLM agents) need
     from orchestra_core.runs.branch_workspaces import RunBranchWorkspaces
     from orchestra_core.runs.fleet_branches import FleetBranches
     from orchestra_core.runs.notifications import RunNotifications
+    from orchestra_core.runs.tracing import RunTracing
     from orchestra_core.workspace.branches import BranchWorktrees
     from orchestra_core.workspace.manager import WorkspaceManager
     from orchestra_core.workspace.session import WorkspaceSession
@@ -83,6 +85,7 @@ class PipelineRun:
         self._resolver: AgentResolver | None = None
         self.remotes = RunRemotes(options.settings, ports.git, ports.git_remotes)
         self.remotes.prepare(start)  # clone/fetch: an unreachable remote stops the run before anything is recorded
+        creates_session = start.creates_session or (ports.store is None and not start.session_id)
         if ports.store is not None:
             if start.creates_session:  # bad input stops the run here, before a session exists
                 self._check_workspace(start)
@@ -96,6 +99,7 @@ class PipelineRun:
         if ports.session_locks is not None:  # before anything is recorded: a session running elsewhere stops here
             self._lease = ports.session_locks.acquire(start.session_id)
         self.recorder = self._recorder()
+        self.tracing = self._tracing(created=creates_session)
         self._record_start()
         self.notifications = self._notifications()
         self.workspace: WorkspaceSession | None = None
@@ -273,6 +277,21 @@ class PipelineRun:
         if entry is None or entry.cassette is None:  # a scripted cassette answers any model name
             models.require_alias("cheap", provider)
 
+    def _tracing(self, *, created: bool) -> RunTracing | None:
+        """With a tracer: the run's spans, built from its events (the engine knows nothing of them)."""
+        if self.ports.tracer is None:
+            return None
+        from orchestra_core.runs.tracing import RunTracing, trace_start
+
+        start = trace_start(self.start, self.ports.store, self.pipeline_name, created=created)
+        tracing = RunTracing(self.ports.tracer, start, self.ports.clock)
+        self.events.subscribe(tracing.on_event)
+        return tracing
+
+    def _end_trace(self, status: str, reason: str = "") -> None:
+        if self.tracing is not None:
+            self.tracing.end(status, reason)
+
     def _on_workspace_event(self, event: WorkspaceEvent) -> None:
         self.recorder.on_workspace_event(event)
         self.events.deliver(event)
@@ -294,7 +313,9 @@ class PipelineRun:
             pipeline_loader=self._load_child,
             mode_for=self.resolver.mode_for,
             chat_history=self._chat_history,
-            tool_turns=RunToolTurns(self.workspace_for, self.protected_paths, self._record_turn),
+            tool_turns=RunToolTurns(
+                self.workspace_for, self.protected_paths, self._record_turn, clock=self._turn_clock()
+            ),
         )
         self.extensions.install_handlers(registry)
         remote = self._remote_branches()
@@ -418,7 +439,19 @@ class PipelineRun:
             self._record_turn(node, stage, turn)
 
         workspace = self.workspace_for(stage.branch)
-        return workspace.on_turn_wrapper(record) if workspace is not None else record
+        on_turn = workspace.on_turn_wrapper(record) if workspace is not None else record
+        clock = self._turn_clock()
+        if clock is None:
+            return on_turn
+
+        def traced(turn: AgentTurn) -> None:  # when the agent handed it over, before its commits: its span's times
+            on_turn(evolve(turn, ended_at=clock()))
+
+        return traced
+
+    def _turn_clock(self) -> Callable[[], datetime] | None:
+        """What stamps each turn's `ended_at` in a traced run (None untraced: nothing to pay for)."""
+        return self.ports.clock.now if self.tracing is not None else None
 
     def _record_turn(self, node: Node, stage: StageRun, turn: AgentTurn) -> None:
         self.recorder.record_agent_turn(turn, stage.branch)
@@ -484,6 +517,7 @@ class PipelineRun:
             self._notify_end("cancelled", stop.reason)
         else:
             self._notify_end(result.status.value, result.failure_reason)
+        self._end_trace(result.status.value, result.failure_reason)
         return result
 
     @property
@@ -531,6 +565,7 @@ class PipelineRun:
 
     def record_failure(self, reason: str, *, interrupted: bool = False) -> None:
         """Mark the session failed (or interrupted) when the run could not start or was stopped."""
+        self._end_trace("interrupted" if interrupted else StageStatus.FAIL.value, reason)
         if self.ports.store is None:
             return
         kind = records.LifecycleEvent.INTERRUPTED if interrupted else records.LifecycleEvent.FAILED
@@ -579,6 +614,8 @@ class PipelineRun:
         if self._lease is not None:
             self._lease.release()
             self._lease = None
+        if self.tracing is not None:  # last, once the locks are free: sending may take `flush_timeout`
+            self.tracing.close(self.options.settings.telemetry.flush_timeout)
 
     # Notifications ---------------------------------------------------------------------------------------
     def _notifications(self) -> RunNotifications | None:

@@ -25,6 +25,7 @@ from orchestra_core.ports.prompt_library import PromptLibrary
 from orchestra_core.ports.run_directory import RunDirectoryFactory
 from orchestra_core.ports.session_locks import SessionLocks
 from orchestra_core.ports.session_store import SessionStore
+from orchestra_core.ports.tracer import Tracer
 
 if TYPE_CHECKING:  # named in AgentRuntime's signatures only; a simulated run imports none of them
     from orchestra_core.agents.hooks import ToolHooks
@@ -134,6 +135,7 @@ class RunPorts:
         fleet: Sends the branches of main-line fan-outs to a fleet of workers; None: they run in this process.
         notifier: Tells the `notify:` targets about the run's end and its waiting questions; None: nothing is sent
             (and nothing of notifications is imported).
+        tracer: Where the run's spans go (OpenTelemetry); None: the run is not traced and builds no span.
     """
 
     run_directories: RunDirectoryFactory = field(factory=MemoryRunDirectories)
@@ -149,6 +151,7 @@ class RunPorts:
     clock: Clock = field(factory=SystemClock)
     fleet: FleetPorts | None = None
     notifier: Notifier | None = None
+    tracer: Tracer | None = None
 
 
 @frozen(kw_only=True)

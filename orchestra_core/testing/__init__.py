@@ -8,6 +8,7 @@ Fakes (each passes its port's contract, so a test may use it wherever the real a
 - `InMemoryGitRemotes`: the GitRemotes port without git or a network (remotes and clones are dicts).
 - `InMemoryDispatcher` (a broker in memory; `serve(queues, runner)` starts a worker thread) and
   `InMemoryFleetLedger`: the fleet's Dispatcher and FleetLedger ports.
+- `InMemoryTracer`: the Tracer port keeping a run's spans in a list.
 - `ManualClock`: time that moves only when slept or advanced.
 - `ScriptedCodergenBackend`, `ScriptedCommandRunner`, `ScriptedCommitMessages`: play scripted replies and
   record what they were asked.
@@ -38,6 +39,7 @@ _EXPORTS = {
     "InMemorySessionLease": "orchestra_core.testing.session_locks",
     "InMemorySessionLocks": "orchestra_core.testing.session_locks",
     "InMemorySessionStore": "orchestra_core.testing.session_store",
+    "InMemoryTracer": "orchestra_core.testing.tracer",
     "ManualClock": "orchestra_core.testing.clock",
     "QueueInterviewer": "orchestra_core.interview.interviewers",
     "RecordingInterviewer": "orchestra_core.interview.interviewers",

@@ -48,7 +48,8 @@ class ToolStageRun:
 
     def turn(self, files: Sequence[str]) -> AgentTurn:
         """The stage's turn: its `repo:path` changes, its command as a `shell` call."""
-        call = ToolCall(SHELL_TOOL, {"command": self.command}, result=self.ending)
+        command = {"command": self.command}
+        call = ToolCall(SHELL_TOOL, command, result=self.ending, duration_s=self.result.duration_s)
         return AgentTurn(
             node_id=self.node_id, turn_number=0, model=TOOL_STAGE_MODEL, provider=TOOL_STAGE_PROVIDER,
             tool_calls=(call,), files_written=tuple(files), duration_s=self.result.duration_s,

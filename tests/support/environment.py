@@ -10,8 +10,9 @@ def hermetic_env(home: Path) -> dict[str, str]:
     """The hermetic process environment every test runs in (tests/conftest.py applies it; module-scoped
     fixtures that run before it use it directly): a temporary HOME, no global git config, fixed identities,
     locale and time zone, no API keys unless ORCHESTRA_REAL_LLM=1, loopback never through a proxy (a CI
-    runner's HTTP_PROXY would otherwise carry the stand-in CXDB server's HTTP reads away)."""
-    removed = {"ORCHESTRA_CONFIG"}
+    runner's HTTP_PROXY would otherwise carry the stand-in CXDB server's HTTP reads away), no OTEL_* variable
+    (a developer's collector would get the tests' traces)."""
+    removed = {"ORCHESTRA_CONFIG", *(key for key in os.environ if key.startswith("OTEL_"))}
     if os.environ.get("ORCHESTRA_REAL_LLM") != "1":
         removed |= {"ANTHROPIC_API_KEY", "OPENAI_API_KEY"}
     env = {key: value for key, value in os.environ.items() if key not in removed}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from attrs import define, field
@@ -33,6 +34,7 @@ class TurnDraft:
     natives: set[str] = field(factory=set)  # ids of calls to the agent's own tools
     usage: TokenUsage = field(factory=TokenUsage)
     started: float = field(factory=time.monotonic)
+    call_started: dict[str, float] = field(factory=dict)  # monotonic, by call id: each call's duration
 
     @property
     def empty(self) -> bool:
@@ -141,7 +143,10 @@ class TurnAssembler:
 
     def _start_tool(self, event: ToolStarted) -> None:
         draft = self._current()
-        draft.calls[event.call_id] = ToolCall(self._tool_name(event.name), event.arguments, event.call_id)
+        draft.calls[event.call_id] = ToolCall(
+            self._tool_name(event.name), event.arguments, event.call_id, started_at=datetime.now(UTC)
+        )
+        draft.call_started[event.call_id] = time.monotonic()
         if event.native:
             draft.natives.add(event.call_id)
 
@@ -150,12 +155,15 @@ class TurnAssembler:
         if draft is None or event.call_id not in draft.calls:
             return  # a result for a call this stream never showed: nothing to attach it to
         call = draft.calls[event.call_id]
+        started = draft.call_started.get(event.call_id)
         draft.calls[event.call_id] = ToolCall(
             call.name,
             call.args,
             call.call_id,
             result=None if event.is_error else event.result,
             error=(event.result or "the tool failed") if event.is_error else None,
+            started_at=call.started_at,
+            duration_s=time.monotonic() - started if started is not None else None,
         )
         draft.finished.add(event.call_id)
         if draft.all_answered:

@@ -37,6 +37,7 @@ _EXPORTS = {
     "RunDirectoryFactoryContract": "orchestra_core.testing.contracts.run_directory",
     "SessionLocksContract": "orchestra_core.testing.contracts.session_locks",
     "SessionStoreContract": "orchestra_core.testing.contracts.session_store",
+    "TracerContract": "orchestra_core.testing.contracts.tracer",
     "cases": "orchestra_core.testing.contracts._base",
     "raises": "orchestra_core.testing.contracts._base",
     "requires": "orchestra_core.testing.contracts._base",

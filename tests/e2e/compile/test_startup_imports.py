@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("langchain", "langchain_core", "langgraph", "mcp", "httpx", "openai", "anthropic")
+HEAVY = ("langchain", "langchain_core", "langgraph", "mcp", "httpx", "openai", "anthropic", "opentelemetry", "google")
 PROBE = """
 import atexit, json, sys
 atexit.register(lambda: print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr))

@@ -23,10 +23,10 @@ PUBLIC_NAMES = {
     # ports
     "ArtifactStore", "ChatModelFactory", "Clock", "CodergenBackend", "CommandRunner", "CommitMessageGenerator",
     "Dispatcher", "FleetLedger", "FleetPorts", "Git", "GitRemotes", "Interviewer", "Notifier", "PromptLibrary", "RunDirectory", "RunDirectoryFactory", "SessionLocks",
-    "SessionStore", "SessionTotals", "SessionTotalsReader", "SystemClock",
+    "SessionStore", "SessionTotals", "SessionTotalsReader", "SystemClock", "Tracer",
     # records and events
     "AgentTurn", "Answer", "EngineEvent", "Notification", "NotificationFailed", "NotifyEvent", "Option", "Question", "QuestionType", "SessionInfo",
-    "SessionMetadata", "SessionStatus", "StoredTurn", "TokenUsage", "ToolCall", "TurnCommit", "TurnView",
+    "SessionMetadata", "SessionStatus", "Span", "StoredTurn", "TokenUsage", "ToolCall", "TurnCommit", "TurnView",
     "WorkspaceEvent", "events", "workspace_events",
     # errors
     "ConfigError", "GitError", "NothingToResumeError", "OrchestraError", "PipelineLoadError", "RemoteError",

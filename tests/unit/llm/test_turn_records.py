@@ -71,6 +71,18 @@ def test_messages_become_role_content_dicts_with_orchestra_tool_names() -> None:
     }
 
 
+def test_tool_call_records_carry_the_time_each_call_ran_when_its_message_has_it() -> None:
+    from datetime import UTC, datetime
+
+    timed = ToolMessage(
+        "contents", tool_call_id="c1", name="repo__read-file",
+        artifact={"tool": "repo:read-file", "error": None, "started_at": 1767225600.25, "duration_s": 0.5},
+    )  # fmt: skip
+    first, second = tool_call_records(REPLY, [timed, RESULTS[1]], _names)
+    assert (first.started_at, first.duration_s) == (datetime(2026, 1, 1, 0, 0, 0, 250000, tzinfo=UTC), 0.5)
+    assert (second.started_at, second.duration_s) == (None, None)  # a conversation from before calls were timed
+
+
 def test_tool_call_records_pair_calls_with_results_or_errors() -> None:
     assert tool_call_records(REPLY, list(reversed(RESULTS)), _names) == [
         ToolCall("repo:read-file", {"path": "a"}, "c1", result="contents"),

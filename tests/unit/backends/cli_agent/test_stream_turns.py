@@ -287,3 +287,23 @@ def test_claude_says_when_it_went_on_with_its_fallback_model_and_which_model_ans
         assembler.feed(event)
     assembler.close()
     assert [(draft.model, draft.text) for draft in drafts] == [("backup-y", ["Hi."])]
+
+
+def test_each_tool_call_is_timed_from_its_use_to_its_result_for_traces() -> None:
+    import time
+    from datetime import UTC, datetime
+
+    turns: list[TurnDraft] = []
+    assembler = TurnAssembler(turns.append, lambda name: name.removeprefix("mcp__orchestra__"))
+    parser = ClaudeStreamParser()
+    before = datetime.now(UTC)
+    for event in parser.parse(CLAUDE_RUN[3]):  # the tool_use of toolu_1
+        assembler.feed(event)
+    time.sleep(0.05)
+    for line in CLAUDE_RUN[4:]:
+        for event in parser.parse(line):
+            assembler.feed(event)
+    written = turns[0].tool_calls()[0]
+    assert written.call_id == "toolu_1" and written.started_at is not None and written.duration_s is not None
+    assert before <= written.started_at <= datetime.now(UTC)
+    assert 0.05 <= written.duration_s < 5
