@@ -68,10 +68,22 @@ def content_text(content: Any) -> str:
     return "".join(parts)
 
 
-def token_usage(message: AIMessage) -> TokenUsage:
-    """The prompt/completion tokens a model reply reports (zeros when the provider reports none)."""
-    usage: Mapping[str, Any] = message.usage_metadata or {}
-    return TokenUsage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
+def token_usage(message: Any) -> TokenUsage:
+    """The tokens a model reply reports (zeros when the provider reports none): LangChain's `usage_metadata`,
+    whose `input_tokens` count the cached ones too and whose `input_token_details` split out the cache reads and
+    writes (`cache_read`, `cache_creation`)."""
+    usage: Mapping[str, Any] = getattr(message, "usage_metadata", None) or {}
+    details = usage.get("input_token_details") or {}
+    return TokenUsage(
+        _tokens(usage.get("input_tokens")),
+        _tokens(usage.get("output_tokens")),
+        _tokens(details.get("cache_read")),
+        _tokens(details.get("cache_creation")),
+    )
+
+
+def _tokens(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def message_record(message: BaseMessage, tool_name: Callable[[str], str]) -> dict[str, Any]:

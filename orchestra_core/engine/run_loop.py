@@ -13,7 +13,7 @@ from attrs import evolve
 from orchestra_core.engine.branch_workspaces import BranchWorkspaces, NoBranchWorkspaces
 from orchestra_core.engine.branches import BranchWalker, parent_branch
 from orchestra_core.engine.emitter import BranchForwarder, Emitter
-from orchestra_core.engine.execution import HandlerResolver, StageExecutor, StageVisit
+from orchestra_core.engine.execution import HandlerResolver, NodeRun, StageExecutor, StageVisit
 from orchestra_core.engine.join_outcome import settle_pending_join
 from orchestra_core.engine.remote_branches import RemoteBranches, RemoteNodes, branch_request
 from orchestra_core.engine.routing import (
@@ -39,10 +39,12 @@ from orchestra_core.engine.run_state import (
     resumed_edge,
 )
 from orchestra_core.engine.stage import BranchResult
+from orchestra_core.model.budget import BudgetGuard, BudgetVerdict
 from orchestra_core.model.checkpoint import Checkpoint, RunResult, RunStatus
 from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.events import (
+    BudgetExceeded,
     CheckpointSaved,
     EdgeSelected,
     EventObserver,
@@ -84,6 +86,8 @@ class Engine(Protocol):
     def branch_workspaces(self) -> BranchWorkspaces | None: ...
     @property
     def remote_branches(self) -> RemoteBranches | None: ...
+    @property
+    def budget(self) -> BudgetGuard | None: ...
 
     def child(self, observers: Sequence[EventObserver]) -> Engine:
         """An engine for a supervised child run."""
@@ -130,6 +134,8 @@ class RunLoop:
         self.workspaces: BranchWorkspaces = engine.branch_workspaces or NoBranchWorkspaces()
         self.on_context = on_context
         self.max_visits = engine.max_node_visits or graph.get_int("max_node_visits", DEFAULT_MAX_NODE_VISITS)
+        self.budget = engine.budget
+        self.budget_verdict: BudgetVerdict | None = None  # the budget that ended the run
         remote = engine.remote_branches
         self.executor = StageExecutor(
             registry=RemoteNodes(engine.registry, remote) if remote is not None else engine.registry,
@@ -140,6 +146,7 @@ class RunLoop:
             session_id=session_id,
             services=self,
             emit=self.emitter.emit,
+            budget=self.budget,
         )
         self.branches = BranchWalker(
             graph, self.executor, self.clock, self.max_visits, lambda: self.state.visit_counts, self.workspaces
@@ -282,7 +289,14 @@ class RunLoop:
     def _result(self, finish: Finish, started: float) -> RunResult:
         duration = self.clock.monotonic() - started
         state = self.state
-        if finish.status is RunStatus.SUCCESS:
+        verdict = self.budget_verdict
+        if finish.status is RunStatus.BUDGET_EXCEEDED and verdict is not None:
+            fields = {
+                "budget": verdict.key, "spent": verdict.spent, "limit": verdict.limit, "message": finish.reason,
+                "duration_s": duration, "node_id": state.completed_nodes[-1] if state.completed_nodes else None,
+            }  # fmt: skip
+            self.emitter.emit(BudgetExceeded, None, fields)
+        elif finish.status is RunStatus.SUCCESS:
             fields = {
                 "duration_s": duration,
                 "artifact_count": len(self.directory.artifacts.list()),
@@ -320,6 +334,9 @@ class RunLoop:
                 if isinstance(gate, Advance):
                     position = self._jump_for_gate(gate, position)
                     continue
+            budget_stop = self._budget_stop()
+            if budget_stop is not None:
+                return budget_stop
             if self.state.node_visits >= self.max_visits:
                 return Finish(RunStatus.FAIL, self._looping_reason())
             over_limit = visit_limit_failure(node, self.graph, self.state.visit_counts[node.id])
@@ -364,7 +381,11 @@ class RunLoop:
             node_outcomes=state.node_outcomes,
             cancel=self.stop,  # a cancelled (not merely set) stop also cancels the attempt running now
         )
+        stops = self.executor.budget_stops
         run = self.executor.execute(node, state.context, visit)
+        stopped = self._stopped_by_budget(run, stops)
+        if stopped is not None:  # the node is not recorded: a resume runs it again
+            return stopped
         if node.handler_type == "parallel":
             state.merge_branches(self.branches.take_results(None, node))
         state.record(node, run.outcome, run.attempts)
@@ -375,6 +396,27 @@ class RunLoop:
         elif isinstance(transition, Advance):
             self._save(node.id, transition.target)
         return transition
+
+    def _budget_stop(self) -> Finish | None:
+        """The end of the run when a budget of the session is reached: nothing new starts."""
+        verdict = self.budget.session_stop() if self.budget is not None else None
+        if verdict is None:
+            return None
+        self.budget_verdict = verdict
+        return Finish(RunStatus.BUDGET_EXCEEDED, verdict.message)
+
+    def _stopped_by_budget(self, run: NodeRun, stops_before: int) -> Finish | None:
+        """The end of the run when the session's budget stopped the node (at an agent's turn boundary, before a
+        retry, or in its branches), or was reached while the node did not succeed."""
+        if self.budget is None:
+            return None
+        stopped = run.stopped is not None or self.executor.budget_stops > stops_before
+        if not stopped and run.outcome.status in (StageStatus.SUCCESS, StageStatus.PARTIAL_SUCCESS, StageStatus.SKIPPED):
+            return None
+        finish = self._budget_stop()
+        if finish is None and stopped:
+            return Finish(RunStatus.BUDGET_EXCEEDED, run.stopped or "a budget of the session is reached")
+        return finish
 
     def _transition(self, node: Node, outcome: Outcome) -> Transition:
         try:

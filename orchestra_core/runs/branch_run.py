@@ -61,6 +61,10 @@ class BranchRun(PipelineRun):
         source = PipelineSource(assignment.pipeline_path, assignment.pipeline_blob)
         super().__init__(graph, SessionStart(RESUME, assignment.line, "", source), ports, options, extensions)
 
+    def budget_session(self) -> str:
+        """The budgets bound the spending of the session the branch belongs to (all its branches included)."""
+        return self.assignment.session_id
+
     def _recorder(self) -> SessionRecorder:
         recorder = super()._recorder()
         assert isinstance(recorder, SessionRecorder), "a branch run records into the store"
@@ -84,7 +88,7 @@ class BranchRun(PipelineRun):
         settings = self.options.settings.workspace.repos
         self.workspace = WorkspaceSession(
             self.assignment.session_id, contexts, {c.repo_name: settings[c.repo_name] for c in contexts}, git,
-            self.ports.clock, self.ports.commit_messages, self._on_workspace_event,
+            self.ports.clock, self.commit_messages, self._on_workspace_event,
         )  # fmt: skip
         self.branches = BranchWorktrees(
             self.workspace, git, self.ports.clock, directory, self.pipeline_name, self._on_workspace_event

@@ -14,6 +14,7 @@ from orchestra_core.agents.prompt_builder import AgentPromptBuilder
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.resolver import AgentResolver
 from orchestra_core.agents.tools import WriteTracker
+from orchestra_core.engine.emitter import Emitter
 from orchestra_core.engine.run_state import manifest_for
 from orchestra_core.engine.runner import PipelineEngine
 from orchestra_core.engine.stage import StageRun
@@ -21,7 +22,7 @@ from orchestra_core.handlers import build_registry
 from orchestra_core.model import records
 from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.chat import ChatHistory
-from orchestra_core.model.checkpoint import RunResult
+from orchestra_core.model.checkpoint import RunResult, RunStatus
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.events import AgentTurnCompleted
 from orchestra_core.model.graph import Graph, Node
@@ -38,6 +39,7 @@ from orchestra_core.runs.extensions import Extensions
 from orchestra_core.runs.ports import RunOptions, RunPorts
 from orchestra_core.runs.run_remotes import RunRemotes
 from orchestra_core.runs.run_services import NoPromptLayers, NoRecorder, RunAgentRuntime
+from orchestra_core.runs.spending import MeteredCommitMessages, run_budgets, start_meter
 from orchestra_core.runs.start import NEW, REPLAY, RESUME, SessionStart, begin
 from orchestra_core.runs.tool_turns import RunToolTurns
 from orchestra_core.runs.writable_roots import WritableRoots
@@ -80,6 +82,9 @@ class PipelineRun:
         self.layout = ProjectLayout(options.project_root.resolve())
         self.events = EventFanout(options.on_event)
         self._resolver: AgentResolver | None = None
+        self.commit_messages = ports.commit_messages
+        # a budget attribute that does not parse stops the run before a session exists
+        self.budget, self.node_budgets = run_budgets(options.settings, graph, options.budget)
         self.remotes = RunRemotes(options.settings, ports.git, ports.git_remotes)
         self.remotes.prepare(start)  # clone/fetch: an unreachable remote stops the run before anything is recorded
         if ports.store is not None:
@@ -94,6 +99,11 @@ class PipelineRun:
         self._checkout_leases: list[SessionLease] = []
         if ports.session_locks is not None:  # before anything is recorded: a session running elsewhere stops here
             self._lease = ports.session_locks.acquire(start.session_id)
+        self.spending = start_meter(
+            ports.store, self.budget_session(), options.settings, self.budget, self.node_budgets, ports.clock
+        )
+        if self.commit_messages is not None:
+            self.commit_messages = MeteredCommitMessages(self.commit_messages, self.spending)
         self.recorder = self._recorder()
         self._record_start()
         self.workspace: WorkspaceSession | None = None
@@ -137,6 +147,10 @@ class PipelineRun:
         """The values the run starts with: those its session was started with (a run started again from the
         beginning), overridden by the ones given now."""
         return {**self.start.initial_context, **self.options.initial_context}
+
+    def budget_session(self) -> str:
+        """The session whose spending the budgets bound (a branch run's is the session of its run)."""
+        return self.session_id
 
     # Setting up ------------------------------------------------------------------------------------
     def _record_start(self) -> None:
@@ -258,7 +272,7 @@ class PipelineRun:
             self.ports.clock,
             self.layout.root,
             config_dir=settings.base_dir,
-            commit_messages=self.ports.commit_messages,
+            commit_messages=self.commit_messages,
             on_event=self._on_workspace_event,
         )
 
@@ -294,16 +308,19 @@ class PipelineRun:
         )
         self.extensions.install_handlers(registry)
         remote = self._remote_branches()
+        observers = [self.recorder, *self.options.observers, self.events]
+        self.spending.attach(Emitter(self.session_id, self.ports.clock, observers).emit)
         return PipelineEngine(
             registry,
             run_directory=self.ports.run_directories,
             clock=self.ports.clock,
-            observers=[self.recorder, *self.options.observers, self.events],
+            observers=observers,
             checkpoint_sinks=[self.recorder],
             max_node_visits=self.options.max_node_visits,
             workspace_snapshot=self.workspace.snapshot if self.workspace is not None else None,
             branch_workspaces=self._branch_workspaces(remote),
             remote_branches=remote,
+            budget=self.spending,
         )
 
     def _chat_history(self, session_id: str, node_id: str) -> ChatHistory:
@@ -417,8 +434,13 @@ class PipelineRun:
         return workspace.on_turn_wrapper(record) if workspace is not None else record
 
     def _record_turn(self, node: Node, stage: StageRun, turn: AgentTurn) -> None:
+        """Price the turn, record it, report it; once a budget is reached, the stage stops at this turn boundary."""
+        turn = self.spending.price(turn, stage.branch)
         self.recorder.record_agent_turn(turn, stage.branch)
         stage.emit(AgentTurnCompleted, node_id=node.id, turn=turn)
+        stop = self.spending.add(turn, stage.branch)
+        if stop is not None:
+            stage.cancel.stop_turns(stop)
 
     def _load_child(self, path: str) -> Graph:
         prepared = prepare_pipeline(
@@ -471,7 +493,7 @@ class PipelineRun:
             self._roll_back_after(error)
             raise
         self.remotes.finish(result.succeeded, self.workspace.snapshot() if self.workspace is not None else {})
-        if not result.succeeded:
+        if not result.succeeded and result.status is not RunStatus.BUDGET_EXCEEDED:  # that one is resumable
             self.roll_back_if_asked()
         return result
 

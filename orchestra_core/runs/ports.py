@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from attrs import field, frozen
 
 from orchestra_core.engine.memory import MemoryRunDirectories
+from orchestra_core.model.budget import Budget
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node
 from orchestra_core.model.settings import OrchestraSettings
@@ -161,6 +162,8 @@ class RunOptions:
         rollback_on_failure: After a failed run, put every workspace repo back as it was before the run
             (branches and worktrees removed, the work kept under `refs/orchestra/abandoned/`); None:
             `workspace.rollback` in the settings decides. An interrupted run is never rolled back.
+        budget: This run's limits (`--max-cost`, `--max-tokens`, `--max-wall-time`), over the graph's budget
+            attributes and orchestra.yaml's `budget:`, key by key; None: theirs.
     """
 
     settings: OrchestraSettings = field(factory=OrchestraSettings)
@@ -171,3 +174,4 @@ class RunOptions:
     observers: Sequence[Any] = ()
     on_event: Callable[[Any], None] | None = None
     rollback_on_failure: bool | None = None
+    budget: Budget | None = None

@@ -19,7 +19,7 @@ from orchestra_core.session.timeline import NodeRun, Timeline
 from orchestra_core.session.trace import SessionTrace
 from orchestra_core.session.turn_view import TurnView, tokens_json
 
-FINISHED = (SessionStatus.SUCCESS, SessionStatus.FAIL, SessionStatus.INTERRUPTED)
+FINISHED = (SessionStatus.SUCCESS, SessionStatus.FAIL, SessionStatus.INTERRUPTED, SessionStatus.BUDGET_EXCEEDED)
 
 
 @frozen
