@@ -62,7 +62,7 @@ class Spending:
     """What was spent: the cost of the agent turns (and the commit messages written for them), their tokens, and
     wall time."""
 
-    cost: CostTally = CostTally()
+    cost: CostTally = field(factory=CostTally)
     tokens: int = 0
     wall_time_s: float = 0.0
 

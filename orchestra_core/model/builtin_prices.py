@@ -9,6 +9,7 @@ priority tiers, long-context surcharges (Anthropic Haiku 5.5 above 100K prompt t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 
 from orchestra_core.model.pricing import ModelPrice, PriceTable
@@ -79,3 +80,9 @@ def builtin_price_table() -> PriceTable:
         for name, (input_, output, cache_read, cache_write) in table.items()
     }
     return PriceTable(prices, PRICES_AS_OF)
+
+
+def price_table(overrides: Mapping[str, ModelPrice] | None = None) -> PriceTable:
+    """The built-in table with orchestra.yaml's `pricing:` entries over it."""
+    table = builtin_price_table()
+    return table.overridden_by(overrides) if overrides else table

@@ -35,6 +35,18 @@ _SERVING_SUFFIX = re.compile(r"(?:-v\d+(?::\d+)?|@[\w.-]+|\[[^\]]*\])$", re.IGNO
 _DATE_SUFFIX = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$", re.IGNORECASE)
 
 
+def _decimal(value: Decimal | int | str) -> Decimal:
+    return Decimal(value)
+
+
+def _optional_decimal(value: Decimal | int | str | None) -> Decimal | None:
+    return None if value is None else Decimal(value)
+
+
+def _lower_keys(prices: Mapping[str, ModelPrice]) -> Mapping[str, ModelPrice]:
+    return frozen_map({name.lower(): price for name, price in prices.items()})
+
+
 @frozen
 class ModelPrice:
     """What a model costs in US dollars per million tokens.
@@ -46,10 +58,10 @@ class ModelPrice:
         cache_write: Input tokens written to the prompt cache (None: as `input`).
     """
 
-    input: Decimal = field(converter=Decimal)
-    output: Decimal = field(converter=Decimal)
-    cache_read: Decimal | None = field(default=None, converter=lambda v: None if v is None else Decimal(v))
-    cache_write: Decimal | None = field(default=None, converter=lambda v: None if v is None else Decimal(v))
+    input: Decimal = field(converter=_decimal)
+    output: Decimal = field(converter=_decimal)
+    cache_read: Decimal | None = field(default=None, converter=_optional_decimal)
+    cache_write: Decimal | None = field(default=None, converter=_optional_decimal)
 
     def cost(self, usage: TokenUsage) -> Money:
         """The cost of a model call that used `usage`, exact to the nanodollar."""
@@ -97,7 +109,7 @@ class PriceTable:
         as_of: When the prices were read (the built-in table's date), "" when not known.
     """
 
-    prices: Mapping[str, ModelPrice] = field(factory=dict, converter=lambda v: frozen_map({k.lower(): p for k, p in v.items()}))
+    prices: Mapping[str, ModelPrice] = field(factory=dict, converter=_lower_keys)
     as_of: str = ""
 
     def price_for(self, model: str) -> ModelPrice | None:
@@ -119,14 +131,6 @@ class PriceTable:
     def overridden_by(self, prices: Mapping[str, ModelPrice]) -> PriceTable:
         """This table with `prices` added; a name in both takes the new price."""
         return PriceTable({**self.prices, **{name.lower(): price for name, price in prices.items()}}, self.as_of)
-
-
-def price_table(overrides: Mapping[str, ModelPrice] | None = None) -> PriceTable:
-    """The built-in table (`builtin_prices`) with orchestra.yaml's `pricing:` entries over it."""
-    from orchestra_core.model.builtin_prices import builtin_price_table
-
-    table = builtin_price_table()
-    return table.overridden_by(overrides) if overrides else table
 
 
 def recorded_cost(cost_usd: float | None, usage: TokenUsage) -> Money | None:

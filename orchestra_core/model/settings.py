@@ -13,8 +13,8 @@ from typing import Literal, NewType, get_args
 
 from attrs import field, frozen
 
-from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.budget import Budget
+from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.immutable import frozen_map, str_tuple
 from orchestra_core.model.money import Money
 from orchestra_core.model.pricing import ModelPrice

@@ -151,7 +151,7 @@ class SessionTotals:
     def of(cls, counts: Sequence[int], lifecycle_turn_id: str | None = None) -> SessionTotals:
         """Totals from `counts()`'s tuple and the lifecycle pointer."""
         agents, prompt, completion, nodes, checkpoints, pushes, rollbacks, cleanups, parallel, branches, *cost = counts
-        cost_nanos, unpriced = (cost + [0, 0])[:2]
+        cost_nanos, unpriced = [*cost, 0, 0][:2]
         return cls(
             agents, prompt, completion, nodes, checkpoints, pushes, rollbacks, cleanups, parallel, branches,
             cost_nanos, unpriced, lifecycle_turn_id,

@@ -27,6 +27,7 @@ from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.events import AgentTurnCompleted
 from orchestra_core.model.graph import Graph, Node
 from orchestra_core.model.layout import ProjectLayout
+from orchestra_core.model.money import CostTally
 from orchestra_core.model.outcome import StageStatus
 from orchestra_core.model.settings import IMPLICIT_REPO
 from orchestra_core.model.turn import AgentTurn
@@ -47,6 +48,7 @@ from orchestra_core.session.api import append_record, publish_types
 from orchestra_core.session.checkpoints import RepoHead
 from orchestra_core.session.conversation import chat_history
 from orchestra_core.session.recorder import SessionRecorder
+from orchestra_core.session.spending import session_spending
 from orchestra_core.validation import ValidationError
 
 if TYPE_CHECKING:  # a run without workspace repos (and without LLM agents) needs none of these
@@ -151,6 +153,13 @@ class PipelineRun:
     def budget_session(self) -> str:
         """The session whose spending the budgets bound (a branch run's is the session of its run)."""
         return self.session_id
+
+    def session_cost(self) -> CostTally:
+        """What the session has cost so far, its earlier runs, branches and replayed history included (without a
+        store: this run)."""
+        if self.ports.store is None:
+            return self.spending.spending().cost
+        return session_spending(self.ports.store, self.budget_session()).cost
 
     # Setting up ------------------------------------------------------------------------------------
     def _record_start(self) -> None:

@@ -20,11 +20,12 @@ from orchestra_core.model.budget import (
     check_budget,
     continue_option,
 )
+from orchestra_core.model.builtin_prices import price_table
 from orchestra_core.model.cancellation import TurnStop, takes_keyword
 from orchestra_core.model.events import BudgetWarning, EngineEvent, ModelPriceUnknown
 from orchestra_core.model.graph import Graph
 from orchestra_core.model.money import CostTally, Money
-from orchestra_core.model.pricing import ModelUsage, PriceTable, price_table, recorded_cost
+from orchestra_core.model.pricing import ModelUsage, PriceTable, recorded_cost
 from orchestra_core.model.settings import OrchestraSettings
 from orchestra_core.model.turn import AgentTurn
 from orchestra_core.ports.clock import Clock
@@ -55,7 +56,7 @@ class RunSpending:
         budget: Budget,
         node_budgets: Mapping[str, Budget],
         clock: Clock,
-        prior: Spending = Spending(),
+        prior: Spending | None = None,
         prior_by_node: Mapping[str, Spending] | None = None,
     ) -> None:
         self.session_id = session_id
@@ -64,6 +65,7 @@ class RunSpending:
         self.node_budgets = dict(node_budgets)
         self._clock = clock
         self._started = clock.monotonic()
+        prior = prior or Spending()
         self._prior_wall = prior.wall_time_s
         self._spent = prior.with_wall_time(0.0)
         self._by_node = {node: (prior_by_node or {}).get(node, Spending()) for node in self.node_budgets}
@@ -143,8 +145,8 @@ class RunSpending:
         if not self.budget.limited:
             return None
         spent = self.spending()
-        self._warn(check_budget(self.budget, spent, share=WARN_AT), branch)
         reached = check_budget(self.budget, spent)
+        self._warn(check_budget(self.budget, spent, share=WARN_AT), reached, branch)
         if not reached:
             return None
         verdict = reached[0]
@@ -158,8 +160,8 @@ class RunSpending:
             return None
         with self._lock:
             spent = self._by_node[node_id]
-        self._warn(check_budget(budget, spent, share=WARN_AT, node_id=node_id), branch)
         reached = check_budget(budget, spent, node_id=node_id)
+        self._warn(check_budget(budget, spent, share=WARN_AT, node_id=node_id), reached, branch)
         if not reached:
             return None
         verdict = reached[0]
@@ -169,14 +171,18 @@ class RunSpending:
         """The option a resume needs to go on after `verdict` (`--max-cost 10`)."""
         return continue_option(verdict.key, self.budget, self.spending())
 
-    def _warn(self, verdicts: list[BudgetVerdict], branch: str | None) -> None:
-        """An event (recorded, shown) the first time 80% of a budget is spent."""
+    def _warn(self, verdicts: list[BudgetVerdict], reached: list[BudgetVerdict], branch: str | None) -> None:
+        """An event (recorded, shown) the first time 80% of a budget is spent (not when one step reached all of it:
+        the stop says so)."""
+        passed = {verdict.key for verdict in reached}
         for verdict in verdicts:
             key = (verdict.node_id, verdict.key)
             with self._lock:
                 if key in self._warned:
                     continue
                 self._warned.add(key)
+            if verdict.key in passed:
+                continue
             fields = {
                 "budget": verdict.key, "spent": verdict.spent, "limit": verdict.limit, "message": verdict.warning(),
                 "node_id": verdict.node_id,

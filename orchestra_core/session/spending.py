@@ -91,6 +91,7 @@ def spending_lines(store: SessionTotalsReader, info: SessionInfo) -> list[str]:
     current = info
     while current.metadata.spawn_reason == REPLAY_SPAWN and current.metadata.parent_session_id:
         fork = store.fork_point(current.session_id)
+        assert isinstance(store, SessionStore)
         current = store.get_session(current.metadata.parent_session_id)
         lines += _branch_sessions(store, current.session_id, before=fork)
     return lines
@@ -119,7 +120,7 @@ def _at_or_before(turn_id: str | None, limit: str) -> bool:
     if turn_id is None:
         return False
     try:
-        return int(parse_id(turn_id)) <= int(parse_id(limit))
+        return int(str(parse_id(turn_id))) <= int(str(parse_id(limit)))
     except (TypeError, ValueError):
         return False
 
@@ -159,8 +160,11 @@ def runs_wall_time(store: SessionStore, session_id: str) -> float:
 def _lifecycle_event(turn: StoredTurn) -> r.LifecycleEvent | None:
     if turn.type_id != PIPELINE_LIFECYCLE.type_id:
         return None
+    number = turn.data.get(_EVENT_TAG)
+    if not isinstance(number, int):
+        return None
     try:
-        event = LIFECYCLE_EVENT.member(turn.data.get(_EVENT_TAG))
+        event = LIFECYCLE_EVENT.member(number)
     except KeyError:
         return None
     return event if isinstance(event, r.LifecycleEvent) else None

@@ -174,7 +174,7 @@ def _result(record: Mapping[str, Any]) -> AgentResult:
         is_error=is_error,
         detail=detail or str(record.get("subtype") or ""),
         usage=_tokens(usage) if isinstance(usage, Mapping) else None,
-        cost_usd=float(cost) if _is_amount(cost) else None,
+        cost_usd=float(cost) if isinstance(cost, int | float) and _is_amount(cost) else None,
     )
 
 

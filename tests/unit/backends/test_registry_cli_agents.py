@@ -10,8 +10,8 @@ import pytest
 
 import orchestra_adapters.backends.cli_agent as cli_agent
 from orchestra_adapters.backends import registry
+from orchestra_core.model.builtin_prices import price_table
 from orchestra_core.model.errors import OrchestraError
-from orchestra_core.model.pricing import price_table
 from orchestra_core.model.settings import CliAgentSettings, OrchestraSettings, SandboxSettings
 
 PARTS: dict[str, Any] = {
