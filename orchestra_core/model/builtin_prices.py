@@ -48,6 +48,9 @@ _ANTHROPIC: dict[str, tuple[str, str, str | None, str | None]] = {
     "claude-3-5-haiku": ("0.80", "4", "0.08", "1"),
     "claude-3-haiku": ("0.25", "1.25", "0.03", "0.30"),
 }
+# Orchestra's scripted provider plays a cassette offline: its own model costs nothing (give the names a cassette
+# run uses prices under `pricing:` to try budgets out).
+_ORCHESTRA: dict[str, tuple[str, str, str | None, str | None]] = {"scripted": ("0", "0", "0", "0")}
 _OPENAI: dict[str, tuple[str, str, str | None, str | None]] = {
     "gpt-6.1-sol": ("2", "10", "0.10", "2.50"),
     "gpt-6.1-terra": ("1", "5", "0.05", "1.25"),
@@ -76,7 +79,7 @@ def builtin_price_table() -> PriceTable:
     """The built-in prices (see the module docstring for their date, sources and limits)."""
     prices = {
         name: ModelPrice(input_, output, cache_read, cache_write)
-        for table in (_ANTHROPIC, _OPENAI)
+        for table in (_ANTHROPIC, _OPENAI, _ORCHESTRA)
         for name, (input_, output, cache_read, cache_write) in table.items()
     }
     return PriceTable(prices, PRICES_AS_OF)
