@@ -197,12 +197,16 @@ def _strict_bool(value: Any, _type: Any) -> bool:
     raise _mismatch("true or false", value)
 
 
+_MAX_PRICE = 1_000_000  # US dollars per million tokens
+_MAX_BUDGET = 1_000_000_000
+
+
 def _price(value: Any, _type: Any) -> Decimal:
     """A price per million tokens: a number of 0 or more (`3`, `0.30`)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise _mismatch("a number of US dollars of 0 or more (such as 3 or 0.30)", value)
-    if value < 0:
-        raise _Mismatch(f"expected a number of US dollars of 0 or more, got {value}")
+    if value < 0 or value > _MAX_PRICE:
+        raise _Mismatch(f"expected a number of US dollars from 0 to {_MAX_PRICE:,} (per million tokens), got {value}")
     return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
 
 
@@ -210,8 +214,8 @@ def _positive_dollars(value: Any, _type: Any) -> Decimal:
     """A budget in US dollars: a number above 0 (`5`, `2.50`)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise _mismatch("a number of US dollars above 0 (such as 5 or 2.50)", value)
-    if value <= 0:
-        raise _Mismatch(f"expected a number of US dollars above 0, got {value}")
+    if value <= 0 or value > _MAX_BUDGET:
+        raise _Mismatch(f"expected a number of US dollars above 0 (at most {_MAX_BUDGET:,}), got {value}")
     return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
 
 

@@ -12,8 +12,9 @@ from attrs import evolve
 
 from orchestra_core.engine.branch_workspaces import BranchWorkspaces, NoBranchWorkspaces
 from orchestra_core.engine.branches import BranchWalker, parent_branch
+from orchestra_core.engine.budget_stops import BudgetStops
 from orchestra_core.engine.emitter import BranchForwarder, Emitter
-from orchestra_core.engine.execution import HandlerResolver, NodeRun, StageExecutor, StageVisit
+from orchestra_core.engine.execution import HandlerResolver, StageExecutor, StageVisit
 from orchestra_core.engine.join_outcome import settle_pending_join
 from orchestra_core.engine.remote_branches import RemoteBranches, RemoteNodes, branch_request
 from orchestra_core.engine.routing import (
@@ -39,7 +40,7 @@ from orchestra_core.engine.run_state import (
     resumed_edge,
 )
 from orchestra_core.engine.stage import BranchResult
-from orchestra_core.model.budget import BudgetGuard, BudgetVerdict
+from orchestra_core.model.budget import BudgetGuard
 from orchestra_core.model.checkpoint import Checkpoint, RunResult, RunStatus
 from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
@@ -134,8 +135,7 @@ class RunLoop:
         self.workspaces: BranchWorkspaces = engine.branch_workspaces or NoBranchWorkspaces()
         self.on_context = on_context
         self.max_visits = engine.max_node_visits or graph.get_int("max_node_visits", DEFAULT_MAX_NODE_VISITS)
-        self.budget = engine.budget
-        self.budget_verdict: BudgetVerdict | None = None  # the budget that ended the run
+        self.budget_stops = BudgetStops(engine.budget)
         remote = engine.remote_branches
         self.executor = StageExecutor(
             registry=RemoteNodes(engine.registry, remote) if remote is not None else engine.registry,
@@ -146,7 +146,7 @@ class RunLoop:
             session_id=session_id,
             services=self,
             emit=self.emitter.emit,
-            budget=self.budget,
+            budget=engine.budget,
         )
         self.branches = BranchWalker(
             graph, self.executor, self.clock, self.max_visits, lambda: self.state.visit_counts, self.workspaces
@@ -289,13 +289,9 @@ class RunLoop:
     def _result(self, finish: Finish, started: float) -> RunResult:
         duration = self.clock.monotonic() - started
         state = self.state
-        verdict = self.budget_verdict
-        if finish.status is RunStatus.BUDGET_EXCEEDED and verdict is not None:
-            fields = {
-                "budget": verdict.key, "spent": verdict.spent, "limit": verdict.limit, "message": finish.reason,
-                "duration_s": duration, "node_id": state.completed_nodes[-1] if state.completed_nodes else None,
-            }  # fmt: skip
-            self.emitter.emit(BudgetExceeded, None, fields)
+        stopped = self.budget_stops.ended(finish, duration, state.completed_nodes[-1] if state.completed_nodes else None)
+        if stopped is not None:
+            self.emitter.emit(BudgetExceeded, None, stopped)
         elif finish.status is RunStatus.SUCCESS:
             fields = {
                 "duration_s": duration,
@@ -334,8 +330,8 @@ class RunLoop:
                 if isinstance(gate, Advance):
                     position = self._jump_for_gate(gate, position)
                     continue
-            budget_stop = self._budget_stop()
-            if budget_stop is not None:
+            budget_stop = None if self.graph.is_exit(node) else self.budget_stops.before_node()
+            if budget_stop is not None:  # an exit costs nothing: a run whose work is done ends there
                 return budget_stop
             if self.state.node_visits >= self.max_visits:
                 return Finish(RunStatus.FAIL, self._looping_reason())
@@ -383,7 +379,7 @@ class RunLoop:
         )
         stops = self.executor.budget_stops
         run = self.executor.execute(node, state.context, visit)
-        stopped = self._stopped_by_budget(run, stops)
+        stopped = self.budget_stops.after_node(run, self.executor.budget_stops > stops)
         if stopped is not None:  # the node is not recorded: a resume runs it again
             return stopped
         if node.handler_type == "parallel":
@@ -396,27 +392,6 @@ class RunLoop:
         elif isinstance(transition, Advance):
             self._save(node.id, transition.target)
         return transition
-
-    def _budget_stop(self) -> Finish | None:
-        """The end of the run when a budget of the session is reached: nothing new starts."""
-        verdict = self.budget.session_stop() if self.budget is not None else None
-        if verdict is None:
-            return None
-        self.budget_verdict = verdict
-        return Finish(RunStatus.BUDGET_EXCEEDED, verdict.message)
-
-    def _stopped_by_budget(self, run: NodeRun, stops_before: int) -> Finish | None:
-        """The end of the run when the session's budget stopped the node (at an agent's turn boundary, before a
-        retry, or in its branches), or was reached while the node did not succeed."""
-        if self.budget is None:
-            return None
-        stopped = run.stopped is not None or self.executor.budget_stops > stops_before
-        if not stopped and run.outcome.status in (StageStatus.SUCCESS, StageStatus.PARTIAL_SUCCESS, StageStatus.SKIPPED):
-            return None
-        finish = self._budget_stop()
-        if finish is None and stopped:
-            return Finish(RunStatus.BUDGET_EXCEEDED, run.stopped or "a budget of the session is reached")
-        return finish
 
     def _transition(self, node: Node, outcome: Outcome) -> Transition:
         try:

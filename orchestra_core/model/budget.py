@@ -141,13 +141,14 @@ def parse_cost(text: str) -> Money:
     Raises:
         BudgetValueError: Not a positive number.
     """
+    message = f"{text!r} is not an amount of US dollars (a positive number such as 5 or 2.50)"
     try:
         value = Decimal(text.strip())
+        if value > 0:
+            return Money.usd(value)
     except (InvalidOperation, ValueError):
-        raise BudgetValueError(f"{text!r} is not an amount of US dollars (a positive number such as 5 or 2.50)") from None
-    if not value.is_finite() or value <= 0:
-        raise BudgetValueError(f"{text!r} is not an amount of US dollars (a positive number such as 5 or 2.50)")
-    return Money.usd(value)
+        pass
+    raise BudgetValueError(message)
 
 
 def parse_tokens(text: str) -> int:

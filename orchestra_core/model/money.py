@@ -4,13 +4,14 @@ which are unknown."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from decimal import ROUND_CEILING, ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_CEILING, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 from typing import Any
 
 from attrs import frozen
 
 NANOS_PER_USD = 1_000_000_000
 _NANO = Decimal(1) / NANOS_PER_USD
+_LARGEST = Decimal(10) ** 12  # dollars: no cost or budget comes near it; larger is a mistake
 
 
 @frozen(order=True)
@@ -28,10 +29,10 @@ class Money:
         """The amount in dollars, rounded half-even to the nanodollar.
 
         Raises:
-            ValueError: Not a finite number.
+            ValueError: Not a finite number, or beyond a trillion dollars.
         """
         value = Decimal(repr(amount)) if isinstance(amount, float) else Decimal(amount)
-        if not value.is_finite():
+        if not value.is_finite() or abs(value) > _LARGEST:
             raise ValueError(f"not an amount of money: {amount!r}")
         return cls(int((value * NANOS_PER_USD).to_integral_value(ROUND_HALF_EVEN)))
 
@@ -71,7 +72,7 @@ def format_usd(money: Money) -> str:
         return "$0.00"
     sign, amount = ("-", -money.amount) if money.nanos < 0 else ("", money.amount)
     if amount >= 1:
-        return f"{sign}${amount:,.2f}"
+        return f"{sign}${amount.quantize(Decimal('0.01'), ROUND_HALF_UP):,.2f}"
     if amount >= Decimal("0.01"):
         return f"{sign}${_trimmed(amount, 4)}"
     text = _trimmed(amount, 6)
