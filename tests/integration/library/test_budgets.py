@@ -5,7 +5,7 @@ resumes, a replay's history, retries and parallel branches; a node's own budget 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import orchestra_core as oc
