@@ -104,6 +104,9 @@ class PipelineRun:
         self.spending = start_meter(
             ports.store, self.budget_session(), options.settings, self.budget, self.node_budgets, ports.clock
         )
+        if ports.fleet is not None and ports.store is not None and self.budget.limited:  # branches run elsewhere
+            store, session = ports.store, self.budget_session()
+            self.spending.read_store_between_nodes(lambda: session_spending(store, session))
         if self.commit_messages is not None:
             self.commit_messages = MeteredCommitMessages(self.commit_messages, self.spending)
         self.recorder = self._recorder()

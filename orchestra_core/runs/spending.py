@@ -74,6 +74,12 @@ class RunSpending:
         self._unpriced: set[str] = set()
         self._pending = threading.local()  # commit-message costs waiting for the turn they were written for
         self._emit: Emit | None = None
+        self._stored: Callable[[], Spending] | None = None
+
+    def read_store_between_nodes(self, stored: Callable[[], Spending]) -> None:
+        """The engine's checks (between nodes, before retries) read the session's spending from the store first:
+        branches a fleet runs record their turns there from other processes."""
+        self._stored = stored
 
     def attach(self, emit: Emit) -> None:
         """Where warnings go (the run's observers: the session recorder, the console, `on_event`)."""
@@ -127,7 +133,7 @@ class RunSpending:
             self._spent = self._spent + added
             if node in self._by_node:
                 self._by_node[node] = self._by_node[node] + added
-        session = self.session_stop(branch)
+        session = self._session_verdict(branch)
         if session is not None:
             return TurnStop(session.message)
         own = self.node_stop(node, branch)
@@ -142,6 +148,16 @@ class RunSpending:
     # The BudgetGuard ---------------------------------------------------------------------------------------------
     def session_stop(self, branch: str | None = None) -> BudgetVerdict | None:
         """The session's budget that is reached, with the message saying how to continue (None: none is)."""
+        if not self.budget.limited:
+            return None
+        if self._stored is not None:
+            stored = self._stored()  # every turn recorded so far, this process's included
+            with self._lock:
+                if stored.cost.known >= self._spent.cost.known and stored.tokens >= self._spent.tokens:
+                    self._spent = stored.with_wall_time(0.0)
+        return self._session_verdict(branch)
+
+    def _session_verdict(self, branch: str | None) -> BudgetVerdict | None:
         if not self.budget.limited:
             return None
         spent = self.spending()
