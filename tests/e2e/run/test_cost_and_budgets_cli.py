@@ -143,6 +143,12 @@ def test_a_budget_stops_the_run_after_the_turn_in_flight_and_a_resume_with_more_
     assert git(project, "show", f"{branch}:hello.txt") == "hi" and turns[1]["git_sha"]
     assert [t["budget"] for t in document["turns"] if t["type"] == "dev.orchestra.BudgetWarning"] == ["max_cost_usd"]
 
+    attached = orchestra("attach", "1", cwd=project)  # a finished session: its history, then the exit status
+    assert attached.returncode == 3 and f"pipeline stopped by its budget: {message}" in attached.stdout
+    assert "warning: 80% of the session's budget max_cost_usd is spent" in attached.stdout
+    again = orchestra("resume", "1", cwd=project)  # without a higher budget: stopped again at once
+    assert again.returncode == 3 and again.stderr.strip().splitlines()[-1].endswith(message)
+
     resumed = orchestra("resume", "1", "--max-cost", "1", cwd=project)
     assert resumed.returncode == 0, resumed.stderr + resumed.stdout
     document = _status(project)
