@@ -186,7 +186,8 @@ def _tokens(usage: Mapping[str, Any]) -> TokenUsage:
 
 
 def _is_amount(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    """A cost an agent could have run up (the stream is the agent's: anything else is ignored)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value < 1e9
 
 
 def _int(value: Any) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -121,6 +122,12 @@ def test_the_final_claude_turn_settles_the_token_count_so_turns_add_up_to_the_ru
     assembler, turns, _ = _assemble(ClaudeStreamParser(), CLAUDE_RUN)
     total = turns[0].usage + turns[1].usage
     assert total == assembler.usage == TokenUsage(410, 50, 10, 20)
+
+
+@pytest.mark.parametrize("cost", [-1, "0.5", float("inf"), 1e300, True, None])
+def test_a_cost_claude_could_not_have_run_up_is_ignored(cost: object) -> None:
+    (event,) = ClaudeStreamParser().parse(_line({"type": "result", "subtype": "success", "total_cost_usd": cost}))
+    assert isinstance(event, AgentResult) and event.cost_usd is None
 
 
 def test_a_claude_error_result_is_a_failed_result_with_its_errors() -> None:
