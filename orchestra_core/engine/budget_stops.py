@@ -38,8 +38,10 @@ class BudgetStops:
         if not stopped and run.outcome.status in _DONE:
             return None
         finish = self.before_node()
-        if finish is None and stopped:
-            return Finish(RunStatus.BUDGET_EXCEEDED, run.stopped or "a budget of the session is reached")
+        if finish is None and stopped:  # the guard no longer says which (it cannot be less spent): the stop's words
+            reason = run.stopped or "a budget of the session is reached"
+            self.verdict = BudgetVerdict("", "", "", message=reason)
+            return Finish(RunStatus.BUDGET_EXCEEDED, reason)
         return finish
 
     def ended(self, finish: Finish, duration_s: float, last_node: str | None) -> dict[str, Any] | None:
