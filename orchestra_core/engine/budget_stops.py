@@ -29,13 +29,14 @@ class BudgetStops:
         self.verdict = verdict
         return Finish(RunStatus.BUDGET_EXCEEDED, verdict.message)
 
-    def after_node(self, run: NodeRun, stopped_in_branches: bool) -> Finish | None:
+    def after_node(self, run: NodeRun, stopped_in_branches: bool, cut_short: bool = False) -> Finish | None:
         """The end of the run when the session's budget stopped the node (at an agent's turn boundary, before a
-        retry, or in its parallel branches), or was reached while the node did not succeed."""
+        retry, or in its parallel branches here), or was reached while the node did not succeed or some of its
+        branches did not finish (a fleet worker stopped them: this process only sees them skipped)."""
         if self.guard is None:
             return None
         stopped = run.stopped is not None or stopped_in_branches
-        if not stopped and run.outcome.status in _DONE:
+        if not stopped and not cut_short and run.outcome.status in _DONE:
             return None
         finish = self.before_node()
         if finish is None and stopped:  # the guard no longer says which (it cannot be less spent): the stop's words

@@ -379,11 +379,13 @@ class RunLoop:
         )
         stops = self.executor.budget_stops
         run = self.executor.execute(node, state.context, visit)
-        stopped = self.budget_stops.after_node(run, self.executor.budget_stops > stops)
+        results = self.branches.take_results(None, node) if node.handler_type == "parallel" else []
+        cut_short = any(result.status == StageStatus.SKIPPED.value for result in results)  # here, or on a worker
+        stopped = self.budget_stops.after_node(run, self.executor.budget_stops > stops, cut_short)
         if stopped is not None:  # the node is not recorded: a resume runs it again
             return stopped
         if node.handler_type == "parallel":
-            state.merge_branches(self.branches.take_results(None, node))
+            state.merge_branches(results)
         state.record(node, run.outcome, run.attempts)
         transition = self._transition(node, run.outcome)
         transition = settle_pending_join(self.workspaces, self.graph, node, state.context, None, transition)
