@@ -164,7 +164,8 @@ def _commit_messages(chat_models: ChatModelFactory, settings: OrchestraSettings)
     with collector_paused():
         from orchestra_adapters.llm.commit_messages import ChatModelCommitMessages
 
-        return ChatModelCommitMessages(chat_models.create("", "", purpose="commit_message"))
+        provider = settings.providers.default or next(iter(settings.providers.entries), "")
+        return ChatModelCommitMessages(chat_models.create("", "", purpose="commit_message"), provider=provider)
 
 
 def _prompt_library(settings: OrchestraSettings, pipeline_path: str | None) -> PromptLibrary:

@@ -13,6 +13,7 @@ import typer
 EXIT_OK = 0
 EXIT_FAILED = 1  # the pipeline failed or the graph has validation errors
 EXIT_BAD_INPUT = 2  # unreadable file, DOT syntax error, bad config, unknown session
+EXIT_BUDGET_EXCEEDED = 3  # a budget of the session was reached; `orchestra resume` continues it
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 MAX_ARGUMENT_CHARS = 64 * 1024  # documented in docs/cli.md

@@ -29,6 +29,13 @@ workspace:
     project:
       path: .          # this directory (a git repository)
 
+# Optional: a budget per session (its resumes and parallel branches included). When it is reached, the turn in
+# flight finishes and is committed, the run stops (status budget_exceeded, exit status 3) and says how to go on:
+# orchestra resume ID --max-cost 10. See docs/running.md, "Budgets"; prices: docs/configuration.md, "pricing".
+# budget:
+#   max_cost_usd: 5.0
+#   max_wall_time: 2h
+
 # Optional: run tool nodes, project tools and CLI agents inside a bubblewrap sandbox, writing only their
 # worktrees (needs `bwrap`, package bubblewrap; `orchestra doctor` says whether it works here). Recommended when
 # agents write code that your tools then run. See docs/configuration.md, "sandbox", and docs/security.md.

@@ -10,7 +10,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from orchestra_cli.errors import EXIT_FAILED, EXIT_OK, fail, user_errors
+from orchestra_cli.errors import EXIT_BUDGET_EXCEEDED, EXIT_FAILED, EXIT_OK, fail, user_errors
 
 DEFAULT_POLL_INTERVAL_S = 0.2
 
@@ -157,6 +157,8 @@ def attach(session: str, *, json_output: bool, config: Path | None, interval: fl
         finally:
             with suppress(Exception):
                 reader.close()
+    if trace.last_event is LifecycleEvent.BUDGET_EXCEEDED:  # stopped by a budget: resumable with a higher one
+        return EXIT_BUDGET_EXCEEDED
     return EXIT_OK if trace.last_event is LifecycleEvent.COMPLETED else EXIT_FAILED
 
 

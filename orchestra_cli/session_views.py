@@ -10,6 +10,7 @@ from orchestra_cli.output import count_noun, print_table
 from orchestra_core.model.values import format_duration
 
 if TYPE_CHECKING:
+    from orchestra_core.model.money import CostTally
     from orchestra_core.model.turn import TokenUsage
     from orchestra_core.session.listing import SessionRow
     from orchestra_core.session.summary import SessionSummary
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
 STATUS_STYLES = {
     "success": "green", "partial_success": "green", "fail": "bold red", "interrupted": "yellow",
-    "running": "cyan", "retrying": "cyan", "skipped": "dim", "new": "dim",
+    "running": "cyan", "retrying": "cyan", "skipped": "dim", "new": "dim", "budget_exceeded": "yellow",
 }
 SHOWN_CHECKPOINTS = 10
 SHOWN_AGENT_TURNS = 50
@@ -39,6 +40,13 @@ def token_text(usage: TokenUsage | None) -> str:
     return f"{usage.prompt_tokens:,}+{usage.completion_tokens:,}"
 
 
+def cost_text(cost: CostTally | None) -> str:
+    """`$0.0312`, `$1.20 + unknown (2 turns)`, `unknown (3 turns)`; empty when nothing was paid (or not known)."""
+    if cost is None or (cost.complete and not cost.known):
+        return ""
+    return cost.text()
+
+
 def first_line(text: str | None, width: int = 60) -> str:
     """The first line of a text, cut to `width` characters."""
     line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
@@ -52,11 +60,12 @@ def print_session_rows(rows: Sequence[SessionRow], *, location: str, limit: int)
         print(f"no sessions yet in {location}")
         return
     print_table(
-        ["session", "pipeline", "status", "started", "duration", "nodes", "origin"],
+        ["session", "pipeline", "status", "started", "duration", "nodes", "cost", "origin"],
         [
             [
                 row.info.session_id, row.info.metadata.pipeline, row.status, local_time(row.info.created_at),
                 format_duration(row.duration_s, "readable") or _running_for(row), "" if row.nodes_run is None else str(row.nodes_run),
+                cost_text(row.cost),
                 _origin(row),
             ]
             for row in rows
@@ -105,6 +114,7 @@ def print_session_summary(summary: SessionSummary, *, all_turns: bool = False) -
             ],
             title="repos",
         )
+    _print_cost_notices(summary.turns)
     _print_rollbacks(summary.turns)
     _print_saved_work(summary.turns)
     _print_cleanups(summary.turns)
@@ -115,6 +125,15 @@ def print_session_summary(summary: SessionSummary, *, all_turns: bool = False) -
     if summary.snapshots:
         print()
         _print_snapshots(summary)
+
+
+def _print_cost_notices(turns: Sequence[TurnView]) -> None:
+    """One line per budget warning and per model without a price the session recorded."""
+    from orchestra_core.model.records import BudgetWarning, ModelPriceUnknown
+
+    for turn in turns:
+        if isinstance(turn.record, BudgetWarning | ModelPriceUnknown):
+            print(f"warning: {turn.record.message}")
 
 
 def _print_rollbacks(turns: Sequence[TurnView]) -> None:
@@ -173,6 +192,7 @@ def _print_header(summary: SessionSummary) -> None:
     if agent_turns:
         tokens = token_text(totals.tokens) or "no"
         lines.append(f"agents   {count_noun(agent_turns, 'agent turn')}, {tokens} tokens (prompt+completion)")
+        lines.append(f"cost     {cost_text(totals.cost) or '$0.00'}")
     if summary.branches:
         shown = ", ".join(f"{b.branch} = session {b.session_id}" for b in summary.branches)
         lines.append(f"branches {shown}")
@@ -192,13 +212,13 @@ def _status_line(summary: SessionSummary) -> str:
 
 
 def _print_nodes(runs: Sequence[NodeRun], branches: bool, total: int, session_id: str) -> None:
-    headers = ["#", "node", "handler", "status", "attempts", "duration", "agent turns", "tokens"]
+    headers = ["#", "node", "handler", "status", "attempts", "duration", "agent turns", "tokens", "cost"]
     hidden = max(0, total - len(runs))
     rows = []
     for index, run in enumerate(runs, hidden + 1):
         row = [
             str(index), run.node_id, run.handler_type, run.status, str(run.attempts), _run_time(run),
-            str(run.agent_turns) if run.agent_turns else "", token_text(run.tokens),
+            str(run.agent_turns) if run.agent_turns else "", token_text(run.tokens), cost_text(run.cost),
         ]
         rows.append([*row, run.branch or ""] if branches else row)
     title = f"nodes, the last {len(runs)} of {total}" if hidden else "nodes"
@@ -225,7 +245,7 @@ def _print_agent_turns(
     if not all_turns:
         turns = turns[-SHOWN_AGENT_TURNS:]
     hidden = max(0, total - len(turns))
-    headers = ["turn", "node", "#", "model", "tools", "files written", "commit", "tokens", "time"]
+    headers = ["turn", "node", "#", "model", "tools", "files written", "commit", "tokens", "cost", "time"]
     rows = []
     for turn in turns:
         record = turn.record
@@ -238,7 +258,7 @@ def _print_agent_turns(
         row = [
             turn.turn_id, record.node_id, str(record.turn_number), model,
             ", ".join(call.name for call in record.tool_calls), ", ".join(record.files_written), commit,
-            token_text(record.token_usage), format_duration(record.duration_s, "readable"),
+            token_text(record.token_usage), _turn_cost_text(record), format_duration(record.duration_s, "readable"),
         ]
         rows.append([*row, turn.branch or ""] if branches else row)
     title = "agent turns (orchestra resume SESSION --turn TURN, or replay SESSION --turn TURN)"
@@ -247,6 +267,16 @@ def _print_agent_turns(
     print_table([*headers, "branch"] if branches else headers, rows, title=title)
     if hidden:
         print(f"({count_noun(hidden, 'earlier agent turn')} not shown; orchestra status {session_id} --all shows every one)")
+
+
+def _turn_cost_text(record: object) -> str:
+    from orchestra_core.model.money import format_usd
+    from orchestra_core.model.turn import AgentTurn
+    from orchestra_core.session.turn_view import turn_cost
+
+    assert isinstance(record, AgentTurn)
+    cost = turn_cost(record)
+    return "unknown" if cost is None else (format_usd(cost) if cost or record.token_usage.total_tokens else "")
 
 
 def _print_checkpoints(summary: SessionSummary) -> None:
@@ -310,6 +340,8 @@ def turn_line(view: TurnView) -> str | None:
         w.UntrackedWritesCommitted: lambda u: f"warning: {untracked_text(u)}",
         ModelFailover: lambda f: f"! {f.node_id or 'commit message'}: model failover: {f.describe()}",
         r.NotificationFailed: lambda n: f"notify: {n.text()}",
+        r.BudgetWarning: lambda b: f"warning: {b.message}",
+        r.ModelPriceUnknown: lambda p: f"warning: {p.message}",
         w.WorkspaceSnapshotRecorded: lambda s: "snapshot after " + (s.node_id or "start") + ": " + ", ".join(
             f"{repo} {sha[:8]}" for repo, sha in sorted(s.heads.items())
         ),
@@ -337,6 +369,7 @@ def _lifecycle_text(record: object) -> str:
         LifecycleEvent.FAILED: f"pipeline FAILED{took}{error}",
         LifecycleEvent.INTERRUPTED: f"pipeline interrupted{error}",
         LifecycleEvent.CANCELLED: f"pipeline cancelled{error}",
+        LifecycleEvent.BUDGET_EXCEEDED: f"pipeline stopped by its budget{error}",
     }[record.event]
 
 

@@ -48,6 +48,15 @@ _EXPORTS: dict[str, str] = {
     "RunResult": "orchestra_core.model.checkpoint",
     "RunStatus": "orchestra_core.model.checkpoint",
     "OrchestraSettings": "orchestra_core.model.settings",
+    # Cost and budgets
+    "Budget": "orchestra_core.model.budget",
+    "CostTally": "orchestra_core.model.money",
+    "ModelPrice": "orchestra_core.model.pricing",
+    "Money": "orchestra_core.model.money",
+    "PriceTable": "orchestra_core.model.pricing",
+    "Spending": "orchestra_core.model.budget",
+    "price_table": "orchestra_core.model.builtin_prices",
+    "session_spending": "orchestra_core.session.spending",
     # Ports
     "ArtifactStore": "orchestra_core.ports.artifact_store",
     "ChatModelFactory": "orchestra_core.ports.chat_models",
@@ -116,6 +125,7 @@ __all__ = [
     "Answer",
     "ArtifactStore",
     "BackendFactory",
+    "Budget",
     "ChatModelFactory",
     "Checkpoint",
     "Clock",
@@ -124,6 +134,7 @@ __all__ = [
     "CommitMessageGenerator",
     "ConfigError",
     "Context",
+    "CostTally",
     "Diagnostic",
     "Dispatcher",
     "Edge",
@@ -139,6 +150,8 @@ __all__ = [
     "Handler",
     "Interviewer",
     "LintRule",
+    "ModelPrice",
+    "Money",
     "Node",
     "NothingToResumeError",
     "Notification",
@@ -151,6 +164,7 @@ __all__ = [
     "Outcome",
     "PipelineLoadError",
     "PortArguments",
+    "PriceTable",
     "PromptLibrary",
     "Question",
     "QuestionType",
@@ -171,6 +185,7 @@ __all__ = [
     "SessionTotalsReader",
     "Severity",
     "Span",
+    "Spending",
     "StageRun",
     "StageStatus",
     "StoreError",
@@ -192,10 +207,12 @@ __all__ = [
     "events",
     "load_pipeline",
     "parse_pipeline",
+    "price_table",
     "read_session",
     "replay_session",
     "resume_session",
     "run_pipeline",
+    "session_spending",
     "stream_pipeline",
     "validate",
     "validate_or_raise",
@@ -223,14 +240,18 @@ if TYPE_CHECKING:
     )
     from orchestra_core.engine.stage import Handler, StageRun
     from orchestra_core.model import events, workspace_events
+    from orchestra_core.model.budget import Budget, Spending
+    from orchestra_core.model.builtin_prices import price_table
     from orchestra_core.model.checkpoint import Checkpoint, RunResult, RunStatus
     from orchestra_core.model.context import Context
     from orchestra_core.model.errors import OrchestraError, PipelineLoadError
     from orchestra_core.model.events import EngineEvent
     from orchestra_core.model.graph import Edge, Graph, Node
     from orchestra_core.model.interview import Answer, Option, Question, QuestionType
+    from orchestra_core.model.money import CostTally, Money
     from orchestra_core.model.notifications import Notification, NotifyEvent
     from orchestra_core.model.outcome import Outcome, StageStatus
+    from orchestra_core.model.pricing import ModelPrice, PriceTable
     from orchestra_core.model.records import NotificationFailed
     from orchestra_core.model.settings import ConfigError, OrchestraSettings
     from orchestra_core.model.spans import Span
@@ -266,6 +287,7 @@ if TYPE_CHECKING:
     from orchestra_core.runs.extensions import Extensions
     from orchestra_core.runs.ports import AgentRuntime, BackendFactory, FleetPorts
     from orchestra_core.runs.start import NothingToResumeError
+    from orchestra_core.session.spending import session_spending
     from orchestra_core.session.turn_view import TurnView
     from orchestra_core.transforms import Transform, TransformError
     from orchestra_core.validation import Diagnostic, FunctionRule, LintRule, Severity, ValidationError

@@ -18,6 +18,7 @@ from attrs import evolve
 from orchestra_core.engine.streams import AsyncEventStream, EventStream
 from orchestra_core.graph.dot_loader import parse_dot, read_pipeline_text
 from orchestra_core.graph.dot_writer import to_dot
+from orchestra_core.model.budget import Budget
 from orchestra_core.model.checkpoint import RunResult
 from orchestra_core.model.graph import Graph
 from orchestra_core.model.settings import OrchestraSettings
@@ -130,6 +131,7 @@ def run_pipeline(
     max_node_visits: int | None = None,
     extensions: Extensions | None = None,
     rollback_on_failure: bool | None = None,
+    budget: Budget | None = None,
     **ports: Unpack[PortArguments],
 ) -> RunResult:
     """Run a pipeline to its end as a new session; pipeline failures are results, not exceptions.
@@ -146,6 +148,8 @@ def run_pipeline(
         extensions: Custom handlers, tools, lint rules and transforms.
         rollback_on_failure: After a failed run, put every workspace repo back as it was before it (the
             commits kept under `refs/orchestra/abandoned/`); None: `settings.workspace.rollback` decides.
+        budget: This run's limits (`Budget(max_cost=Money.usd(5))`), over the graph's budget attributes and
+            `settings.budget`, key by key. A run a budget stops ends with status `budget_exceeded` (resumable).
         **ports: The adapters (`store=`, `backend=`, `interviewer=`, ...; see `PortArguments`).
 
     Raises:
@@ -155,7 +159,7 @@ def run_pipeline(
     run_ports = RunPorts(**ports)
     validate_or_raise(graph, extensions=extensions)
     options = _options(on_event, settings, project_root, logs_root, initial_context, max_node_visits)
-    options = evolve(options, rollback_on_failure=rollback_on_failure)
+    options = evolve(options, rollback_on_failure=rollback_on_failure, budget=budget)
     start = _new_start(run_ports.store, graph)
     return _execute(graph, start, run_ports, options, extensions)
 
@@ -173,14 +177,15 @@ def resume_session(
     max_node_visits: int | None = None,
     extensions: Extensions | None = None,
     rollback_on_failure: bool | None = None,
+    budget: Budget | None = None,
     **ports: Unpack[AdapterArguments],
 ) -> RunResult:
     """Continue a recorded session from its latest checkpoint, with the pipeline it recorded (or `graph`).
 
     Finished nodes are not run again; workspace repos go back to the checkpoint's commits first. A session
     stopped before its first checkpoint runs again from the start node, in the same session, on the session
-    branches it recorded. `initial_context` values override the restored ones; `rollback_on_failure` is
-    `run_pipeline`'s.
+    branches it recorded. `initial_context` values override the restored ones; `rollback_on_failure` and `budget`
+    are `run_pipeline`'s (a session a budget stopped goes on with a higher one; what it spent before counts).
 
     Raises:
         SessionNotFoundError: No such session.
@@ -189,7 +194,7 @@ def resume_session(
         ValidationError: The pipeline has error diagnostics.
     """
     options = _options(on_event, settings, project_root, logs_root, initial_context, max_node_visits)
-    options = evolve(options, rollback_on_failure=rollback_on_failure)
+    options = evolve(options, rollback_on_failure=rollback_on_failure, budget=budget)
     return _continue(start_resume(store, session_id, None), graph, RunPorts(store=store, **ports), options, extensions)
 
 
@@ -206,18 +211,22 @@ def replay_session(
     initial_context: Mapping[str, Any] | None = None,
     max_node_visits: int | None = None,
     extensions: Extensions | None = None,
+    budget: Budget | None = None,
     **ports: Unpack[AdapterArguments],
 ) -> RunResult:
     """Fork a session at one of its turns (the checkpoint at or before it) and run the fork on.
 
-    The original session is left as it was; the result's `session_id` is the new session.
+    The original session is left as it was; the result's `session_id` is the new session. `budget` is
+    `run_pipeline`'s; the fork starts from what the session had spent up to the turn.
 
     Raises:
         SessionNotFoundError / TurnNotFoundError: No such session or turn.
         NothingToResumeError: No checkpoint at or before the turn.
         ValidationError: The pipeline has error diagnostics (no fork is made).
     """
-    options = _options(on_event, settings, project_root, logs_root, initial_context, max_node_visits)
+    options = evolve(
+        _options(on_event, settings, project_root, logs_root, initial_context, max_node_visits), budget=budget
+    )
     return _continue(start_replay(store, session_id, turn_id, None), graph, RunPorts(store=store, **ports), options, extensions)
 
 

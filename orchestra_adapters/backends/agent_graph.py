@@ -36,14 +36,16 @@ def build_agent_graph(
     model: Runnable, toolbox: Toolbox, checkpointer: BaseCheckpointSaver, cancel: Cancellation | None = None
 ) -> Any:
     """Compile the loop for one node execution (`model` already has the toolbox's tools bound). Once `cancel`
-    is set, no model call and no tool call starts (StageCancelled is raised instead)."""
+    is set, no model call and no tool call starts (StageCancelled is raised instead); once it asks to stop at the
+    turn boundary (a budget), no model call starts (TurnsStopped)."""
 
     def stop_if_cancelled() -> None:
         if cancel is not None:
             cancel.raise_if_cancelled()
 
     def call_model(state: AgentState) -> dict[str, Any]:
-        stop_if_cancelled()
+        if cancel is not None:
+            cancel.raise_if_stopped()
         try:
             reply = model.invoke(state["messages"])
         except Exception as error:  # the driver turns provider failures into RETRY/FAIL outcomes

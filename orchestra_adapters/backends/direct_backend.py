@@ -1,4 +1,4 @@
-"""DirectLLMBackend: one model call with the node's prompt, no tools, no agent turns."""
+"""DirectLLMBackend: one model call with the node's prompt, no tools; the call is the node's one agent turn."""
 
 from __future__ import annotations
 
@@ -8,13 +8,15 @@ from langchain_core.messages import HumanMessage
 
 from orchestra_adapters.backends.agent_inputs import AgentResolver, model_name_of, requested_model
 from orchestra_adapters.backends.model_errors import model_failure
-from orchestra_adapters.backends.turn_records import content_text, token_usage
+from orchestra_adapters.backends.turn_records import content_text
 from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
 from orchestra_adapters.llm.failover import answering_model, prepare_failover
+from orchestra_adapters.llm.replies import token_usage
 from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node
 from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.turn import AgentTurn
 from orchestra_core.ports.chat_models import ChatModelFactory
 from orchestra_core.ports.codergen_backend import OnFailover, OnTurn
 
@@ -22,8 +24,9 @@ from orchestra_core.ports.codergen_backend import OnFailover, OnTurn
 class DirectLLMBackend:
     """Sends the composed prompt to the node's model once and returns the reply's text.
 
-    For analysis, review and synthesis nodes that need no files. It writes nothing, so it never calls
-    `on_turn` (seed 003: no turn-level visibility); its tokens and time are in `usage`.
+    For analysis, review and synthesis nodes that need no files. The call is reported to `on_turn` as one
+    AgentTurn (no tools, no files: nothing to commit), so what it cost is recorded and counts toward the budgets;
+    its tokens and time are also in `usage`.
     """
 
     name = "direct"
@@ -44,10 +47,11 @@ class DirectLLMBackend:
         on_failover: OnFailover | None = None,
     ) -> str | Outcome:
         """One call; provider failures become RETRY (transient) or FAIL outcomes with the provider's message,
-        after the model's fallbacks (`on_failover` hears of each switch). A `cancel` set before the call stops
-        it from being made (a call in flight cannot be taken back; it writes nothing)."""
+        after the model's fallbacks (`on_failover` hears of each switch). A `cancel` set (or asked to stop at a
+        turn boundary) before the call stops it from being made (a call in flight cannot be taken back; it writes
+        nothing)."""
         if cancel is not None:
-            cancel.raise_if_cancelled()
+            cancel.raise_if_stopped()
         agent = self._resolver.resolve(node, context)
         model = self._chat_models.create(agent.provider, requested_model(agent), purpose="direct", node_id=node.id)
         prepare_failover(model, context, on_failover)
@@ -59,5 +63,16 @@ class DirectLLMBackend:
             provider, name, _, _ = answering_model(model, agent.provider, model_name_of(model, agent))
             return model_failure(error, provider, name)
         elapsed = time.monotonic() - started
-        self.usage.add(node.id, NodeUsage(model_calls=1, tokens=token_usage(reply), duration_s=elapsed))
-        return content_text(reply.content)
+        tokens = token_usage(reply)
+        self.usage.add(node.id, NodeUsage(model_calls=1, turns=1, tokens=tokens, duration_s=elapsed))
+        text = content_text(reply.content)
+        if on_turn is not None:
+            messages = [{"role": "user", "content": prompt}, {"role": "assistant", "content": text}]
+            provider, name, requested, reason = answering_model(model, agent.provider, model_name_of(model, agent))
+            on_turn(
+                AgentTurn(
+                    node.id, 0, name, provider, messages, token_usage=tokens, duration_s=elapsed,
+                    requested_model=requested, fallback_reason=reason,
+                )
+            )  # fmt: skip
+        return text

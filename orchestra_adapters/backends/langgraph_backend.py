@@ -28,12 +28,12 @@ from orchestra_adapters.backends.turn_records import (
     AgentStateRef,
     content_text,
     message_record,
-    token_usage,
     tool_call_records,
     unanswered_tool_calls,
 )
 from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
 from orchestra_adapters.llm.failover import answering_model, prepare_failover
+from orchestra_adapters.llm.replies import token_usage
 from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.tools import AgentTool, WriteTracker
 from orchestra_core.model.agent_resume import AgentResume, agent_resume_for

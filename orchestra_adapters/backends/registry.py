@@ -64,10 +64,12 @@ def create_backend(
             raise OrchestraError(f"the {chosen} backend needs the run's agent runtime; none was given")
         from orchestra_adapters.backends.cli_agent import create_cli_backend
         from orchestra_adapters.process.sandbox import agent_sandbox
+        from orchestra_core.model.builtin_prices import price_table
 
         agent_settings = settings.cli_agents.get(chosen) if settings is not None else None
         sandbox = agent_sandbox(settings) if settings is not None else None
-        return create_cli_backend(chosen, agent_settings, runtime, sandbox)
+        prices = price_table(settings.pricing) if settings is not None else price_table()
+        return create_cli_backend(chosen, agent_settings, runtime, sandbox, prices)
     if chosen == "direct":
         with collector_paused():
             from orchestra_adapters.backends.direct_backend import DirectLLMBackend

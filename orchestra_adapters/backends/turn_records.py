@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from attrs import frozen
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from orchestra_core.model.turn import TokenUsage, ToolCall
+from orchestra_core.model.turn import ToolCall
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig
@@ -67,12 +67,6 @@ def content_text(content: Any) -> str:
         elif isinstance(block, dict) and block.get("type") == "text":
             parts.append(str(block.get("text", "")))
     return "".join(parts)
-
-
-def token_usage(message: AIMessage) -> TokenUsage:
-    """The prompt/completion tokens a model reply reports (zeros when the provider reports none)."""
-    usage: Mapping[str, Any] = message.usage_metadata or {}
-    return TokenUsage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)))
 
 
 def message_record(message: BaseMessage, tool_name: Callable[[str], str]) -> dict[str, Any]:

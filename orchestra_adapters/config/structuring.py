@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import datetime
 import difflib
+import math
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
+from decimal import Decimal
 from typing import Any, Literal, TypeVar
 
 import attrs
@@ -25,6 +27,8 @@ from orchestra_core.model.settings import (
     ConfigError,
     ConfigProblem,
     OrchestraSettings,
+    PositiveCount,
+    PositiveDollars,
     ProviderSettings,
     ProvidersSettings,
     Seconds,
@@ -152,6 +156,10 @@ def _describe(expected: Any) -> str:
         return "an integer"
     if expected in (float, Seconds):
         return "a number"
+    if expected in (Decimal, PositiveDollars):
+        return "a number of US dollars"
+    if expected is PositiveCount:
+        return "a whole number"
     if origin is tuple or expected is tuple:
         return "a list"
     return "a mapping"
@@ -202,6 +210,36 @@ def _strict_bool(value: Any, _type: Any) -> bool:
     if isinstance(value, bool):
         return value
     raise _mismatch("true or false", value)
+
+
+_MAX_PRICE = 1_000_000  # US dollars per million tokens
+_MAX_BUDGET = 1_000_000_000
+
+
+def _price(value: Any, _type: Any) -> Decimal:
+    """A price per million tokens: a number of 0 or more (`3`, `0.30`)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise _mismatch("a number of US dollars of 0 or more (such as 3 or 0.30)", value)
+    if value < 0 or value > _MAX_PRICE:
+        raise _Mismatch(f"expected a number of US dollars from 0 to {_MAX_PRICE:,} (per million tokens), got {value}")
+    return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+
+
+def _positive_dollars(value: Any, _type: Any) -> Decimal:
+    """A budget in US dollars: a number above 0 (`5`, `2.50`)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise _mismatch("a number of US dollars above 0 (such as 5 or 2.50)", value)
+    if value <= 0 or value > _MAX_BUDGET:
+        raise _Mismatch(f"expected a number of US dollars above 0 (at most {_MAX_BUDGET:,}), got {value}")
+    return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+
+
+def _positive_count(value: Any, _type: Any) -> int:
+    """A whole number of 1 or more (`2000000`)."""
+    number = _strict_int(value, int)
+    if number < 1:
+        raise _Mismatch(f"expected a whole number of 1 or more, got {value}")
+    return number
 
 
 def _seconds(value: Any, _type: Any) -> float:
@@ -347,6 +385,9 @@ def make_converter() -> cattrs.Converter:
     converter.register_structure_hook(bool, _strict_bool)
     converter.register_structure_hook(Seconds, _seconds)
     converter.register_structure_hook(_AliasEntry, _alias_entry(converter))
+    converter.register_structure_hook(Decimal, _price)
+    converter.register_structure_hook(PositiveDollars, _positive_dollars)
+    converter.register_structure_hook(PositiveCount, _positive_count)
     converter.register_structure_hook_factory(_is_literal, _literal_hook)
     converter.register_structure_hook_factory(_is_variadic_tuple, lambda cls: _tuple_hook(cls, converter))
     converter.register_structure_hook_factory(_is_mapping, lambda cls: _mapping_hook(cls, converter))

@@ -10,12 +10,15 @@ from typing import IO, Any
 from attrs import define
 
 from orchestra_core.model.events import (
+    BudgetExceeded,
+    BudgetWarning,
     EngineEvent,
     GoalGateUnsatisfied,
     InterviewCompleted,
     InterviewStarted,
     InterviewTimeout,
     ModelFailedOver,
+    ModelPriceUnknown,
     ParallelCompleted,
     ParallelStarted,
     PipelineCompleted,
@@ -70,6 +73,10 @@ def describe(event: EngineEvent) -> str | None:
         text = f"pipeline succeeded in {format_duration(event.duration_s, 'seconds')}"
     elif isinstance(event, PipelineFailed):
         text = f"pipeline FAILED in {format_duration(event.duration_s, 'seconds')}: {event.error}"
+    elif isinstance(event, BudgetWarning | ModelPriceUnknown):
+        text = f"! warning: {event.message}"
+    elif isinstance(event, BudgetExceeded):
+        text = f"pipeline stopped by its budget after {format_duration(event.duration_s, 'seconds')}: {event.message}"
     return prefix + text if text is not None else None
 
 
@@ -206,7 +213,7 @@ class RichProgress:
                 isinstance(event, StageFailed) and event.will_retry
             ):
                 self._running.pop(event.node_id, None)
-            elif isinstance(event, PipelineCompleted | PipelineFailed):
+            elif isinstance(event, PipelineCompleted | PipelineFailed | BudgetExceeded):
                 self._running.clear()
 
     def _update_heartbeat(self) -> None:

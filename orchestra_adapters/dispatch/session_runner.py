@@ -18,7 +18,9 @@ from orchestra_core.ports.session_store import SessionStatus, SessionStore
 from orchestra_core.runs.ports import FleetPorts
 from orchestra_core.session.api import append_record
 
-FINAL = (SessionStatus.SUCCESS, SessionStatus.FAIL, SessionStatus.CANCELLED)
+# Sessions a worker never takes up again: ended, cancelled, or stopped by a budget (a person resumes those, with a
+# higher budget: `orchestra resume ID --max-cost N`).
+FINAL = (SessionStatus.SUCCESS, SessionStatus.FAIL, SessionStatus.CANCELLED, SessionStatus.BUDGET_EXCEEDED)
 CANCEL_POLL_S = 0.5
 CANCEL_REASON = "cancelled with orchestra cancel"
 

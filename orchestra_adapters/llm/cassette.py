@@ -14,7 +14,9 @@ from orchestra_core.model.settings import ConfigError, ConfigProblem
 from orchestra_core.ports.chat_models import ProviderConfigError
 
 _TOP_KEYS = ("nodes", "commit_messages", "default", "delay", "continue_conversations")
-_REPLY_KEYS = ("content", "tool_calls", "error", "status_code")
+_REPLY_KEYS = ("content", "tool_calls", "error", "status_code", "usage")
+_COMMIT_MESSAGE_KEYS = ("content", "usage")
+_USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 _TOOL_CALL_KEYS = ("name", "args")
 
 
@@ -39,13 +41,25 @@ def _tool_calls(items: Iterable[ScriptedToolCall]) -> tuple[ScriptedToolCall, ..
 
 
 @frozen
+class ScriptedUsage:
+    """The tokens a scripted reply reports instead of the estimate: `input_tokens` counts every input token, the
+    cached ones (`cache_read_tokens`, `cache_write_tokens`) included, as providers report them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+@frozen
 class ScriptedReply:
-    """One model call's answer: text and tool calls, or a provider error to raise."""
+    """One model call's answer: text and tool calls, or a provider error to raise; `usage`: its exact tokens."""
 
     content: str = ""
     tool_calls: tuple[ScriptedToolCall, ...] = field(default=(), converter=_tool_calls)
     error: str | None = None
     status_code: int | None = None
+    usage: ScriptedUsage | None = None
 
 
 @frozen
@@ -64,6 +78,14 @@ class Cassette:
     default: str | None = None
     delay_s: float = 0.0  # how long the model takes to answer each call (for benchmarks that model latency)
     continue_conversations: bool = False
+    commit_message_usage: Mapping[int, ScriptedUsage] = field(factory=dict, converter=frozen_map)
+
+    def commit_message_replies(self) -> tuple[ScriptedReply, ...]:
+        """The answers to commit-message calls, in order, with the usage an entry gives."""
+        return tuple(
+            ScriptedReply(message, usage=self.commit_message_usage.get(index))
+            for index, message in enumerate(self.commit_messages)
+        )
 
 
 def load_cassette(path: Path) -> Cassette:
@@ -137,10 +159,12 @@ class _Reader:
         }
         messages_line = _key_line(top, "commit_messages")
         messages = self.sequence(top.get("commit_messages") or [], "commit_messages", messages_line)
-        commit_messages = [
-            self.text(message, f"commit_messages[{index}]", _item_line(messages, index, messages_line))
-            for index, message in enumerate(messages)
-        ]
+        commit_messages, usages = [], {}
+        for index, message in enumerate(messages):
+            reply = self.commit_message(message, f"commit_messages[{index}]", _item_line(messages, index, messages_line))
+            commit_messages.append(reply.content)
+            if reply.usage is not None:
+                usages[index] = reply.usage
         default = top.get("default")
         if default is not None:
             default = self.text(default, "default", _key_line(top, "default"))
@@ -151,7 +175,7 @@ class _Reader:
         if not isinstance(continuing, bool):
             line = _key_line(top, "continue_conversations")
             raise self.fail(f"expected true or false, got {_kind(continuing)}", "continue_conversations", line)
-        return Cassette(self.path, nodes, commit_messages, default, float(delay), continuing)
+        return Cassette(self.path, nodes, commit_messages, default, float(delay), continuing, usages)
 
     def replies(self, value: Any, key: str, line: int | None) -> tuple[ScriptedReply, ...]:
         items = self.sequence(value, key, line)
@@ -177,7 +201,39 @@ class _Reader:
         error = entry.get("error")
         if error is not None:
             error = self.text(error, _join(key, "error"), _key_line(entry, "error"))
-        return ScriptedReply(content, tool_calls, error, self.status_code(entry, key, error))
+        usage = self.usage(entry, key)
+        return ScriptedReply(content, tool_calls, error, self.status_code(entry, key, error), usage)
+
+    def commit_message(self, value: Any, key: str, line: int | None) -> ScriptedReply:
+        """A commit-message answer: its text, or `{content, usage}`."""
+        if isinstance(value, str):
+            return ScriptedReply(value)
+        if not isinstance(value, Mapping):
+            raise self.fail(f"expected a string or a mapping with content and usage, got {_kind(value)}", key, line)
+        entry = self.mapping(value, key, line, _COMMIT_MESSAGE_KEYS)
+        content = self.text(entry.get("content", ""), _join(key, "content"), _key_line(entry, "content"))
+        return ScriptedReply(content, usage=self.usage(entry, key))
+
+    def usage(self, entry: Mapping, key: str) -> ScriptedUsage | None:
+        """`usage: {input_tokens, output_tokens, cache_read_tokens, cache_write_tokens}`: whole numbers of 0 or
+        more, the cached ones part of the input."""
+        if "usage" not in entry:
+            return None
+        usage_key = _join(key, "usage")
+        fields = self.mapping(entry["usage"], usage_key, _key_line(entry, "usage"), _USAGE_KEYS)
+        counts = {}
+        for name in _USAGE_KEYS:
+            value = fields.get(name, 0)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                where = (_join(usage_key, name), _key_line(fields, name))
+                raise self.fail(f"expected a whole number of 0 or more, got {_kind(value)}", *where)
+            counts[name] = value
+        if counts["cache_read_tokens"] + counts["cache_write_tokens"] > counts["input_tokens"]:
+            raise self.fail(
+                "cache_read_tokens and cache_write_tokens are parts of input_tokens: together they cannot exceed it",
+                usage_key, _key_line(entry, "usage"),
+            )
+        return ScriptedUsage(**counts)
 
     def status_code(self, entry: Mapping, key: str, error: str | None) -> int | None:
         value = entry.get("status_code")

@@ -9,8 +9,10 @@ from attrs import evolve
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from orchestra_adapters.llm.failover import FailoverChatModel
+from orchestra_adapters.llm.replies import token_usage
 from orchestra_core.model.failover import ModelFailover
-from orchestra_core.ports.commit_messages import CommitMessageRequest
+from orchestra_core.model.pricing import ModelUsage
+from orchestra_core.ports.commit_messages import CommitMessageRequest, OnUsage
 
 SYSTEM_PROMPT = (
     "You write git commit messages for changes an AI coding agent made.\n"
@@ -24,21 +26,29 @@ SYSTEM_PROMPT = (
 class ChatModelCommitMessages:
     """Asks a chat model for a commit message; any error propagates (the workspace falls back)."""
 
-    def __init__(self, model: Any, *, system_prompt: str = SYSTEM_PROMPT) -> None:
+    def __init__(self, model: Any, *, system_prompt: str = SYSTEM_PROMPT, provider: str = "") -> None:
         """Wrap a chat model.
 
         Args:
             model: Anything with LangChain's `invoke(messages)` returning a message with `.content`.
             system_prompt: The instructions sent with every request.
+            provider: The model's provider name, for the usage reported.
         """
         self._model = model
         self._system_prompt = system_prompt
+        self._provider = provider
+        self._model_name = str(getattr(model, "model_name", None) or getattr(model, "model", None) or "")
 
     def generate(
-        self, request: CommitMessageRequest, *, on_failover: Callable[[ModelFailover], None] | None = None
+        self,
+        request: CommitMessageRequest,
+        *,
+        on_usage: OnUsage | None = None,
+        on_failover: Callable[[ModelFailover], None] | None = None,
     ) -> str:
-        """The model's message; with fallbacks, `on_failover` hears of a switch (no node retries a commit message,
-        so an unavailable model fails over at once)."""
+        """The model's message; its model and tokens go to `on_usage` (what the message cost is counted); with
+        fallbacks, `on_failover` hears of a switch (no node retries a commit message, so an unavailable model fails
+        over at once)."""
         if isinstance(self._model, FailoverChatModel):
 
             def report(failover: ModelFailover) -> None:
@@ -49,6 +59,9 @@ class ChatModelCommitMessages:
         response = self._model.invoke(
             [SystemMessage(content=self._system_prompt), HumanMessage(content=render_request(request))]
         )
+        if on_usage is not None:
+            name = (getattr(response, "response_metadata", None) or {}).get("model_name") or self._model_name
+            on_usage(ModelUsage(str(name), self._provider, token_usage(response)))
         return content_text(getattr(response, "content", response))
 
 

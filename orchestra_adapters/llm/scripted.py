@@ -51,7 +51,7 @@ class CassettePlayer:
             CassetteError: The list is used up and the cassette has no `default`.
         """
         if purpose == "commit_message":
-            key, replies = "commit_messages", tuple(ScriptedReply(m) for m in self.cassette.commit_messages)
+            key, replies = "commit_messages", self.cassette.commit_message_replies()
         else:
             key, replies = f"nodes.{node_id}", self.cassette.nodes.get(node_id, ())
         with self._lock:
@@ -119,16 +119,10 @@ class ScriptedChatModel(BaseChatModel):
         prompt_texts = [_message_text(message) for message in messages]
         if kwargs.get("tools"):
             prompt_texts.append(json.dumps(kwargs["tools"], default=str))
-        input_tokens = _estimate_tokens(prompt_texts)
-        output_tokens = _estimate_tokens([reply.content, *(json.dumps(call["args"]) for call in tool_calls)])
         message = AIMessage(
             content=reply.content,
             tool_calls=tool_calls,
-            usage_metadata={
-                "input_tokens": input_tokens,
-                "output_tokens": output_tokens,
-                "total_tokens": input_tokens + output_tokens,
-            },
+            usage_metadata=_usage_metadata(reply, prompt_texts, tool_calls),
             response_metadata={
                 "model_name": self.model_name,
                 "finish_reason": "tool_calls" if tool_calls else "stop",
@@ -138,6 +132,21 @@ class ScriptedChatModel(BaseChatModel):
         return ChatResult(
             generations=[ChatGeneration(message=message)], llm_output={"model_name": self.model_name}
         )
+
+
+def _usage_metadata(reply: ScriptedReply, prompt_texts: list[str], tool_calls: list[dict[str, Any]]) -> Any:
+    """LangChain's usage metadata: the reply's scripted `usage`, else estimated from the texts."""
+    usage = reply.usage
+    if usage is None:
+        input_tokens = _estimate_tokens(prompt_texts)
+        output_tokens = _estimate_tokens([reply.content, *(json.dumps(call["args"]) for call in tool_calls)])
+        return {"input_tokens": input_tokens, "output_tokens": output_tokens, "total_tokens": input_tokens + output_tokens}
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+        "input_token_details": {"cache_read": usage.cache_read_tokens, "cache_creation": usage.cache_write_tokens},
+    }
 
 
 def _replies_held(messages: Sequence[BaseMessage], node_id: str) -> int:

@@ -32,10 +32,9 @@ def document(notification: Notification) -> dict[str, Any]:
         "pipeline": notification.pipeline,
         "status": notification.status,
         "timestamp": notification.timestamp.astimezone(UTC).isoformat().replace("+00:00", "Z"),
-        "cost_usd": round(cost.usd, 6),
-        "cost_complete": cost.unknown_turns == 0,
-        "agent_turns": cost.turns,
-        "agent_turns_without_cost": cost.unknown_turns,
+        "cost_usd": cost.json_value(),
+        "cost_complete": cost.complete,
+        "agent_turns_without_cost": cost.unknown,
         "failure_reason": notification.failure_reason,
         "question": _question(question) if question is not None else None,
         "resume": notification.resume_command,
@@ -101,16 +100,11 @@ def slack_message(notification: Notification) -> dict[str, Any]:
 
 
 def cost_text(notification: Notification) -> str:
-    """`$0.4210`, `$0.4210 (+2 turns of unknown cost)`, `unknown (3 turns)`, `none yet`."""
+    """`$0.4210`, `$0.42 + unknown (2 turns)`, `unknown (3 turns)`, `none yet`."""
     cost = notification.cost
-    if not cost.turns:
+    if cost.complete and not cost.known:
         return "none yet"
-    if cost.unknown_turns == cost.turns:
-        return f"unknown ({cost.turns} turn{'s' if cost.turns != 1 else ''})"
-    known = f"${cost.usd:,.4f}"
-    if cost.unknown_turns:
-        return f"{known} (+{cost.unknown_turns} turn{'s' if cost.unknown_turns != 1 else ''} of unknown cost)"
-    return known
+    return cost.text()
 
 
 def _question_text(question: WaitingQuestion) -> str:

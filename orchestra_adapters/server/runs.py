@@ -16,8 +16,9 @@ CANCEL_REASON = "the run was cancelled over HTTP"
 class ServerRun:
     """A run this server started: it runs `run` (a core PipelineRun, already begun) in its own thread.
 
-    Its status follows the events: `running` until the run ends, then `success`, `fail` or `cancelled` (a
-    cancel asked for while it ran; the store records it as failed, stopped by the cancel).
+    Its status follows the events: `running` until the run ends, then `success`, `fail`, `budget_exceeded` (a
+    budget of the session was reached; resumable) or `cancelled` (a cancel asked for while it ran; the store
+    records it as failed, stopped by the cancel).
     """
 
     def __init__(self, session_id: str, pipeline_text: str, interviewer: HttpInterviewer | None) -> None:

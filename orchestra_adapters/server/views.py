@@ -8,7 +8,7 @@ from typing import Any
 
 from orchestra_adapters.server.service import PipelineService, RequestError
 
-_STORE_STATUS = {"success": "success", "fail": "fail", "cancelled": "cancelled"}
+_STORE_STATUS = {"success": "success", "fail": "fail", "cancelled": "cancelled", "budget_exceeded": "budget_exceeded"}
 
 
 def _store(service: PipelineService, session_id: str) -> Any:
@@ -31,7 +31,8 @@ def _session_info(service: PipelineService, session_id: str) -> Any:
 
 def pipeline_status(service: PipelineService, session_id: str) -> dict[str, Any]:
     """`{"id", "status", "completed_nodes", "current_node", "error"}`; a stored session's `status` is its
-    store status where that is not one of running/success/fail/cancelled (`new`, `interrupted`)."""
+    store status where that is not one of running/success/fail/cancelled/budget_exceeded (`new`, `interrupted`); a
+    session a budget stopped has the stop's message (how to continue) as its `error`."""
     run = service.run_of(session_id)
     if run is not None:
         return run.to_json()
@@ -44,8 +45,18 @@ def pipeline_status(service: PipelineService, session_id: str) -> dict[str, Any]
         "status": shown,
         "completed_nodes": list(checkpoint.completed_nodes) if checkpoint else [],
         "current_node": checkpoint.next_node if checkpoint and shown == "running" else None,
-        "error": (checkpoint.failure_reason or None) if checkpoint else None,
+        "error": _ending_error(service, session_id) if status == "budget_exceeded" else (
+            (checkpoint.failure_reason or None) if checkpoint else None
+        ),
     }
+
+
+def _ending_error(service: PipelineService, session_id: str) -> str | None:
+    """The error the session's latest lifecycle turn recorded (a budget's stop message)."""
+    from orchestra_core.session.recent import recent_session_summary
+
+    summary = recent_session_summary(_store(service, session_id), session_id, service.locks)
+    return summary.ending.error if summary.ending is not None else None
 
 
 def _latest_checkpoint(service: PipelineService, session_id: str) -> Any:

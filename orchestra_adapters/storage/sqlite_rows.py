@@ -21,7 +21,7 @@ SESSION_SELECT = (
 # A turn row's running totals (SessionTotals, in field order) and its latest lifecycle turn.
 TOTALS_COLUMNS = (
     "agent_turns, prompt_tokens, completion_tokens, node_runs, checkpoints, pushes, rollbacks, cleanups, "
-    "parallel, session_branches, lifecycle_id"
+    "parallel, session_branches, cost_nanos, unpriced_turns, lifecycle_id"
 )
 _T_TOTALS = ", ".join(f"t.{column}" for column in TOTALS_COLUMNS.split(", "))
 HEAD_SELECT = (

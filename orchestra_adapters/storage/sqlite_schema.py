@@ -87,7 +87,14 @@ ALTER TABLE sessions ADD COLUMN linear INTEGER NOT NULL DEFAULT 1;
 CREATE INDEX sessions_by_parent ON sessions (parent_session_id);
 """
 
-LATEST_VERSION = 3
+# Version 4: the running totals also hold the known cost of the agent turns (nanodollars) and how many agent turns
+# have an unknown cost, so `status` shows a long session's cost from its head.
+_V4 = """
+ALTER TABLE turns ADD COLUMN cost_nanos INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE turns ADD COLUMN unpriced_turns INTEGER NOT NULL DEFAULT 0;
+"""
+
+LATEST_VERSION = 4
 _OWN_TABLES = {"schema_version", "sessions", "turns", "blobs", "bundles"}
 
 
@@ -216,16 +223,25 @@ def _create_v1(connection: sqlite3.Connection, path: str) -> None:
     _execute_script(connection, _V1)
 
 
+_CURSOR_COLUMNS = ("checkpoint_id", "status", *TOTALS_COLUMNS.split(", "))
+_V4_COLUMNS = ("cost_nanos", "unpriced_turns")
+
+
 def _add_session_cursor(connection: sqlite3.Connection, path: str) -> None:
     _execute_script(connection, _V2)
-    _backfill_cursors(connection, path, "checkpoint_id = ?, status = ?", frozenset({LIFECYCLE_TYPE_ID}), 2)
+    _backfill_cursors(connection, path, ("checkpoint_id", "status"), frozenset({LIFECYCLE_TYPE_ID}))
 
 
 def _add_session_totals(connection: sqlite3.Connection, path: str) -> None:
     _execute_script(connection, _V3)
-    assignments = ", ".join(f"{column} = ?" for column in ("checkpoint_id", "status", *TOTALS_COLUMNS.split(", ")))
-    _backfill_cursors(connection, path, assignments, COUNTED_TYPE_IDS, None)
+    columns = tuple(column for column in _CURSOR_COLUMNS if column not in _V4_COLUMNS)
+    _backfill_cursors(connection, path, columns, COUNTED_TYPE_IDS)
     _backfill_linear(connection)
+
+
+def _add_session_cost(connection: sqlite3.Connection, path: str) -> None:
+    _execute_script(connection, _V4)
+    _backfill_cursors(connection, path, _CURSOR_COLUMNS, COUNTED_TYPE_IDS)
 
 
 def _backfill_linear(connection: sqlite3.Connection) -> None:
@@ -248,10 +264,12 @@ def _execute_script(connection: sqlite3.Connection, script: str) -> None:
 
 
 def _backfill_cursors(
-    connection: sqlite3.Connection, path: str, assignments: str, decoded: frozenset[str], width: int | None
+    connection: sqlite3.Connection, path: str, columns: tuple[str, ...], decoded: frozenset[str]
 ) -> None:
-    """Compute every turn's cursor from its parent's, oldest first, and store the first `width` of its
-    `cursor_columns` (all when None); only the data of `decoded` types is read."""
+    """Compute every turn's cursor from its parent's, oldest first, and store its `columns` (of
+    `cursor_columns`); only the data of `decoded` types is read."""
+    assignments = ", ".join(f"{column} = ?" for column in columns)
+    positions = [_CURSOR_COLUMNS.index(column) for column in columns]
     cursors: dict[int, SessionCursor] = {}
     rows = connection.execute(
         "SELECT t.id, t.parent_id, t.type_id, t.payload, b.compression, b.data FROM turns t "
@@ -269,7 +287,8 @@ def _backfill_cursors(
                 ) from None
         cursor = parent.after(str(turn_id), type_id, data)
         cursors[turn_id] = cursor
-        values = cursor_columns(cursor)[:width]
+        every = cursor_columns(cursor)
+        values = [every[position] for position in positions]
         connection.execute(f"UPDATE turns SET {assignments} WHERE id = ?", (*values, turn_id))
 
 
@@ -277,4 +296,5 @@ _MIGRATIONS: dict[int, Callable[[sqlite3.Connection, str], None]] = {
     1: _create_v1,
     2: _add_session_cursor,
     3: _add_session_totals,
+    4: _add_session_cost,
 }

@@ -10,7 +10,10 @@ from orchestra_cli.runtime.options import (
     AutoApproveOption,
     BackendOption,
     LogsRootOption,
+    MaxCostOption,
+    MaxTokensOption,
     MaxVisitsOption,
+    MaxWallTimeOption,
     PipelineOption,
     QuietOption,
     RollbackOption,
@@ -44,6 +47,9 @@ def replay_session(
     quiet: QuietOption = False,
     config: ConfigOption = None,
     rollback_on_failure: RollbackOption = None,
+    max_cost: MaxCostOption = None,
+    max_tokens: MaxTokensOption = None,
+    max_wall_time: MaxWallTimeOption = None,
 ) -> None:
     """Fork a session at one of its turns into a new session and run on from the checkpoint there.
 
@@ -68,7 +74,7 @@ def replay_session(
         )
     options = RunOptions(
         pipeline, backend, auto_approve, answers, tuple(set_values or ()), logs_root, max_visits,
-        json_output, quiet, config, rollback_on_failure,
+        json_output, quiet, config, rollback_on_failure, max_cost, max_tokens, max_wall_time,
     )
     check_run_options(options)
     if turn:

@@ -11,7 +11,10 @@ from orchestra_cli.runtime.options import (
     AutoApproveOption,
     BackendOption,
     LogsRootOption,
+    MaxCostOption,
+    MaxTokensOption,
     MaxVisitsOption,
+    MaxWallTimeOption,
     PipelineOption,
     QuietOption,
     RollbackOption,
@@ -48,6 +51,9 @@ def resume_pipeline(
     quiet: QuietOption = False,
     config: ConfigOption = None,
     rollback_on_failure: RollbackOption = None,
+    max_cost: MaxCostOption = None,
+    max_tokens: MaxTokensOption = None,
+    max_wall_time: MaxWallTimeOption = None,
 ) -> None:
     """Continue a session from its latest checkpoint; it ends as an uninterrupted run would.
 
@@ -74,7 +80,7 @@ def resume_pipeline(
 
         file = Path(target) if target else pipeline
         options = _options(file, backend, auto_approve, answers, set_values, logs_root, max_visits,
-                           json_output, quiet, config, rollback_on_failure)
+                           json_output, quiet, config, rollback_on_failure, (max_cost, max_tokens, max_wall_time))
         raise typer.Exit(resume_from_logs_root(options))
     if not target:
         raise fail("give the session id to resume (see `orchestra status`), or --logs-root DIR")
@@ -87,7 +93,7 @@ def resume_pipeline(
     from orchestra_core.runs.start import start_resume
 
     options = _options(pipeline, backend, auto_approve, answers, set_values, None, max_visits,
-                       json_output, quiet, config, rollback_on_failure)
+                       json_output, quiet, config, rollback_on_failure, (max_cost, max_tokens, max_wall_time))
     if turn is not None:
         from orchestra_core.runs.turn_start import start_resume_at_turn
 
@@ -105,10 +111,11 @@ def resume_pipeline(
 def _options(pipeline: Path | None, backend: str | None, auto_approve: bool, answers: Path | None,
              set_values: list[str] | None, logs_root: Path | None, max_visits: int | None,
              json_output: bool, quiet: bool, config: Path | None,
-             rollback_on_failure: bool | None = None) -> RunOptions:
+             rollback_on_failure: bool | None = None,
+             budget: tuple[str | None, str | None, str | None] = (None, None, None)) -> RunOptions:
     options = RunOptions(
         pipeline, backend, auto_approve, answers, tuple(set_values or ()), logs_root, max_visits,
-        json_output, quiet, config, rollback_on_failure,
+        json_output, quiet, config, rollback_on_failure, *budget,
     )
     check_run_options(options)
     return options

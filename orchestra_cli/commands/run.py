@@ -11,7 +11,10 @@ from orchestra_cli.runtime.options import (
     AutoApproveOption,
     BackendOption,
     LogsRootOption,
+    MaxCostOption,
+    MaxTokensOption,
     MaxVisitsOption,
+    MaxWallTimeOption,
     QuietOption,
     RollbackOption,
     RunOptions,
@@ -31,6 +34,9 @@ def run_pipeline(
     quiet: QuietOption = False,
     config: ConfigOption = None,
     rollback_on_failure: RollbackOption = None,
+    max_cost: MaxCostOption = None,
+    max_tokens: MaxTokensOption = None,
+    max_wall_time: MaxWallTimeOption = None,
 ) -> None:
     """Run a pipeline. Prints the session id first, then progress, then the result.
 
@@ -44,7 +50,7 @@ def run_pipeline(
 
     options = RunOptions(
         pipeline, backend, auto_approve, answers, tuple(set_values or ()), logs_root, max_visits,
-        json_output, quiet, config, rollback_on_failure,
+        json_output, quiet, config, rollback_on_failure, max_cost, max_tokens, max_wall_time,
     )
     check_run_options(options)
     raise typer.Exit(run_new(options))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from orchestra_cli.runtime.options import RunOptions, parse_set_values
+from orchestra_cli.runtime.options import RunOptions, parse_set_values, run_budget
 
 if TYPE_CHECKING:
     from orchestra_adapters.container import Container
@@ -146,7 +146,7 @@ def execute(options: RunOptions, container: Container, start: StartSession, grap
         if cancelled:
             raise fail(f"session {run.session_id} cancelled (orchestra cancel)", EXIT_FAILED)
         _report(options, result, run)
-        return 0 if result.succeeded else EXIT_FAILED
+        return 0 if result.succeeded else exit_code(result)
     finally:
         if fleet is not None:
             fleet.fleet.close()
@@ -187,6 +187,7 @@ def _begin(
         on_event=ProgressFeed(_observers(options)),
         rollback_on_failure=options.rollback_on_failure,
         answer_routes=_answer_routes(arguments["notifier"], console),
+        budget=run_budget(options),
     )
     ports = RunPorts(**arguments, fleet=fleet.ports() if fleet is not None else None)
     assert ports.store is not None
@@ -353,29 +354,49 @@ def _observers(options: RunOptions) -> list[Any]:
     return [PlainProgress(stream)]
 
 
-def _report_failure_on_stderr(session_id: str, reason: str) -> None:
-    """A failed run's reason as the last line on stderr, whatever stdout shows (scripts read it there)."""
-    from orchestra_cli.errors import one_line
+def exit_code(result: RunResult) -> int:
+    """0 for a run that succeeded, 3 for one a budget stopped (resumable), 1 for one that failed."""
+    from orchestra_cli.errors import EXIT_BUDGET_EXCEEDED, EXIT_FAILED
+    from orchestra_core.model.checkpoint import RunStatus
 
-    typer.echo(f"orchestra: error: session {session_id} failed: {one_line(reason)}", err=True)
+    if result.succeeded:
+        return 0
+    return EXIT_BUDGET_EXCEEDED if result.status is RunStatus.BUDGET_EXCEEDED else EXIT_FAILED
+
+
+def _report_failure_on_stderr(result: RunResult) -> None:
+    """A failed (or stopped) run's reason as the last line on stderr, whatever stdout shows (scripts read it
+    there); a budget's says how to continue."""
+    from orchestra_cli.errors import one_line
+    from orchestra_core.model.checkpoint import RunStatus
+
+    reason = one_line(failure_reason(result))
+    if result.status is RunStatus.BUDGET_EXCEEDED:
+        typer.echo(f"orchestra: session {result.session_id} stopped: {reason}", err=True)
+    else:
+        typer.echo(f"orchestra: error: session {result.session_id} failed: {reason}", err=True)
 
 
 def _report(options: RunOptions, result: RunResult, run: PipelineRun) -> None:
     if not result.succeeded:
-        _report_failure_on_stderr(result.session_id, failure_reason(result))
+        _report_failure_on_stderr(result)
     repos = repos_json(run)
     if options.json_output:
         from orchestra_cli.output import print_json
 
         print_json(run_json(result, repos))
         return
+    stopped = result.status.value == "budget_exceeded"
     if options.quiet:
-        typer.echo(result.status.value if result.succeeded else f"fail: {failure_reason(result)}")
+        typer.echo(result.status.value if result.succeeded else f"{result.status.value if stopped else 'fail'}: {failure_reason(result)}")
         return
     for name, repo in repos.items():
         typer.echo(f"repo    {name}: branch {repo['branch']} at {repo['head_sha'][:12]}")
+    cost = run.session_cost()
+    if cost.known or cost.unknown:
+        typer.echo(f"cost    {cost.text()}")
     if not result.succeeded:  # the last line says why, as `failure_reason` of --json does
-        typer.echo(f"failure {failure_reason(result)}")
+        typer.echo(f"{'stopped' if stopped else 'failure'} {failure_reason(result)}")
 
 
 def repos_json(run: PipelineRun) -> dict[str, dict[str, str]]:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, NamedTuple
+from typing import TYPE_CHECKING, Annotated, NamedTuple, TypeVar
 
 import typer
+
+if TYPE_CHECKING:
+    from orchestra_core.model.budget import Budget
+
+T = TypeVar("T")
 
 BackendOption = Annotated[
     str | None,
@@ -40,6 +46,29 @@ RollbackOption = Annotated[
     ),
 ]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
+MaxCostOption = Annotated[
+    str | None,
+    typer.Option(
+        "--max-cost", metavar="USD",
+        help="Stop the session once it has spent this many US dollars (over its resumes, replays' history and "
+        "parallel branches); the turn in flight finishes. Overrides the graph's max_cost_usd and orchestra.yaml's "
+        "budget.max_cost_usd for this run.",
+    ),
+]
+MaxTokensOption = Annotated[
+    str | None,
+    typer.Option(
+        "--max-tokens", metavar="N",
+        help="Stop the session once its agent turns used this many tokens (prompt plus completion).",
+    ),
+]
+MaxWallTimeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--max-wall-time", metavar="DURATION",
+        help="Stop the session once its runs took this long in all (90m, 2h; time between runs does not count).",
+    ),
+]
 PipelineOption = Annotated[
     Path | None,
     typer.Option("--pipeline", help="Continue with this pipeline file instead of the recorded one."),
@@ -60,6 +89,9 @@ class RunOptions(NamedTuple):
     quiet: bool = False
     config: Path | None = None
     rollback_on_failure: bool | None = None
+    max_cost: str | None = None
+    max_tokens: str | None = None
+    max_wall_time: str | None = None
 
 
 MAX_SET_KEY_CHARS = 256  # a context key; values are bounded as every argument is (docs/cli.md)
@@ -89,12 +121,42 @@ def _shorten(text: str) -> str:
     return text if len(text) <= 60 else text[:60] + "..."
 
 
+def run_budget(options: RunOptions) -> Budget | None:
+    """The budget `--max-cost`, `--max-tokens` and `--max-wall-time` set (None: none of them).
+
+    Raises:
+        typer.Exit: A value is not a positive amount, count or duration (after printing why, naming the option).
+    """
+    from orchestra_core.model.budget import Budget, parse_cost, parse_tokens, parse_wall_time
+
+    if options.max_cost is None and options.max_tokens is None and options.max_wall_time is None:
+        return None
+    return Budget(
+        _parsed("--max-cost", options.max_cost, parse_cost),
+        _parsed("--max-tokens", options.max_tokens, parse_tokens),
+        _parsed("--max-wall-time", options.max_wall_time, parse_wall_time),
+    )
+
+
+def _parsed(option: str, value: str | None, parse: Callable[[str], T]) -> T | None:
+    from orchestra_cli.errors import fail
+    from orchestra_core.model.budget import BudgetValueError
+
+    if value is None:
+        return None
+    try:
+        return parse(value)
+    except BudgetValueError as error:
+        raise fail(f"{option}: {error}") from None
+
+
 def check_run_options(options: RunOptions) -> None:
     """Refuse bad file options before anything is built or recorded (bad input never creates a session).
 
     Raises:
         typer.Exit: `--backend` is not a backend Orchestra has, `--answers` is missing or not a regular file,
-            `--logs-root` exists but is not a directory, or a `--set` pair is malformed (after printing why).
+            `--logs-root` exists but is not a directory, a `--set` pair is malformed, or a budget option is not a
+            positive amount, count or duration (after printing why).
     """
     from orchestra_cli.errors import fail
     from orchestra_core.model.input_files import InputFileError, check_regular_file
@@ -106,6 +168,7 @@ def check_run_options(options: RunOptions) -> None:
             known = ", ".join(BACKEND_NAMES)
             raise fail(f"unknown backend {_shorten(options.backend)!r}; available: {known}")
     parse_set_values(options.set_values)
+    run_budget(options)
     if options.answers is not None and options.answers.exists():
         try:
             check_regular_file(options.answers)

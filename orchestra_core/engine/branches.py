@@ -124,7 +124,7 @@ class _Walk:
         current, edge, previous = start.target, start, start.source
         visits = 0
         while True:
-            if self.cancel.is_set():
+            if self.cancel.is_set() or self.walker._executor.budget_stop() is not None:
                 return StageStatus.SKIPPED.value
             node = graph.nodes.get(current)
             if current == stop_at or node is None or graph.is_exit(node):
@@ -137,6 +137,8 @@ class _Walk:
                 return self._fail(over_limit.reason)
             visits += 1
             outcome = self._execute(node, visits, edge, previous)
+            if outcome is None:  # the session's budget stopped the node: the branch ends here
+                return StageStatus.SKIPPED.value
             if self.single:
                 return self._final_status(None)
             try:
@@ -152,7 +154,7 @@ class _Walk:
                 return self._fail(f"loop_restart from {node.id} is not allowed inside a parallel branch")
             current, edge, previous = transition.target, transition.edge, node.id
 
-    def _execute(self, node: Node, index: int, edge: Edge | None, previous: str) -> Outcome:
+    def _execute(self, node: Node, index: int, edge: Edge | None, previous: str) -> Outcome | None:
         visit = StageVisit(
             index=index,
             branch=self.branch,
@@ -165,7 +167,10 @@ class _Walk:
             cancel=self.cancel,
             max_attempts=1 if self.single else None,
         )
-        outcome = self.walker._executor.execute(node, self.context, visit).outcome
+        run = self.walker._executor.execute(node, self.context, visit)
+        if run.stopped is not None:
+            return None
+        outcome = run.outcome
         if node.handler_type == "parallel":
             for nested in self.walker.take_results(self.branch, node):
                 self.completed.extend(nested.completed_nodes)

@@ -15,6 +15,7 @@ from orchestra_core.engine.fidelity import effective_fidelity, resolve_fidelity,
 from orchestra_core.engine.join_outcome import pending_join_at
 from orchestra_core.engine.retry import RetryPolicy, build_retry_policy, is_programming_error, is_retryable
 from orchestra_core.engine.stage import EngineServices, Handler, StageRun
+from orchestra_core.model.budget import BudgetGuard, BudgetVerdict
 from orchestra_core.model.cancellation import Cancellation, cancellation_scope, linked
 from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
@@ -72,11 +73,13 @@ class StageVisit:
 
 @frozen
 class NodeRun:
-    """The final outcome of one node execution, after retries."""
+    """The final outcome of one node execution, after retries; `stopped`: why the session's budget stopped it
+    before it ended (no outcome was recorded for it: a resume runs it again)."""
 
     outcome: Outcome
     attempts: int
     duration_s: float
+    stopped: str | None = None
 
 
 class StageExecutor:
@@ -93,8 +96,12 @@ class StageExecutor:
         session_id: str,
         services: EngineServices,
         emit: Emit,
+        budget: BudgetGuard | None = None,
     ) -> None:
         self._registry = registry
+        self._budget = budget
+        self._stops_lock = threading.Lock()
+        self.budget_stops = 0  # node executions the session's budget stopped (main line and branches)
         self._graph = graph
         self._directory = directory
         self._clock = clock
@@ -129,15 +136,30 @@ class StageExecutor:
         )
         thread_key = resolve_thread_key(node, self._graph, visit.incoming_edge, visit.previous_node)
         self._prepare_context(node, context, visit, fidelity, thread_key)
+        own_budget = self._node_budget(node)
+        if own_budget is not None:  # the node's own budget is spent already (earlier visits): it fails at once
+            return self._finish(node, visit, base, Outcome.fail(own_budget.message), 1, started)
         attempt = 1
         while True:
             stage = self._stage(visit, attempt, policy, fidelity, thread_key, timeout)
             outcome, retryable = self._attempt(handler, node, context, stage, visit.cancel)
+            turn_stop = stage.cancel.turn_stop
+            if turn_stop is not None and outcome.status not in _DONE:  # stopped at a turn boundary by a budget
+                if not turn_stop.fails_node:
+                    return self._stopped(outcome, attempt, started, turn_stop.reason)
+                outcome, retryable = Outcome.fail(turn_stop.reason), False
             if outcome.status in _DONE:
                 break
             cancelled = isinstance(visit.cancel, Cancellation) and visit.cancel.stops_running_work
             if attempt >= policy.max_attempts or not retryable or cancelled:  # a cancelled node is not retried
                 outcome = _exhausted(node, outcome, attempt, policy)
+                break
+            session = self.budget_stop()
+            if session is not None:  # no retry once the session's budget is reached
+                return self._stopped(outcome, attempt, started, session.message)
+            own_budget = self._node_budget(node)
+            if own_budget is not None:
+                outcome = Outcome.fail(own_budget.message)
                 break
             delay = policy.backoff.delay_for_attempt(attempt, self._rng)
             elapsed = self._clock.monotonic() - started
@@ -149,6 +171,23 @@ class StageExecutor:
             self._clock.sleep(delay)
             attempt += 1
         return self._finish(node, visit, base, outcome, attempt, started)
+
+    def budget_stop(self) -> BudgetVerdict | None:
+        """The session's budget, when it is reached: counted as a stop (nothing new may start)."""
+        verdict = self._budget.session_stop() if self._budget is not None else None
+        if verdict is not None:
+            with self._stops_lock:
+                self.budget_stops += 1
+        return verdict
+
+    def _node_budget(self, node: Node) -> BudgetVerdict | None:
+        return self._budget.node_stop(node.id) if self._budget is not None else None
+
+    def _stopped(self, outcome: Outcome, attempts: int, started: float, reason: str) -> NodeRun:
+        """A node execution the session's budget stopped: no final outcome is written or recorded for it."""
+        with self._stops_lock:
+            self.budget_stops += 1
+        return NodeRun(outcome, attempts, self._clock.monotonic() - started, stopped=reason)
 
     def _prepare_context(
         self, node: Node, context: Context, visit: StageVisit, fidelity: str, thread_key: str

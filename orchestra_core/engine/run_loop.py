@@ -12,6 +12,7 @@ from attrs import evolve
 
 from orchestra_core.engine.branch_workspaces import BranchWorkspaces, NoBranchWorkspaces
 from orchestra_core.engine.branches import BranchWalker, parent_branch
+from orchestra_core.engine.budget_stops import BudgetStops
 from orchestra_core.engine.emitter import BranchForwarder, Emitter
 from orchestra_core.engine.execution import HandlerResolver, StageExecutor, StageVisit
 from orchestra_core.engine.join_outcome import settle_pending_join
@@ -39,10 +40,12 @@ from orchestra_core.engine.run_state import (
     resumed_edge,
 )
 from orchestra_core.engine.stage import BranchResult
+from orchestra_core.model.budget import BudgetGuard
 from orchestra_core.model.checkpoint import Checkpoint, RunResult, RunStatus
 from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.events import (
+    BudgetExceeded,
     CheckpointSaved,
     EdgeSelected,
     EventObserver,
@@ -84,6 +87,8 @@ class Engine(Protocol):
     def branch_workspaces(self) -> BranchWorkspaces | None: ...
     @property
     def remote_branches(self) -> RemoteBranches | None: ...
+    @property
+    def budget(self) -> BudgetGuard | None: ...
 
     def child(self, observers: Sequence[EventObserver]) -> Engine:
         """An engine for a supervised child run."""
@@ -130,6 +135,7 @@ class RunLoop:
         self.workspaces: BranchWorkspaces = engine.branch_workspaces or NoBranchWorkspaces()
         self.on_context = on_context
         self.max_visits = engine.max_node_visits or graph.get_int("max_node_visits", DEFAULT_MAX_NODE_VISITS)
+        self.budget_stops = BudgetStops(engine.budget)
         remote = engine.remote_branches
         self.executor = StageExecutor(
             registry=RemoteNodes(engine.registry, remote) if remote is not None else engine.registry,
@@ -140,6 +146,7 @@ class RunLoop:
             session_id=session_id,
             services=self,
             emit=self.emitter.emit,
+            budget=engine.budget,
         )
         self.branches = BranchWalker(
             graph, self.executor, self.clock, self.max_visits, lambda: self.state.visit_counts, self.workspaces
@@ -282,7 +289,10 @@ class RunLoop:
     def _result(self, finish: Finish, started: float) -> RunResult:
         duration = self.clock.monotonic() - started
         state = self.state
-        if finish.status is RunStatus.SUCCESS:
+        stopped = self.budget_stops.ended(finish, duration, state.completed_nodes[-1] if state.completed_nodes else None)
+        if stopped is not None:
+            self.emitter.emit(BudgetExceeded, None, stopped)
+        elif finish.status is RunStatus.SUCCESS:
             fields = {
                 "duration_s": duration,
                 "artifact_count": len(self.directory.artifacts.list()),
@@ -320,6 +330,9 @@ class RunLoop:
                 if isinstance(gate, Advance):
                     position = self._jump_for_gate(gate, position)
                     continue
+            budget_stop = None if self.graph.is_exit(node) else self.budget_stops.before_node()
+            if budget_stop is not None:  # an exit costs nothing: a run whose work is done ends there
+                return budget_stop
             if self.state.node_visits >= self.max_visits:
                 return Finish(RunStatus.FAIL, self._looping_reason())
             over_limit = visit_limit_failure(node, self.graph, self.state.visit_counts[node.id])
@@ -364,9 +377,15 @@ class RunLoop:
             node_outcomes=state.node_outcomes,
             cancel=self.stop,  # a cancelled (not merely set) stop also cancels the attempt running now
         )
+        stops = self.executor.budget_stops
         run = self.executor.execute(node, state.context, visit)
+        results = self.branches.take_results(None, node) if node.handler_type == "parallel" else []
+        cut_short = any(result.status == StageStatus.SKIPPED.value for result in results)  # here, or on a worker
+        stopped = self.budget_stops.after_node(run, self.executor.budget_stops > stops, cut_short)
+        if stopped is not None:  # the node is not recorded: a resume runs it again
+            return stopped
         if node.handler_type == "parallel":
-            state.merge_branches(self.branches.take_results(None, node))
+            state.merge_branches(results)
         state.record(node, run.outcome, run.attempts)
         transition = self._transition(node, run.outcome)
         transition = settle_pending_join(self.workspaces, self.graph, node, state.context, None, transition)

@@ -14,6 +14,7 @@ from orchestra_core.engine.run_loop import DEFAULT_MAX_NODE_VISITS, CheckpointSa
 from orchestra_core.engine.run_state import WorkspaceSnapshot
 from orchestra_core.engine.stage import BranchResult
 from orchestra_core.engine.streams import EventStream
+from orchestra_core.model.budget import BudgetGuard
 from orchestra_core.model.checkpoint import Checkpoint, RunResult
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import EngineEvent, EventObserver
@@ -41,6 +42,9 @@ class PipelineEngine:
         branch_workspaces: Gives parallel branches their own worktrees and merges them at the join (the
             workspace layer); child runs of manager loops do without.
         remote_branches: Runs the branches of main-line fan-outs elsewhere (a fleet); None: here, in threads.
+        budget: Says when a budget is reached: asked before each node and each retry (nothing new starts once the
+            session's is; a node whose own is fails), and a stage asked to stop at its turn boundary is stopped
+            (docs/running.md, "Budgets"). None: no budget.
     """
 
     def __init__(
@@ -56,6 +60,7 @@ class PipelineEngine:
         workspace_snapshot: WorkspaceSnapshot | None = None,
         branch_workspaces: BranchWorkspaces | None = None,
         remote_branches: RemoteBranches | None = None,
+        budget: BudgetGuard | None = None,
     ) -> None:
         self.registry = registry
         self.run_directory = run_directory
@@ -67,6 +72,7 @@ class PipelineEngine:
         self.workspace_snapshot = workspace_snapshot
         self.branch_workspaces = branch_workspaces
         self.remote_branches = remote_branches
+        self.budget = budget
 
     def run(
         self,
@@ -152,6 +158,7 @@ class PipelineEngine:
             observers=observers,
             max_node_visits=self.max_node_visits,
             rng=self.rng,
+            budget=self.budget,
         )
 
 

@@ -30,6 +30,7 @@ from orchestra_core.graph.dot_loader import load_pipeline
 from orchestra_core.model.conditions import Condition, parse_condition
 from orchestra_core.model.context import Context
 from orchestra_core.model.events import (
+    BudgetExceeded,
     EngineEvent,
     PipelineCompleted,
     PipelineFailed,
@@ -134,6 +135,8 @@ class ChildMonitor:
                 self.status, self.outcome = "completed", "success"
             elif isinstance(event, PipelineFailed):
                 self.status, self.outcome, self.failure_reason = "failed", "fail", event.error
+            elif isinstance(event, BudgetExceeded):  # the session's budget stopped the child too
+                self.status, self.outcome, self.failure_reason = "failed", "fail", event.message
             else:
                 return
             self.version += 1

@@ -9,6 +9,10 @@ it in one of two ways:
 - *checks* for work that loops: an agent loop calls `raise_if_cancelled()` before each model call and each tool
   call, so nothing is written after the cancellation.
 
+A softer request, `stop_turns(TurnStop(...))`, asks an agent loop to stop at its next turn boundary (a budget was
+reached): the turn in flight finishes, is committed and recorded; no new model call starts (`raise_if_stopped()`
+before each model call raises `TurnsStopped`); nothing is killed.
+
 The ports take it explicitly (`CommandRunner.run(..., cancel=)`, `CodergenBackend.run(..., cancel=)`); for code
 between them that does not pass it on (an agent's command tools, hooks), the engine also makes it the thread's
 *current* cancellation while the handler runs (`current_cancellation()`), which runners use when given none.
@@ -21,6 +25,8 @@ import contextvars
 import threading
 from collections.abc import Callable, Iterator
 
+from attrs import frozen
+
 from orchestra_core.model.errors import OrchestraError
 
 _CURRENT: contextvars.ContextVar[Cancellation | None] = contextvars.ContextVar("orchestra_cancellation", default=None)
@@ -30,6 +36,25 @@ class StageCancelled(OrchestraError):
     """The work was cancelled (its stage ran out of time); raised by `raise_if_cancelled`."""
 
     retryable = False
+
+
+@frozen
+class TurnStop:
+    """Why an agent loop must stop at its next turn boundary, and whether its node then fails (its own budget is
+    reached: the node fails and its edges route it) or is stopped (the session's budget: the run ends)."""
+
+    reason: str
+    fails_node: bool = False
+
+
+class TurnsStopped(OrchestraError):
+    """Raised by `raise_if_stopped` once a turn stop was asked: no new model call starts."""
+
+    retryable = False
+
+    def __init__(self, stop: TurnStop) -> None:
+        super().__init__(stop.reason)
+        self.stop = stop
 
 
 class Cancellation(threading.Event):
@@ -43,6 +68,7 @@ class Cancellation(threading.Event):
         super().__init__()
         self.reason = reason
         self.stops_running_work = False  # cancel(): yes; a bare set() (first_success) only stops at node boundaries
+        self.turn_stop: TurnStop | None = None  # stop_turns(): stop at the next turn boundary
         self._callbacks: dict[int, Callable[[], None]] = {}
         self._next = 0
         self._guard = threading.Lock()
@@ -86,6 +112,24 @@ class Cancellation(threading.Event):
         """
         if self.is_set():
             raise StageCancelled(self.reason)
+
+    def stop_turns(self, stop: TurnStop) -> None:
+        """Ask the work to stop at its next turn boundary (the first request counts); nothing is killed."""
+        with self._guard:
+            if self.turn_stop is None:
+                self.turn_stop = stop
+
+    def raise_if_stopped(self) -> None:
+        """Before a model call: raise when cancelled, or when a stop at the turn boundary was asked.
+
+        Raises:
+            StageCancelled: The cancellation is set.
+            TurnsStopped: `stop_turns` was called.
+        """
+        self.raise_if_cancelled()
+        stop = self.turn_stop
+        if stop is not None:
+            raise TurnsStopped(stop)
 
     def _forget(self, key: int) -> None:
         with self._guard:

@@ -20,6 +20,7 @@ class RunStatus(StrEnum):
     RUNNING = "running"
     SUCCESS = "success"
     FAIL = "fail"
+    BUDGET_EXCEEDED = "budget_exceeded"  # a run's result only: its checkpoint stays `running` (resumable)
 
 
 def _outcome_map(value: Mapping[str, Outcome] | None) -> OutcomeMap:

@@ -179,6 +179,41 @@ class ModelFailedOver(EngineEvent):
     failover: ModelFailover
 
 
+@frozen(kw_only=True)
+class BudgetWarning(EngineEvent):
+    """80% of a budget is spent (once per run and budget); `node_id` names the node for a node's own budget."""
+
+    budget: str
+    spent: str
+    limit: str
+    message: str
+    node_id: str | None = None
+
+
+@frozen(kw_only=True)
+class BudgetExceeded(EngineEvent):
+    """The run ended because a budget of the session was reached: the turn in flight finished, nothing new
+    started, the session is `budget_exceeded` and `resume` continues it (`message` says with which option)."""
+
+    budget: str
+    spent: str
+    limit: str
+    message: str
+    duration_s: float
+    node_id: str | None = None
+
+
+@frozen(kw_only=True)
+class ModelPriceUnknown(EngineEvent):
+    """A model has no price (built in or in orchestra.yaml's `pricing:`): its turns' cost is unknown. Once per run
+    and model."""
+
+    model: str
+    provider: str
+    node_id: str
+    message: str
+
+
 # Parallel execution
 
 

@@ -9,6 +9,7 @@ from attrs import field, frozen
 
 from orchestra_core.model.immutable import any_tuple
 from orchestra_core.model.interview import Option
+from orchestra_core.model.money import CostTally
 
 QUESTION_TEXT_LIMIT = 3000  # characters of a waiting question's text a notification carries
 
@@ -62,27 +63,6 @@ class AnswerRoutes:
         return f"{self.server_url.rstrip('/')}/view/{session_id}" if self.server_url else None
 
 
-@frozen
-class RunCost:
-    """What a run's agent turns cost, as far as their costs are known.
-
-    Attributes:
-        usd: The known costs summed, in US dollars.
-        turns: The agent turns counted.
-        unknown_turns: Those whose cost is unknown (no price for their model): `usd` leaves them out.
-    """
-
-    usd: float = 0.0
-    turns: int = 0
-    unknown_turns: int = 0
-
-    def add(self, cost_usd: float | None) -> RunCost:
-        """The cost with one more agent turn (`cost_usd` None: unknown)."""
-        if cost_usd is None:
-            return RunCost(self.usd, self.turns + 1, self.unknown_turns + 1)
-        return RunCost(self.usd + cost_usd, self.turns + 1, self.unknown_turns)
-
-
 def _cut(text: str) -> str:
     return text if len(text) <= QUESTION_TEXT_LIMIT else text[: QUESTION_TEXT_LIMIT - 1] + "…"
 
@@ -118,7 +98,7 @@ class Notification:
         pipeline: The pipeline's name.
         status: The session's status as of the event (`running` while a question waits; else how it ended).
         timestamp: When (UTC).
-        cost: What the run's agent turns cost so far.
+        cost: What the session has cost so far (its earlier runs, branches and replayed history included).
         failure_reason: Why it failed, was stopped or cancelled (None when it did not).
         question: What waits for an answer (`needs_input` only).
         resume_command: The command that continues the session (after a failure, a budget stop, a cancel or an
@@ -130,7 +110,7 @@ class Notification:
     pipeline: str
     status: str
     timestamp: datetime
-    cost: RunCost = field(factory=RunCost)
+    cost: CostTally = field(factory=CostTally)
     failure_reason: str | None = None
     question: WaitingQuestion | None = None
     resume_command: str | None = None

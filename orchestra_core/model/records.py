@@ -22,6 +22,7 @@ class LifecycleEvent(StrEnum):
     RESUMED = "resumed"
     INTERRUPTED = "interrupted"
     CANCELLED = "cancelled"  # `orchestra cancel`: stopped for good, not to be resumed by the fleet
+    BUDGET_EXCEEDED = "budget_exceeded"  # a budget of the session was reached; `resume` continues it
 
 
 class NodeEvent(StrEnum):
@@ -210,3 +211,25 @@ class NotificationFailed:
             return f"{self.target} not sent: {self.reason} ({self.event})"
         times = "once" if self.attempts == 1 else f"{self.attempts} times"
         return f"{self.target} failed {times}: {self.reason} ({self.event})"
+
+
+@frozen
+class BudgetWarning:
+    """`dev.orchestra.BudgetWarning`: 80% of a budget is spent (`node_id` "" for the session's budget)."""
+
+    budget: str
+    spent: str
+    limit: str
+    message: str
+    node_id: str = ""
+
+
+@frozen
+class ModelPriceUnknown:
+    """`dev.orchestra.ModelPriceUnknown`: a model has no price, so its turns' cost is unknown (once per run and
+    model)."""
+
+    model: str
+    provider: str = ""
+    node_id: str = ""
+    message: str = ""

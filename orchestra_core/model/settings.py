@@ -7,13 +7,17 @@ relative paths are resolved against (the directory of the orchestra.yaml they ca
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import Literal, NewType, get_args
 
 from attrs import field, frozen
 
+from orchestra_core.model.budget import Budget
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.immutable import frozen_map, str_tuple
+from orchestra_core.model.money import Money
+from orchestra_core.model.pricing import ModelPrice
 
 ALIASES = ("smart", "worker", "cheap")
 # Provider names that need no entry in `providers:` (their kind is known by name; `scripted` needs a cassette).
@@ -37,6 +41,9 @@ IMPLICIT_REPO = "project"  # the one repo tools see when workspace.repos is empt
 
 # Seconds; orchestra.yaml accepts a number of seconds or a duration string such as "90s", "10m".
 Seconds = NewType("Seconds", float)
+# US dollars greater than zero (a budget), and whole numbers of 1 or more (a token budget).
+PositiveDollars = NewType("PositiveDollars", Decimal)
+PositiveCount = NewType("PositiveCount", int)
 
 
 
@@ -341,6 +348,26 @@ class TelemetrySettings:
     flush_timeout: Seconds = Seconds(5.0)
 
 
+@frozen
+class BudgetSettings:
+    """`budget:`: what a session may spend (docs/running.md, "Budgets"); graph attributes and `--max-cost`
+    override it key by key.
+
+    Attributes:
+        max_cost_usd: US dollars, over the session's runs (resumes, replays' history, parallel branches).
+        max_tokens: Prompt plus completion tokens of the session's agent turns.
+        max_wall_time: Seconds the session's runs may take, added over its resumes.
+    """
+
+    max_cost_usd: PositiveDollars | None = None
+    max_tokens: PositiveCount | None = None
+    max_wall_time: Seconds | None = None
+
+    def to_budget(self) -> Budget:
+        cost = Money.usd(self.max_cost_usd) if self.max_cost_usd is not None else None
+        return Budget(cost, self.max_tokens, self.max_wall_time)
+
+
 # orchestra.yaml's key of each CLI agent -> its backend name (the key under `OrchestraSettings.cli_agents`).
 CLI_AGENT_KEYS: Mapping[str, str] = {"claude_code": "claude-code", "codex": "codex"}
 
@@ -373,6 +400,8 @@ class OrchestraSettings:
     cli_agents: Mapping[str, CliAgentSettings] = field(factory=dict, converter=frozen_map)
     notify: tuple[NotifyTargetSettings, ...] = field(default=(), converter=_notify_targets)
     telemetry: TelemetrySettings = field(factory=TelemetrySettings)
+    pricing: Mapping[str, ModelPrice] = field(factory=dict, converter=frozen_map)
+    budget: BudgetSettings = field(factory=BudgetSettings)
     source_path: Path | None = None
     project_root: Path | None = None
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from attrs import field, frozen
 
 from orchestra_core.model.immutable import str_tuple
+from orchestra_core.model.pricing import ModelUsage
+
+OnUsage = Callable[[ModelUsage], None]
 
 
 @frozen
@@ -32,7 +36,11 @@ class CommitMessageRequest:
 
 @runtime_checkable
 class CommitMessageGenerator(Protocol):
-    """Produces commit message text; the workspace cleans it and falls back when it is unusable."""
+    """Produces commit message text; the workspace cleans it and falls back when it is unusable.
+
+    A generator that calls a model may take the keyword `on_usage` and report each call's model and tokens to it,
+    so the run counts what commit messages cost (callers pass it only to generators that take it).
+    """
 
     def generate(self, request: CommitMessageRequest) -> str:
         """Write a commit message: an imperative summary line, a blank line, a short body.

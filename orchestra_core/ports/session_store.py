@@ -32,6 +32,7 @@ class SessionStatus(StrEnum):
     FAIL = "fail"
     INTERRUPTED = "interrupted"
     CANCELLED = "cancelled"  # `orchestra cancel` stopped it for good
+    BUDGET_EXCEEDED = "budget_exceeded"  # a budget was reached; resumable (with a higher budget)
 
 
 @frozen
@@ -126,6 +127,9 @@ class SessionTotals:
         cleanups: `dev.orchestra.SessionCleanedUp` turns.
         parallel: `dev.orchestra.ParallelExecution` turns (fan-outs, fan-ins and their branches).
         session_branches: `dev.orchestra.SessionBranchCreated` turns (one per workspace repo of a run).
+        cost_nanos: The known cost of those agent turns, in nanodollars (`orchestra_core.model.money`).
+        unpriced_turns: Agent turns whose cost is unknown (a model without a price; a turn that used no tokens
+            cost nothing and is not one of them).
         lifecycle_turn_id: The latest `dev.orchestra.PipelineLifecycle` turn (None: none yet).
     """
 
@@ -139,15 +143,18 @@ class SessionTotals:
     cleanups: int = 0
     parallel: int = 0
     session_branches: int = 0
+    cost_nanos: int = 0
+    unpriced_turns: int = 0
     lifecycle_turn_id: str | None = None
 
     @classmethod
     def of(cls, counts: Sequence[int], lifecycle_turn_id: str | None = None) -> SessionTotals:
         """Totals from `counts()`'s tuple and the lifecycle pointer."""
-        agents, prompt, completion, nodes, checkpoints, pushes, rollbacks, cleanups, parallel, branches = counts
+        agents, prompt, completion, nodes, checkpoints, pushes, rollbacks, cleanups, parallel, branches, *cost = counts
+        cost_nanos, unpriced = [*cost, 0, 0][:2]
         return cls(
             agents, prompt, completion, nodes, checkpoints, pushes, rollbacks, cleanups, parallel, branches,
-            lifecycle_turn_id,
+            cost_nanos, unpriced, lifecycle_turn_id,
         )  # fmt: skip
 
     def since(self, base: SessionTotals) -> SessionTotals:
@@ -162,7 +169,8 @@ class SessionTotals:
         """The counters in field order (without the lifecycle pointer)."""
         return (
             self.agent_turns, self.prompt_tokens, self.completion_tokens, self.node_runs, self.checkpoints,
-            self.pushes, self.rollbacks, self.cleanups, self.parallel, self.session_branches,
+            self.pushes, self.rollbacks, self.cleanups, self.parallel, self.session_branches, self.cost_nanos,
+            self.unpriced_turns,
         )  # fmt: skip
 
 

@@ -69,6 +69,10 @@ class BranchRun(PipelineRun):
         """A branch a worker runs is not traced (yet): its runner's trace has the branch's span, without stages."""
         return None
 
+    def budget_session(self) -> str:
+        """The budgets bound the spending of the session the branch belongs to (all its branches included)."""
+        return self.assignment.session_id
+
     def _recorder(self) -> SessionRecorder:
         recorder = super()._recorder()
         assert isinstance(recorder, SessionRecorder), "a branch run records into the store"
@@ -92,7 +96,7 @@ class BranchRun(PipelineRun):
         settings = self.options.settings.workspace.repos
         self.workspace = WorkspaceSession(
             self.assignment.session_id, contexts, {c.repo_name: settings[c.repo_name] for c in contexts}, git,
-            self.ports.clock, self.ports.commit_messages, self._on_workspace_event,
+            self.ports.clock, self.commit_messages, self._on_workspace_event,
         )  # fmt: skip
         self.branches = BranchWorktrees(
             self.workspace, git, self.ports.clock, directory, self.pipeline_name, self._on_workspace_event

@@ -9,17 +9,16 @@ from collections.abc import Callable
 from typing import Any
 
 from orchestra_core.model.events import (
-    AgentTurnCompleted,
     InterviewCompleted,
     InterviewStarted,
     InterviewTimeout,
 )
 from orchestra_core.model.interview import Option, Question, QuestionType
+from orchestra_core.model.money import CostTally
 from orchestra_core.model.notifications import (
     AnswerRoutes,
     Notification,
     NotifyEvent,
-    RunCost,
     WaitingQuestion,
     event_at_end,
 )
@@ -41,8 +40,8 @@ _Key = tuple[str | None, str]  # (branch, node id) of a waiting question
 class RunNotifications:
     """Builds a run's notifications from its events and hands them to the notifier; never blocks the run.
 
-    Subscribed to the run's events, it sums the agent turns' known costs and, when a question is still unanswered
-    `grace_s` after it was asked, sends `needs_input`. `ended` sends the event of the run's end; `close` waits (at
+    Subscribed to the run's events, it sends `needs_input` when a question is still unanswered `grace_s` after it
+    was asked. `ended` sends the event of the run's end; `close` waits (at
     most `flush_timeout_s`) for what is still being delivered.
 
     Args:
@@ -50,6 +49,7 @@ class RunNotifications:
         session_id: The run's session.
         pipeline: The pipeline's name.
         clock: Time stamps.
+        spent: What the session has cost so far (the run's meter); None: nothing known.
         routes: Where waiting questions are answered; None: nowhere to name.
         on_failure: Records a notification no target could take (a NotificationFailed turn).
         grace_s: How long a question must wait before it is worth a notification.
@@ -63,6 +63,7 @@ class RunNotifications:
         session_id: str,
         pipeline: str,
         clock: Clock,
+        spent: Callable[[], CostTally] | None = None,
         routes: AnswerRoutes | None = None,
         on_failure: OnDeliveryFailure | None = None,
         grace_s: float = QUESTION_GRACE_S,
@@ -76,23 +77,21 @@ class RunNotifications:
         self._on_failure = on_failure
         self._grace_s = grace_s
         self._flush_timeout_s = flush_timeout_s
-        self._cost = RunCost()
+        self._spent = spent
         self._waiting: dict[_Key, tuple[object, threading.Timer]] = {}
         self._ended = False
         self._lock = threading.Lock()
         self._asks = notifier.wants(NotifyEvent.NEEDS_INPUT)
         self._handlers: dict[type, Callable[[Any], None]] = {
-            AgentTurnCompleted: self._turn,
             InterviewStarted: self._asked,
             InterviewCompleted: self._answered,
             InterviewTimeout: self._answered,
         }
 
     @property
-    def cost(self) -> RunCost:
-        """What the run's agent turns cost so far."""
-        with self._lock:
-            return self._cost
+    def cost(self) -> CostTally:
+        """What the session has cost so far."""
+        return self._spent() if self._spent is not None else CostTally()
 
     def on_event(self, event: object) -> None:
         """One event of the run (a subscriber of its EventFanout)."""
@@ -128,13 +127,6 @@ class RunNotifications:
             log.warning("notify: flushing the notifications failed: %s", error)
 
     # Events -----------------------------------------------------------------------------------------------------
-    def _turn(self, event: AgentTurnCompleted) -> None:
-        turn = event.turn
-        if turn.by_tool_stage or turn.untracked:  # a command's work, or the safety net's commit: no model was paid
-            return
-        with self._lock:
-            self._cost = self._cost.add(turn.cost_usd)
-
     def _asked(self, event: InterviewStarted) -> None:
         if not self._asks:
             return

@@ -15,6 +15,7 @@ from orchestra_core.agents.prompt_builder import AgentPromptBuilder
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.resolver import AgentResolver
 from orchestra_core.agents.tools import WriteTracker
+from orchestra_core.engine.emitter import Emitter
 from orchestra_core.engine.run_state import manifest_for
 from orchestra_core.engine.runner import PipelineEngine
 from orchestra_core.engine.stage import StageRun
@@ -22,11 +23,12 @@ from orchestra_core.handlers import build_registry
 from orchestra_core.model import records
 from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.chat import ChatHistory
-from orchestra_core.model.checkpoint import RunResult
+from orchestra_core.model.checkpoint import RunResult, RunStatus
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.events import AgentTurnCompleted
 from orchestra_core.model.graph import Graph, Node
 from orchestra_core.model.layout import ProjectLayout
+from orchestra_core.model.money import CostTally
 from orchestra_core.model.outcome import StageStatus
 from orchestra_core.model.settings import IMPLICIT_REPO
 from orchestra_core.model.turn import AgentTurn
@@ -39,6 +41,7 @@ from orchestra_core.runs.extensions import Extensions
 from orchestra_core.runs.ports import RunOptions, RunPorts
 from orchestra_core.runs.run_remotes import RunRemotes
 from orchestra_core.runs.run_services import NoPromptLayers, NoRecorder, RunAgentRuntime
+from orchestra_core.runs.spending import MeteredCommitMessages, run_budgets, start_meter
 from orchestra_core.runs.start import NEW, REPLAY, RESUME, SessionStart, begin
 from orchestra_core.runs.tool_turns import RunToolTurns
 from orchestra_core.runs.writable_roots import WritableRoots
@@ -46,6 +49,7 @@ from orchestra_core.session.api import append_record, publish_types
 from orchestra_core.session.checkpoints import RepoHead
 from orchestra_core.session.conversation import chat_history
 from orchestra_core.session.recorder import SessionRecorder
+from orchestra_core.session.spending import session_spending
 from orchestra_core.validation import ValidationError
 
 if TYPE_CHECKING:  # a run without workspace repos (and without LLM agents) needs none of these
@@ -83,6 +87,9 @@ class PipelineRun:
         self.layout = ProjectLayout(options.project_root.resolve())
         self.events = EventFanout(options.on_event)
         self._resolver: AgentResolver | None = None
+        self.commit_messages = ports.commit_messages
+        # a budget attribute that does not parse stops the run before a session exists
+        self.budget, self.node_budgets = run_budgets(options.settings, graph, options.budget)
         self.remotes = RunRemotes(options.settings, ports.git, ports.git_remotes)
         self.remotes.prepare(start)  # clone/fetch: an unreachable remote stops the run before anything is recorded
         creates_session = start.creates_session or (ports.store is None and not start.session_id)
@@ -98,6 +105,14 @@ class PipelineRun:
         self._checkout_leases: list[SessionLease] = []
         if ports.session_locks is not None:  # before anything is recorded: a session running elsewhere stops here
             self._lease = ports.session_locks.acquire(start.session_id)
+        self.spending = start_meter(
+            ports.store, self.budget_session(), options.settings, self.budget, self.node_budgets, ports.clock
+        )
+        if ports.fleet is not None and ports.store is not None and self.budget.limited:  # branches run elsewhere
+            store, session = ports.store, self.budget_session()
+            self.spending.read_store_between_nodes(lambda: session_spending(store, session))
+        if self.commit_messages is not None:
+            self.commit_messages = MeteredCommitMessages(self.commit_messages, self.spending)
         self.recorder = self._recorder()
         self.tracing = self._tracing(created=creates_session)
         self._record_start()
@@ -143,6 +158,17 @@ class PipelineRun:
         """The values the run starts with: those its session was started with (a run started again from the
         beginning), overridden by the ones given now."""
         return {**self.start.initial_context, **self.options.initial_context}
+
+    def budget_session(self) -> str:
+        """The session whose spending the budgets bound (a branch run's is the session of its run)."""
+        return self.session_id
+
+    def session_cost(self) -> CostTally:
+        """What the session has cost so far, its earlier runs, branches and replayed history included (without a
+        store: this run)."""
+        if self.ports.store is None:
+            return self.spending.spending().cost
+        return session_spending(self.ports.store, self.budget_session()).cost
 
     # Setting up ------------------------------------------------------------------------------------
     def _record_start(self) -> None:
@@ -266,7 +292,7 @@ class PipelineRun:
             self.ports.clock,
             self.layout.root,
             config_dir=settings.base_dir,
-            commit_messages=self.ports.commit_messages,
+            commit_messages=self.commit_messages,
             on_event=self._on_workspace_event,
         )
 
@@ -319,16 +345,19 @@ class PipelineRun:
         )
         self.extensions.install_handlers(registry)
         remote = self._remote_branches()
+        observers = [self.recorder, *self.options.observers, self.events]
+        self.spending.attach(Emitter(self.session_id, self.ports.clock, observers).emit)
         return PipelineEngine(
             registry,
             run_directory=self.ports.run_directories,
             clock=self.ports.clock,
-            observers=[self.recorder, *self.options.observers, self.events],
+            observers=observers,
             checkpoint_sinks=[self.recorder],
             max_node_visits=self.options.max_node_visits,
             workspace_snapshot=self.workspace.snapshot if self.workspace is not None else None,
             branch_workspaces=self._branch_workspaces(remote),
             remote_branches=remote,
+            budget=self.spending,
         )
 
     def _chat_history(self, session_id: str, node_id: str) -> ChatHistory:
@@ -454,8 +483,13 @@ class PipelineRun:
         return self.ports.clock.now if self.tracing is not None else None
 
     def _record_turn(self, node: Node, stage: StageRun, turn: AgentTurn) -> None:
+        """Price the turn, record it, report it; once a budget is reached, the stage stops at this turn boundary."""
+        turn = self.spending.price(turn, stage.branch)
         self.recorder.record_agent_turn(turn, stage.branch)
         stage.emit(AgentTurnCompleted, node_id=node.id, turn=turn)
+        stop = self.spending.add(turn, stage.branch)
+        if stop is not None:
+            stage.cancel.stop_turns(stop)
 
     def _load_child(self, path: str) -> Graph:
         prepared = prepare_pipeline(
@@ -511,7 +545,7 @@ class PipelineRun:
             self._roll_back_after(error)
             raise
         self.remotes.finish(result.succeeded, self.workspace.snapshot() if self.workspace is not None else {})
-        if not result.succeeded:
+        if not result.succeeded and result.status is not RunStatus.BUDGET_EXCEEDED:  # that one is resumable
             self.roll_back_if_asked()
         if stop is not None and stop.is_set():  # `orchestra cancel`, a cancel over HTTP
             self._notify_end("cancelled", stop.reason)
@@ -628,10 +662,19 @@ class PipelineRun:
 
         notifications = RunNotifications(
             notifier, session_id=self.session_id, pipeline=self.pipeline_name, clock=self.ports.clock,
+            spent=self._notified_cost,
             routes=self.options.answer_routes, on_failure=self._record_notification_failure,
         )  # fmt: skip
         self.events.subscribe(notifications.on_event)
         return notifications
+
+    def _notified_cost(self) -> CostTally:
+        """What the session has cost, for a notification: read from the store (earlier runs, branches, replayed
+        history), else this run's meter when the store cannot be read."""
+        try:
+            return self.session_cost()
+        except Exception:  # a notification never fails for want of a figure
+            return self.spending.spending().cost
 
     def _notify_end(self, status: str, reason: str = "") -> None:
         """Tell the notifier how the run ended (a session status: `success`, `fail`, `interrupted`, ...)."""

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from attrs import field, frozen
 
 from orchestra_core.engine.memory import MemoryRunDirectories
+from orchestra_core.model.budget import Budget
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node
 from orchestra_core.model.settings import OrchestraSettings
@@ -171,6 +172,8 @@ class RunOptions:
             `workspace.rollback` in the settings decides. An interrupted run is never rolled back.
         answer_routes: Where the run's waiting questions can be answered, for `needs_input` notifications (the
             CLI's `orchestra attach`, the page of `orchestra serve`); None: nowhere to name.
+        budget: This run's limits (`--max-cost`, `--max-tokens`, `--max-wall-time`), over the graph's budget
+            attributes and orchestra.yaml's `budget:`, key by key; None: theirs.
     """
 
     settings: OrchestraSettings = field(factory=OrchestraSettings)
@@ -182,3 +185,4 @@ class RunOptions:
     on_event: Callable[[Any], None] | None = None
     rollback_on_failure: bool | None = None
     answer_routes: AnswerRoutes | None = None
+    budget: Budget | None = None

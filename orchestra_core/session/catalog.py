@@ -60,6 +60,7 @@ LIFECYCLE_EVENT = EnumSpec(
         r.LifecycleEvent.RESUMED: 3,
         r.LifecycleEvent.INTERRUPTED: 4,
         r.LifecycleEvent.CANCELLED: 5,
+        r.LifecycleEvent.BUDGET_EXCEEDED: 6,
     },
 )
 NODE_EVENT = EnumSpec(
@@ -425,6 +426,24 @@ NOTIFICATION_FAILED = TypeSpec(
     r.NotificationFailed,
     [f(1, "target", STRING), f(2, "event", STRING), f(3, "attempts", U32), f(4, "reason", STRING)],
 )
+BUDGET_WARNING = TypeSpec(
+    "dev.orchestra.BudgetWarning",
+    1,
+    r.BudgetWarning,
+    [
+        f(1, "budget", STRING),
+        f(2, "spent", STRING),
+        f(3, "limit", STRING),
+        f(4, "message", STRING),
+        f(5, "node_id", STRING),
+    ],
+)
+MODEL_PRICE_UNKNOWN = TypeSpec(
+    "dev.orchestra.ModelPriceUnknown",
+    1,
+    r.ModelPriceUnknown,
+    [f(1, "model", STRING), f(2, "provider", STRING), f(3, "node_id", STRING), f(4, "message", STRING)],
+)
 NESTED_TYPES = (TOOL_CALL, TOKEN_USAGE, TURN_COMMIT, OUTCOME, REPO_SNAPSHOT)
 TURN_TYPES = (
     PIPELINE_LIFECYCLE,
@@ -450,6 +469,8 @@ TURN_TYPES = (
     UNCOMMITTED_WORK_SAVED,
     MODEL_FAILOVER,
     NOTIFICATION_FAILED,
+    BUDGET_WARNING,
+    MODEL_PRICE_UNKNOWN,
 )
 # Types that were defined once and are gone; their ids are never used again. (WorkspaceSnapshotRecorded,
 # retired in #11 before anything produced it, is back since #13 with its v1 tags unchanged.)

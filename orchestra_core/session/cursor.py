@@ -29,6 +29,7 @@ _STATUS_AFTER: Mapping[Enum, SessionStatus] = {
     LifecycleEvent.FAILED: SessionStatus.FAIL,
     LifecycleEvent.INTERRUPTED: SessionStatus.INTERRUPTED,
     LifecycleEvent.CANCELLED: SessionStatus.CANCELLED,
+    LifecycleEvent.BUDGET_EXCEEDED: SessionStatus.BUDGET_EXCEEDED,
 }
 
 # Compact, pinned codes for stores that keep the status as a number.
@@ -39,6 +40,7 @@ STATUS_CODES = {
     SessionStatus.FAIL: 3,
     SessionStatus.INTERRUPTED: 4,
     SessionStatus.CANCELLED: 5,
+    SessionStatus.BUDGET_EXCEEDED: 6,
 }
 _STATUS_BY_CODE = {code: status for status, code in STATUS_CODES.items()}
 

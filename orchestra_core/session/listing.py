@@ -7,9 +7,11 @@ from typing import Any
 from attrs import frozen
 
 from orchestra_core.model import records as r
+from orchestra_core.model.money import CostTally
 from orchestra_core.ports.session_locks import SessionLocks
-from orchestra_core.ports.session_store import SessionInfo, SessionStatus, SessionStore
+from orchestra_core.ports.session_store import SessionInfo, SessionStatus, SessionStore, SessionTotalsReader
 from orchestra_core.session.liveness import branch_completion, live_info, root_info
+from orchestra_core.session.spending import session_spending
 from orchestra_core.session.summary import session_row
 from orchestra_core.session.trace import PARALLEL_SPAWN, branch_label
 from orchestra_core.session.turn_view import decode_fields
@@ -31,12 +33,15 @@ class SessionRow:
         nodes_run: Node executions on the main line as of its latest checkpoint (None for branch
             sessions, whose checkpoints are their parent's).
         branch: The branch path of a branch session, None otherwise.
+        cost: What the session has cost, its branches and replayed history included (None: not read, for branch
+            sessions and stores without running totals).
     """
 
     info: SessionInfo
     status: str
     nodes_run: int | None
     branch: str | None = None
+    cost: CostTally | None = None
 
     @property
     def duration_s(self) -> float | None:
@@ -61,6 +66,8 @@ class SessionRow:
             "parent_session_id": metadata.parent_session_id,
             "spawn_reason": metadata.spawn_reason or None,
             "branch": self.branch,
+            "cost_usd": self.cost.json_value() if self.cost is not None else None,
+            "cost_complete": self.cost.complete if self.cost is not None else None,
         }
 
 
@@ -102,7 +109,8 @@ def _row(
     if info.metadata.spawn_reason == PARALLEL_SPAWN:
         return SessionRow(info, _branch_status(store, info, by_id, locks), None, branch_label(info))
     info = live_info(store, info, locks)
-    return SessionRow(info, info.status.value, _nodes_run(store, info))
+    cost = session_spending(store, info.session_id).cost if isinstance(store, SessionTotalsReader) else None
+    return SessionRow(info, info.status.value, _nodes_run(store, info), cost=cost)
 
 
 def _nodes_run(store: SessionStore, info: SessionInfo) -> int:

@@ -29,6 +29,7 @@ from orchestra_core.ports.session_store import (
 from orchestra_core.session.api import history
 from orchestra_core.session.liveness import live_info
 from orchestra_core.session.restart import resume_advice
+from orchestra_core.session.spending import session_spending
 from orchestra_core.session.summary import (
     FINISHED,
     BranchSession,
@@ -99,7 +100,7 @@ def recent_session_summary(
         repos=repo_states(main_views),
         fork_turn_id=store.fork_point(main),
         ending=_ending(store, main, totals),
-        counts=_counts(store, totals, branches),
+        counts=_counts(store, totals, branches, main),
         resume=resume_advice(store, main) if live.status is SessionStatus.INTERRUPTED else None,
     )
 
@@ -215,14 +216,17 @@ def _ending(store: SessionStore, session_id: str, totals: SessionTotals) -> Endi
 
 
 def _counts(
-    store: SessionTotalsReader, totals: SessionTotals, branches: Iterable[tuple[SessionInfo, str]]
+    store: SessionStore, totals: SessionTotals, branches: Iterable[tuple[SessionInfo, str]], totals_session: str
 ) -> SummaryCounts:
-    """The whole run's counts: the main line's history and each branch session's own turns."""
+    """The whole run's counts: the main line's history and each branch session's own turns (the cost as budgets
+    count it: a replay's also with the branches of the session it forks)."""
+    assert isinstance(store, SessionTotalsReader)
     every = [totals, *(store.session_totals(info.session_id, own=True) for info, _label in branches)]
     return SummaryCounts(
         node_runs=sum(t.node_runs for t in every),
         agent_turns=sum(t.agent_turns for t in every),
         tokens=TokenUsage(sum(t.prompt_tokens for t in every), sum(t.completion_tokens for t in every)),
         checkpoints=totals.checkpoints,
+        cost=session_spending(store, totals_session).cost,
     )
 

@@ -259,11 +259,21 @@ class SessionRecorder:
                 r.LifecycleEvent.COMPLETED, self._pipeline_name, status=StageStatus.SUCCESS,
                 duration_s=event.duration_s,
             )
+        if isinstance(event, ev.BudgetExceeded):
+            return r.PipelineLifecycle(
+                r.LifecycleEvent.BUDGET_EXCEEDED, self._pipeline_name, duration_s=event.duration_s, error=event.message
+            )
         assert isinstance(event, ev.PipelineFailed)
         return r.PipelineLifecycle(
             r.LifecycleEvent.FAILED, self._pipeline_name, status=StageStatus.FAIL,
             duration_s=event.duration_s, error=event.error,
         )
+
+    def _cost_notice(self, event: ev.EngineEvent) -> object:
+        if isinstance(event, ev.BudgetWarning):
+            return r.BudgetWarning(event.budget, event.spent, event.limit, event.message, event.node_id or "")
+        assert isinstance(event, ev.ModelPriceUnknown)
+        return r.ModelPriceUnknown(event.model, event.provider, event.node_id, event.message)
 
     def _node(self, event: ev.EngineEvent) -> r.NodeExecution:
         if isinstance(event, ev.StageStarted):
@@ -413,6 +423,9 @@ _EVENT_RECORDS: dict[type, Callable[[SessionRecorder, ev.EngineEvent], object | 
     ev.PipelineStarted: SessionRecorder._lifecycle,
     ev.PipelineCompleted: SessionRecorder._lifecycle,
     ev.PipelineFailed: SessionRecorder._lifecycle,
+    ev.BudgetExceeded: SessionRecorder._lifecycle,
+    ev.BudgetWarning: SessionRecorder._cost_notice,
+    ev.ModelPriceUnknown: SessionRecorder._cost_notice,
     ev.StageStarted: SessionRecorder._node,
     ev.StageRetrying: SessionRecorder._node,
     ev.StageCompleted: SessionRecorder._node,

@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from attrs import evolve, frozen
+from attrs import evolve, field, frozen
 
 from orchestra_core.model import records as r
 from orchestra_core.model import workspace_events as w
+from orchestra_core.model.money import CostTally
 from orchestra_core.model.turn import AgentTurn, TokenUsage
 from orchestra_core.ports.session_locks import SessionLocks
 from orchestra_core.ports.session_store import Id, SessionInfo, SessionStatus, SessionStore
@@ -17,9 +18,9 @@ from orchestra_core.session.liveness import live_info
 from orchestra_core.session.restart import resume_advice
 from orchestra_core.session.timeline import NodeRun, Timeline
 from orchestra_core.session.trace import SessionTrace
-from orchestra_core.session.turn_view import TurnView, tokens_json
+from orchestra_core.session.turn_view import TurnView, tokens_json, turn_cost
 
-FINISHED = (SessionStatus.SUCCESS, SessionStatus.FAIL, SessionStatus.INTERRUPTED)
+FINISHED = (SessionStatus.SUCCESS, SessionStatus.FAIL, SessionStatus.INTERRUPTED, SessionStatus.BUDGET_EXCEEDED)
 
 
 @frozen
@@ -79,6 +80,7 @@ class SummaryCounts:
     agent_turns: int
     tokens: TokenUsage
     checkpoints: int
+    cost: CostTally = field(factory=CostTally)
 
 
 @frozen
@@ -115,7 +117,7 @@ class SessionSummary:
         """The whole session's counts: `counts` when the summary holds only its recent end, else counted."""
         if self.counts is not None:
             return self.counts
-        return SummaryCounts(len(self.nodes), len(self.agent_turns), self.tokens, len(self.checkpoints))
+        return SummaryCounts(len(self.nodes), len(self.agent_turns), self.tokens, len(self.checkpoints), self.cost)
 
     @property
     def agent_turns(self) -> tuple[TurnView, ...]:
@@ -150,6 +152,15 @@ class SessionSummary:
         return total
 
     @property
+    def cost(self) -> CostTally:
+        """What every agent turn cost, branches included (the turns of unknown cost counted apart)."""
+        total = CostTally()
+        for turn in self.agent_turns:
+            assert isinstance(turn.record, AgentTurn)
+            total = total.add(turn_cost(turn.record))
+        return total
+
+    @property
     def runner_gone(self) -> bool:
         """Interrupted without an ending recorded: the runner died (its lock was found free)."""
         ending = self.ending
@@ -160,7 +171,7 @@ class SessionSummary:
     @property
     def error(self) -> str | None:
         """Why the run failed or stopped: its lifecycle error, else the last failed node's reason."""
-        if self.info.status not in (SessionStatus.FAIL, SessionStatus.INTERRUPTED):
+        if self.info.status not in (SessionStatus.FAIL, SessionStatus.INTERRUPTED, SessionStatus.BUDGET_EXCEEDED):
             return None
         advice = f"; {self.resume}" if self.resume else ""
         if self.ending is not None and self.ending.error:
@@ -173,8 +184,11 @@ class SessionSummary:
     def to_json(self) -> dict[str, Any]:
         """The `orchestra status SESSION --json` document (DESIGN.md's keys first, then the rest)."""
         metadata = self.info.metadata
+        totals = self.totals
         return {
             **session_row(self.info),
+            "cost_usd": totals.cost.json_value(counted=totals.agent_turns),
+            "cost_complete": totals.cost.complete,
             "nodes": [run.to_json() for run in self.nodes],
             "turns": [turn.to_json() for turn in self.turns],
             "title": metadata.title,

@@ -9,8 +9,9 @@ from typing import Any
 from attrs import define, field, frozen
 
 from orchestra_core.model import records as r
+from orchestra_core.model.money import CostTally
 from orchestra_core.model.turn import AgentTurn, TokenUsage
-from orchestra_core.session.turn_view import TurnView, tokens_json
+from orchestra_core.session.turn_view import TurnView, tokens_json, turn_cost
 
 RUNNING = "running"
 RETRYING = "retrying"
@@ -36,6 +37,7 @@ class NodeRun:
         agent_turns: How many agent turns it took.
         session_id: The session it ran in (a branch session for branch nodes).
         branch: The branch path, None on the main line.
+        cost: What its agent turns cost (with the turns of unknown cost counted apart).
     """
 
     node_id: str
@@ -50,6 +52,7 @@ class NodeRun:
     agent_turns: int
     session_id: str
     branch: str | None
+    cost: CostTally = field(factory=CostTally)
 
     @property
     def retries(self) -> int:
@@ -69,6 +72,8 @@ class NodeRun:
             "failure_reason": self.failure_reason or None,
             "tokens": tokens_json(self.tokens),
             "agent_turns": self.agent_turns,
+            "cost_usd": self.cost.json_value(counted=self.agent_turns),
+            "cost_complete": self.cost.complete,
             "session_id": self.session_id,
             "branch": self.branch,
         }
@@ -88,12 +93,13 @@ class _Run:
     failure_reason: str = ""
     tokens: TokenUsage = field(factory=TokenUsage)
     agent_turns: int = 0
+    cost: CostTally = field(factory=CostTally)
 
     def frozen(self) -> NodeRun:
         return NodeRun(
             self.node_id, self.handler_type, self.status, self.attempts,
             None if self.status in _OPEN else self.duration_s, self.started_at, self.ended_at,
-            self.failure_reason, self.tokens, self.agent_turns, self.session_id, self.branch,
+            self.failure_reason, self.tokens, self.agent_turns, self.session_id, self.branch, self.cost,
         )
 
 
@@ -155,6 +161,7 @@ class Timeline:
             return
         run.agent_turns += 1
         run.tokens = run.tokens + record.token_usage
+        run.cost = run.cost.add(turn_cost(record))
 
 
 def _outcome_status(record: r.NodeExecution) -> str:

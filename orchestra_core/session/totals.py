@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
+from orchestra_core.model.pricing import recorded_cost
 from orchestra_core.model.records import NodeEvent
+from orchestra_core.model.turn import TokenUsage
 from orchestra_core.ports.session_store import SessionTotals
 from orchestra_core.session.catalog import (
     AGENT_TURN,
@@ -30,6 +33,7 @@ def _tag(spec: TypeSpec, name: str) -> int:
 
 
 _TOKENS_TAG = _tag(AGENT_TURN, "token_usage")
+_COST_TAG = _tag(AGENT_TURN, "cost_usd")
 _PROMPT_TAG = _tag(TOKEN_USAGE, "prompt_tokens")
 _COMPLETION_TAG = _tag(TOKEN_USAGE, "completion_tokens")
 _NODE_EVENT_TAG = _tag(NODE_EXECUTION, "event")
@@ -58,9 +62,16 @@ def totals_after(totals: SessionTotals, turn_id: str, type_id: str, data: Mappin
     if type_id == AGENT_TURN.type_id:
         counts[0] += 1
         usage = data.get(_TOKENS_TAG)
+        tokens = TokenUsage()
         if isinstance(usage, Mapping):
-            counts[1] += _count(usage.get(_PROMPT_TAG))
-            counts[2] += _count(usage.get(_COMPLETION_TAG))
+            tokens = TokenUsage(_count(usage.get(_PROMPT_TAG)), _count(usage.get(_COMPLETION_TAG)))
+            counts[1] += tokens.prompt_tokens
+            counts[2] += tokens.completion_tokens
+        cost = recorded_cost(_dollars(data.get(_COST_TAG)), tokens)
+        if cost is None:
+            counts[11] += 1
+        else:
+            counts[10] += cost.nanos
     elif type_id == NODE_EXECUTION.type_id:
         if data.get(_NODE_EVENT_TAG) != _STARTED:
             return totals
@@ -74,3 +85,9 @@ def totals_after(totals: SessionTotals, turn_id: str, type_id: str, data: Mappin
 
 def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _dollars(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)

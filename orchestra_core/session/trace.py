@@ -26,6 +26,7 @@ BRANCH_TITLE_PREFIX = "branch "
 FORKING_HANDLERS = ("parallel", "stack.manager_loop")
 ENDING_EVENTS = (
     r.LifecycleEvent.COMPLETED, r.LifecycleEvent.FAILED, r.LifecycleEvent.INTERRUPTED, r.LifecycleEvent.CANCELLED,
+    r.LifecycleEvent.BUDGET_EXCEEDED,
 )
 DISCOVERY_LIMIT = 200
 _BRANCH_PAGE = 64

@@ -13,7 +13,9 @@ from attrs import frozen
 from orchestra_core.model import records as r
 from orchestra_core.model import workspace_events as w
 from orchestra_core.model.failover import ModelFailover
+from orchestra_core.model.money import Money, money_json
 from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.pricing import recorded_cost
 from orchestra_core.model.turn import AgentTurn, TokenUsage, TurnCommit
 from orchestra_core.ports.session_store import StoredTurn
 from orchestra_core.session.catalog import spec_for_type
@@ -134,14 +136,22 @@ class TurnView:
 
 
 def tokens_json(usage: TokenUsage | None) -> dict[str, int] | None:
-    """`{"prompt_tokens", "completion_tokens", "total_tokens"}`, or None."""
+    """`{"prompt_tokens", "completion_tokens", "total_tokens", "cache_read_tokens", "cache_write_tokens"}` (the
+    cached tokens are parts of the prompt tokens), or None."""
     if usage is None:
         return None
     return {
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "total_tokens": usage.total_tokens,
+        "cache_read_tokens": usage.cache_read_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
     }
+
+
+def turn_cost(record: AgentTurn) -> Money | None:
+    """What an agent turn cost (None: unknown; nothing for a turn that used no tokens)."""
+    return recorded_cost(record.cost_usd, record.token_usage)
 
 
 def status_of(outcome: Outcome | None) -> str | None:
@@ -174,6 +184,7 @@ def _agent_turn(record: AgentTurn) -> dict[str, Any]:
         "fallback_reason": record.fallback_reason or None,
         "tools": [call.name for call in record.tool_calls],
         "tokens": tokens_json(record.token_usage),
+        "cost_usd": money_json(turn_cost(record)),
         "duration_s": record.duration_s,
         "commits": [
             {"repo": c.repo, "sha": c.sha, "message": c.message, "branch": c.branch} for c in _agent_commits(record)
@@ -293,7 +304,17 @@ def _notification_failed(record: r.NotificationFailed) -> dict[str, Any]:
     return {"target": record.target, "event": record.event, "attempts": record.attempts, "reason": record.reason}
 
 
+def _budget_warning(record: r.BudgetWarning) -> dict[str, Any]:
+    return {"budget": record.budget, "spent": record.spent, "limit": record.limit, "message": record.message}
+
+
+def _price_unknown(record: r.ModelPriceUnknown) -> dict[str, Any]:
+    return {"model": record.model, "provider": record.provider, "message": record.message}
+
+
 _DETAILS: dict[type, Any] = {
+    r.BudgetWarning: _budget_warning,
+    r.ModelPriceUnknown: _price_unknown,
     AgentTurn: _agent_turn,
     r.NodeExecution: _node_execution,
     r.PipelineLifecycle: _lifecycle,

@@ -11,7 +11,7 @@ from fractions import Fraction
 
 from attrs import frozen
 
-from orchestra_core.model import values
+from orchestra_core.model import budget, values
 from orchestra_core.model.conditions import ConditionSyntaxError, parse_condition
 from orchestra_core.model.graph import FIDELITY_MODES, Graph
 from orchestra_core.validation.diagnostic import Diagnostic, FunctionRule, Severity
@@ -42,13 +42,24 @@ _DURATION = AttributeKind(
 )
 _DELAY = AttributeKind(values.parse_duration, "a duration of 0 or more (0s, 250ms, 30s)", "1s", minimum=0)
 
+_DOLLARS = AttributeKind(
+    lambda text: float(budget.parse_cost(text).amount), "a positive amount of US dollars (5, 2.50)", "5"
+)
+_TOKENS = AttributeKind(budget.parse_tokens, "a whole number of tokens of 1 or more", "2000000")
+_WALL_TIME = AttributeKind(budget.parse_wall_time, "a positive duration (90m, 2h)", "2h")
+
 GRAPH_TYPES: Mapping[str, AttributeKind] = {
+    budget.MAX_COST: _DOLLARS,
+    budget.MAX_TOKENS: _TOKENS,
+    budget.MAX_WALL_TIME: _WALL_TIME,
     "default_max_retries": _COUNT,
     "default_max_retry": _COUNT,
     "default_max_visits": _INT,
     "max_node_visits": _POSITIVE,
 }
 NODE_TYPES: Mapping[str, AttributeKind] = {
+    budget.MAX_COST: _DOLLARS,
+    budget.MAX_TOKENS: _TOKENS,
     "max_retries": _COUNT,
     "auto_status": _BOOL,
     "allow_partial": _BOOL,

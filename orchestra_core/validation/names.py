@@ -30,7 +30,7 @@ ORCHESTRA_NODE_KEYS = frozenset(
         "stack.child_dotfile", "stack.child_workdir", "stack.child_autostart", "retry_initial_delay",
         "retry_max_delay", "retry_backoff_factor", "retry_jitter", "max_node_visits", "max_visits",
         "tool_hooks.pre", "tool_hooks.post", "max_cycles", "stop_condition_key", "wait_ms", "queue",
-        "retry_policy", "retry_preset", "k", "quorum_ratio", "quorum_count",
+        "retry_policy", "retry_preset", "k", "quorum_ratio", "quorum_count", "max_cost_usd", "max_tokens",
     }
 )  # fmt: skip
 ORCHESTRA_EDGE_KEYS = frozenset({"label", "condition", "weight", "fidelity", "thread_id", "loop_restart"})
@@ -39,7 +39,8 @@ ORCHESTRA_GRAPH_KEYS = frozenset(
         "goal", "label", "model_stylesheet", "model_spec", "default_max_retries", "default_max_retry",
         "retry_target", "fallback_retry_target", "default_fidelity", "stack.child_dotfile",
         "stack.child_workdir", "tool_hooks.pre", "tool_hooks.post", "max_node_visits", "thread_id",
-        "llm_model", "llm_provider", "queue", "default_max_visits", "default_retry_policy",
+        "llm_model", "llm_provider", "queue", "default_max_visits", "default_retry_policy", "max_cost_usd",
+        "max_tokens", "max_wall_time",
     }
 )  # fmt: skip
 # Graphviz's own node and edge attributes: they only change how `compile --render` draws the graph.

@@ -34,6 +34,7 @@ REMOVE, KEEP = "remove", "keep"
 RUNNING, PROTECTED, CHECKED_OUT, TOO_RECENT = "running", "protected", "checked-out", "too-recent"
 INTERRUPTED, CONFLICT, UNCOMMITTED, UNMERGED, UNPUSHED = "interrupted", "conflict", "uncommitted", "unmerged", "unpushed"
 NOT_CONFIGURED = "not-configured"
+BUDGET_EXCEEDED = "budget-exceeded"
 # Reasons a repo goes.
 MERGED, PUSHED, FORCED = "merged", "pushed", "forced"
 _SESSION_LIMIT = 1_000_000
@@ -278,6 +279,9 @@ class CleanupPlanner:
         reasons: list[tuple[str, str]] = []
         if status is SessionStatus.INTERRUPTED:
             reasons.append((INTERRUPTED, resume_advice(self._store, work.info.session_id)))
+        if status is SessionStatus.BUDGET_EXCEEDED:
+            advice = f"a budget stopped it; `orchestra resume {work.info.session_id} --max-cost N` continues it"
+            reasons.append((BUDGET_EXCEEDED, advice))
         if repo.conflict and any(branch != repo.branch for branch in item.heads):
             reasons.append((CONFLICT, "a fan-in merge conflict is preserved in its parallel branches"))
         if dirty:

@@ -34,10 +34,14 @@ class ToolUse:
 
 @dataclass(frozen=True)
 class Reply:
-    """One model turn: optional text, then the tool calls (none: the turn ends the conversation)."""
+    """One model turn: optional text, then the tool calls (none: the turn ends the conversation). `usage`: the
+    tokens the answer reports instead of the estimate (Anthropic's keys: `input_tokens`, `output_tokens`,
+    `cache_creation_input_tokens`, `cache_read_input_tokens`; OpenAI's: `input_tokens` with the cached ones
+    included, `cached_tokens`, `output_tokens`)."""
 
     text: str = ""
     tool_calls: Sequence[ToolUse] = ()
+    usage: Mapping[str, int] | None = None
 
 
 class _FakeAPI:
@@ -241,6 +245,7 @@ class FakeAnthropicAPI(_FakeAPI):
             "output_tokens": output_tokens,
             "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 0,
+            **(reply.usage or {}),
         }
         if not streaming:
             handler.send_json(
@@ -341,11 +346,12 @@ class FakeOpenAIResponsesAPI(_FakeAPI):
         response_id = self.new_id("resp_fake")
         model = str(body.get("model") or self.model)
         items = self._items(step)
-        input_tokens = _usage_tokens(body)
-        output_tokens = max(1, len(json.dumps(items)) // 4)
+        given = step.usage or {}
+        input_tokens = given.get("input_tokens", _usage_tokens(body))
+        output_tokens = given.get("output_tokens", max(1, len(json.dumps(items)) // 4))
         usage = {
             "input_tokens": input_tokens,
-            "input_tokens_details": {"cached_tokens": 0},
+            "input_tokens_details": {"cached_tokens": given.get("cached_tokens", 0)},
             "output_tokens": output_tokens,
             "output_tokens_details": {"reasoning_tokens": 0},
             "total_tokens": input_tokens + output_tokens,

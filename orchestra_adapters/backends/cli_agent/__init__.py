@@ -15,6 +15,7 @@ from orchestra_adapters.backends.cli_agent.codex import Codex
 if TYPE_CHECKING:
     from orchestra_adapters.backends.cli_agent.backend import CLIAgentBackend
     from orchestra_adapters.process.sandbox import AgentSandbox
+    from orchestra_core.model.pricing import PriceTable
     from orchestra_core.model.settings import CliAgentSettings
     from orchestra_core.runs.ports import AgentRuntime
 
@@ -23,16 +24,21 @@ CLI_AGENT_NAMES = tuple(ADAPTERS)
 
 
 def create_cli_backend(
-    name: str, settings: CliAgentSettings | None, runtime: AgentRuntime, sandbox: AgentSandbox | None = None
+    name: str,
+    settings: CliAgentSettings | None,
+    runtime: AgentRuntime,
+    sandbox: AgentSandbox | None = None,
+    prices: PriceTable | None = None,
 ) -> CLIAgentBackend:
-    """The CLI agent backend called `name` (`claude-code`, `codex`) for one run (in `sandbox`, when given).
+    """The CLI agent backend called `name` (`claude-code`, `codex`) for one run (in `sandbox`, when given; its turns
+    priced with `prices`).
 
     Raises:
         KeyError: `name` is not a CLI agent Orchestra has an adapter for.
     """
     from orchestra_adapters.backends.cli_agent.backend import CLIAgentBackend
 
-    return CLIAgentBackend(ADAPTERS[name], runtime, settings, sandbox)
+    return CLIAgentBackend(ADAPTERS[name], runtime, settings, sandbox, prices)
 
 
 def default_command(name: str) -> str:

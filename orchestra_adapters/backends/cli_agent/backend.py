@@ -34,6 +34,7 @@ from orchestra_core.model.context import Context
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.graph import Node
 from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.pricing import PriceTable
 from orchestra_core.model.settings import CliAgentSettings
 from orchestra_core.ports.codergen_backend import OnFailover, OnTurn
 from orchestra_core.runs.ports import AgentRuntime
@@ -58,6 +59,8 @@ class CLIAgentBackend:
         sandbox: Runs the agent in bubblewrap (`sandbox: {kind: bubblewrap}`): it writes only the run's
             worktrees (not their `.git` and Orchestra's state), its own state directories and a scratch
             directory.
+        prices: Prices its turns (the last one settled at the agent's own total cost, when it reports one);
+            None: the run's meter prices them.
     """
 
     def __init__(
@@ -66,8 +69,10 @@ class CLIAgentBackend:
         runtime: AgentRuntime,
         settings: CliAgentSettings | None = None,
         sandbox: AgentSandbox | None = None,
+        prices: PriceTable | None = None,
     ) -> None:
         self.adapter = adapter
+        self.prices = prices
         self.name = adapter.name
         self.usage = UsageLedger()
         self._runtime = runtime
@@ -147,7 +152,8 @@ class CLIAgentBackend:
             )
             watch = self._runtime.watch_worktrees(context)
             execution = Execution(
-                self.adapter, self.sandbox, node, choice, toolbox, calls, on_turn, watch, host, cancel, on_failover
+                self.adapter, self.sandbox, node, choice, toolbox, calls, on_turn, watch, host, cancel,
+                on_failover=on_failover, prices=self.prices,
             )
             execution.confine_to(repos.values() if repos else [RepoContext("project", self._runtime.project_root)])
             if session is not None and resume is not None:

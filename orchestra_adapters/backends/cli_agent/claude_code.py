@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -172,21 +173,26 @@ def _result(record: Mapping[str, Any]) -> AgentResult:
     errors = record.get("errors")
     detail = "; ".join(str(error) for error in errors) if isinstance(errors, list) else ""
     usage = record.get("usage")
+    cost = record.get("total_cost_usd")
     return AgentResult(
         text=str(record.get("result") or ""),
         is_error=is_error,
         detail=detail or str(record.get("subtype") or ""),
         usage=_tokens(usage) if isinstance(usage, Mapping) else None,
+        cost_usd=float(cost) if isinstance(cost, int | float) and _is_amount(cost) else None,
     )
 
 
 def _tokens(usage: Mapping[str, Any]) -> TokenUsage:
-    """Prompt tokens include the cached ones (Anthropic reports them apart)."""
-    prompt = sum(
-        _int(usage.get(key))
-        for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    )
-    return TokenUsage(prompt, _int(usage.get("output_tokens")))
+    """Prompt tokens include the cached ones (Anthropic reports them apart); the cache reads and writes are kept
+    apart too (they are billed at other prices)."""
+    read, written = _int(usage.get("cache_read_input_tokens")), _int(usage.get("cache_creation_input_tokens"))
+    return TokenUsage(_int(usage.get("input_tokens")) + read + written, _int(usage.get("output_tokens")), read, written)
+
+
+def _is_amount(value: Any) -> bool:
+    """A cost an agent could have run up (the stream is the agent's: anything else is ignored)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value < 1e9
 
 
 def _int(value: Any) -> int:

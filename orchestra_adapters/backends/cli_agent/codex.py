@@ -186,8 +186,11 @@ def _outcome(item: Mapping[str, Any]) -> tuple[str, bool]:
 
 
 def _tokens(usage: Mapping[str, Any]) -> TokenUsage:
-    prompt = usage.get("input_tokens")
-    completion = usage.get("output_tokens")
-    return TokenUsage(
-        prompt if isinstance(prompt, int) else 0, completion if isinstance(completion, int) else 0
-    )
+    """`turn.completed`'s usage: `input_tokens` counts the cached ones too (`cached_input_tokens`, as OpenAI
+    reports them)."""
+    prompt, completion, cached = (usage.get(key) for key in ("input_tokens", "output_tokens", "cached_input_tokens"))
+    return TokenUsage(_count(prompt), _count(completion), min(_count(cached), _count(prompt)))
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

@@ -71,12 +71,14 @@ class UsageReport:
 
 @frozen
 class AgentResult:
-    """The agent's final answer: the node's response, or its failure."""
+    """The agent's final answer: the node's response, or its failure; `usage` and `cost_usd`: the run's totals,
+    when the agent reports them (Claude Code's `total_cost_usd`)."""
 
     text: str
     is_error: bool = False
     detail: str = ""
     usage: TokenUsage | None = None
+    cost_usd: float | None = None
 
 
 AgentEvent = (

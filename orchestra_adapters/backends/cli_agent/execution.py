@@ -21,12 +21,14 @@ from orchestra_adapters.process.sandbox import AgentSandbox, SandboxUnavailable
 from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.model.agent_resume import AgentStateLost
-from orchestra_core.model.cancellation import Cancellation
+from orchestra_core.model.cancellation import Cancellation, TurnsStopped
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.failover import UNAVAILABLE, ModelFailover
 from orchestra_core.model.graph import Node
+from orchestra_core.model.money import Money
 from orchestra_core.model.outcome import Outcome
-from orchestra_core.model.turn import AgentTurn
+from orchestra_core.model.pricing import PriceTable
+from orchestra_core.model.turn import AgentTurn, TokenUsage
 from orchestra_core.ports.codergen_backend import OnFailover, OnTurn
 from orchestra_core.workspace.worktree_watch import WorktreeWatch
 
@@ -66,11 +68,16 @@ class Execution:
         host: ToolHost,
         cancel: Cancellation | None = None,
         on_failover: OnFailover | None = None,
+        prices: PriceTable | None = None,
     ) -> None:
         self._cancel = cancel
         self._on_failover = on_failover
         self._switch = ""  # why the agent went on with a fallback model (its own words)
         self._fallbacks_used: set[str] = set()
+        self._prices = prices
+        self._priced = Money()  # the known costs of the turns reported so far
+        self._settled = False  # the agent's own total was given to a turn
+        self._assembler: TurnAssembler | None = None
         self._adapter = adapter
         self._node = node
         self._choice = choice
@@ -98,7 +105,7 @@ class Execution:
     def run(self, spec: CliAgentSpec, prompt: str, scratch: Path) -> str | Outcome:
         self._resumed = spec.resume_session or ""
         started = time.monotonic()
-        assembler = TurnAssembler(self._report, self._orchestra_name)
+        assembler = self._assembler = TurnAssembler(self._report, self._orchestra_name)
         try:
             return self._run(spec, prompt, scratch, assembler)
         finally:
@@ -113,7 +120,7 @@ class Execution:
             if self._sandbox is not None:
                 argv = self._sandboxed(argv, spec, env, scratch)
             if self._cancel is not None:
-                self._cancel.raise_if_cancelled()
+                self._cancel.raise_if_stopped()
             process = AgentProcess(
                 argv, cwd=spec.cwd, env=env, stdin_text=prompt, timeout_s=spec.timeout_s, cancel=self._cancel
             )
@@ -150,7 +157,7 @@ class Execution:
 
     def _started(self, event: AgentStarted) -> None:
         self._session = event.session_id
-        self._model = self._model or event.model
+        self._model = event.model or self._model  # the model that answers (`sonnet` asked is a dated id)
         status = event.mcp_servers.get(SERVER_NAME)
         if status is not None and status != "connected":
             raise AgentFailed(f"{self._adapter.name} could not connect to Orchestra's tool server ({status})")
@@ -198,12 +205,37 @@ class Execution:
             token_usage=draft.usage,
             agent_state_ref=self._state_ref(),
             duration_s=time.monotonic() - draft.started,
+            cost_usd=self._cost(model, draft.usage),
         )
         self._turn_number += 1
         if self._on_turn is not None:
             self._on_turn(turn)
         if draft.used_native_tools:
             self._sweep()
+        self._stop_if_asked()
+
+    def _cost(self, model: str, usage: TokenUsage) -> float | None:
+        """The turn's cost: its tokens at the answering `model`'s price; the last turn's settles the node at the agent's own total
+        (Claude Code's `total_cost_usd`), when the agent reports one. None when the model has no price (the run's
+        meter then says so)."""
+        priced = self._prices.cost(model, usage) if self._prices is not None and model != "unknown" else None
+        result = self._assembler.result if self._assembler is not None else None
+        if result is not None and result.cost_usd is not None and not self._settled:
+            self._settled = True
+            settled = max(Money.usd(result.cost_usd) - self._priced, Money())
+            self._priced = self._priced + settled
+            return settled.to_float()
+        if priced is None:
+            return None
+        self._priced = self._priced + priced
+        return priced.to_float()
+
+    def _stop_if_asked(self) -> None:
+        """A budget was reached (the stage asked to stop at the turn boundary): the turn just reported is in; the
+        agent is stopped before its next turn, unless it has already given its final answer."""
+        stop = self._cancel.turn_stop if self._cancel is not None else None
+        if stop is not None and (self._assembler is None or self._assembler.result is None):
+            raise TurnsStopped(stop)
 
     def _answering(self, draft: TurnDraft) -> tuple[str, str, str]:
         """(model, requested model, fallback reason) of a turn: a response given by one of the node's fallback

@@ -122,11 +122,12 @@ class TurnAssembler:
         self.usage = total
         draft = self._draft
         if draft is not None and not draft.empty:
+            reported, own = self._reported, draft.usage
             draft.usage = TokenUsage(
-                max(total.prompt_tokens - self._reported.prompt_tokens, draft.usage.prompt_tokens),
-                max(
-                    total.completion_tokens - self._reported.completion_tokens, draft.usage.completion_tokens
-                ),
+                max(total.prompt_tokens - reported.prompt_tokens, own.prompt_tokens),
+                max(total.completion_tokens - reported.completion_tokens, own.completion_tokens),
+                max(total.cache_read_tokens - reported.cache_read_tokens, own.cache_read_tokens),
+                max(total.cache_write_tokens - reported.cache_write_tokens, own.cache_write_tokens),
             )
 
     def _begin(self, message_id: str, model: str = "") -> None:

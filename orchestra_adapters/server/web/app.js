@@ -88,6 +88,12 @@
     return Math.floor(seconds / 60) + " min " + Math.round(seconds % 60) + " s";
   }
 
+  function cost(usd, complete) {
+    if (usd === null || usd === undefined) return complete === false ? "unknown" : "";
+    const text = usd >= 1 ? "$" + usd.toFixed(2) : usd > 0 ? "$" + usd.toPrecision(3) : "$0.00";
+    return complete === false ? text + " + unknown" : text;
+  }
+
   function badge(status) {
     return el("span", { class: "badge " + String(status || "unknown") }, String(status || "unknown"));
   }
@@ -118,6 +124,7 @@
       el("td", {}, when(row.started_at)),
       el("td", {}, duration(row.duration_s)),
       el("td", {}, row.nodes_run ?? ""),
+      el("td", {}, cost(row.cost_usd, row.cost_complete)),
     )));
     $("#sessions").hidden = rows.length === 0;
     showMessage(rows.length ? "" : "No session yet: start one with orchestra run or POST /pipelines.", false);

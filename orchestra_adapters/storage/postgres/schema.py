@@ -119,7 +119,15 @@ CREATE TABLE {SCHEMA}.fleet_branches (
 );
 """
 
-LATEST_VERSION = 2
+# Version 3: the running totals also hold the known cost of the agent turns (nanodollars) and how many agent turns
+# have an unknown cost.
+_V3 = f"""
+ALTER TABLE {SCHEMA}.turns ADD COLUMN cost_nanos bigint NOT NULL DEFAULT 0;
+ALTER TABLE {SCHEMA}.turns ADD COLUMN unpriced_turns bigint NOT NULL DEFAULT 0;
+"""
+_V3_COLUMNS = ("cost_nanos", "unpriced_turns")
+
+LATEST_VERSION = 3
 
 
 def migrate(connection: psycopg.Connection, location: str) -> int:
@@ -172,12 +180,21 @@ def _create_v1(connection: psycopg.Connection, location: str) -> None:
 
 def _add_session_totals(connection: psycopg.Connection, location: str) -> None:
     _execute_script(connection, _V2)
+    backfill_totals(connection, location, tuple(c for c in TOTALS_COLUMNS.split(", ") if c not in _V3_COLUMNS))
+
+
+def _add_session_cost(connection: psycopg.Connection, location: str) -> None:
+    _execute_script(connection, _V3)
     backfill_totals(connection, location)
 
 
-def backfill_totals(connection: psycopg.Connection, location: str) -> None:
-    """Compute every turn's totals from its parent's, oldest first; only turns whose totals are not all zero are
-    written (the columns' defaults are), and only the data of the types that count is decoded."""
+def backfill_totals(connection: psycopg.Connection, location: str, columns: tuple[str, ...] | None = None) -> None:
+    """Compute every turn's totals from its parent's, oldest first, and write their `columns` (of
+    `TOTALS_COLUMNS`; all by default); only turns whose totals are not all zero are written (the columns' defaults
+    are), and only the data of the types that count is decoded."""
+    every = TOTALS_COLUMNS.split(", ")
+    columns = columns or tuple(every)
+    positions = [every.index(column) for column in columns]
     cursors: dict[int, SessionCursor] = {}
     updates: list[tuple[Any, ...]] = []
     rows = connection.execute(
@@ -196,8 +213,9 @@ def backfill_totals(connection: psycopg.Connection, location: str) -> None:
         cursor = parent.after(str(turn_id), type_id, data)
         cursors[turn_id] = cursor
         if cursor.totals != _EMPTY.totals:
-            updates.append((*totals_columns(cursor), turn_id))
-    assignments = ", ".join(f"{column} = %s" for column in TOTALS_COLUMNS.split(", "))
+            values = totals_columns(cursor)
+            updates.append((*(values[position] for position in positions), turn_id))
+    assignments = ", ".join(f"{column} = %s" for column in columns)
     with connection.cursor() as statement:
         statement.executemany(f"UPDATE {SCHEMA}.turns SET {assignments} WHERE id = %s", updates)
 
@@ -219,4 +237,8 @@ def _execute_script(connection: psycopg.Connection, script: str) -> None:
 
 
 _EMPTY = SessionCursor()
-_MIGRATIONS: dict[int, Callable[[psycopg.Connection, str], None]] = {1: _create_v1, 2: _add_session_totals}
+_MIGRATIONS: dict[int, Callable[[psycopg.Connection, str], None]] = {
+    1: _create_v1,
+    2: _add_session_totals,
+    3: _add_session_cost,
+}

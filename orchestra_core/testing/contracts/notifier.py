@@ -7,7 +7,8 @@ import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from orchestra_core.model.notifications import Notification, NotifyEvent, RunCost
+from orchestra_core.model.money import CostTally, Money
+from orchestra_core.model.notifications import Notification, NotifyEvent
 from orchestra_core.model.records import NotificationFailed
 from orchestra_core.ports.notifier import Notifier
 from orchestra_core.testing.contracts._base import PortContract
@@ -23,7 +24,7 @@ def notification(event: NotifyEvent = NotifyEvent.FINISHED, session_id: str = "7
     status = {NotifyEvent.FINISHED: "success", NotifyEvent.NEEDS_INPUT: "running"}.get(event, "fail")
     return Notification(
         event=event, session_id=session_id, pipeline="feature", status=status,
-        timestamp=datetime(2026, 1, 1, tzinfo=UTC), cost=RunCost(0.25, 1, 0),
+        timestamp=datetime(2026, 1, 1, tzinfo=UTC), cost=CostTally(Money.usd(0.25)),
     )  # fmt: skip
 
 

@@ -32,8 +32,10 @@ from orchestra_core.testing.contracts._base import raises, requires
 TOTALS = "totals"
 
 
-def _agent_turn(node: str, prompt: int, completion: int) -> AgentTurn:
-    return AgentTurn(node_id=node, turn_number=1, model="m", provider="p", token_usage=TokenUsage(prompt, completion))
+def _agent_turn(node: str, prompt: int, completion: int, cost: float | None = 0.0) -> AgentTurn:
+    return AgentTurn(
+        node_id=node, turn_number=1, model="m", provider="p", token_usage=TokenUsage(prompt, completion), cost_usd=cost
+    )
 
 
 class SessionTotalsContract:
@@ -57,8 +59,9 @@ class SessionTotalsContract:
             session,
             started,
             NodeExecution("plan", NodeEvent.STARTED, "codergen"),
-            _agent_turn("plan", 100, 7),
-            _agent_turn("plan", 50, 3),
+            _agent_turn("plan", 100, 7, 0.25),
+            _agent_turn("plan", 50, 3, None),  # its model had no price: its cost is unknown
+            _agent_turn("tool", 0, 0, None),  # used no tokens: cost nothing
             NodeExecution("plan", NodeEvent.RETRYING, "codergen", attempt=2),
             NodeExecution("plan", NodeEvent.COMPLETED, "codergen", attempt=2),
             CheckpointRecord("plan", ("plan",)),
@@ -69,8 +72,9 @@ class SessionTotalsContract:
             SessionCleanedUp(repo="app", branch="b", head_sha="a" * 40, reason="merged"),
         )
         assert self._totals().session_totals(session) == SessionTotals(
-            agent_turns=2, prompt_tokens=150, completion_tokens=10, node_runs=1, checkpoints=1, pushes=1,
-            rollbacks=1, cleanups=1, parallel=1, session_branches=1, lifecycle_turn_id=turns[0],
+            agent_turns=3, prompt_tokens=150, completion_tokens=10, node_runs=1, checkpoints=1, pushes=1,
+            rollbacks=1, cleanups=1, parallel=1, session_branches=1, cost_nanos=250_000_000, unpriced_turns=1,
+            lifecycle_turn_id=turns[0],
         )  # fmt: skip
         ended = self._record(session, PipelineLifecycle(LifecycleEvent.COMPLETED, "totals"))[0]
         assert self._totals().session_totals(session).lifecycle_turn_id == ended
@@ -78,18 +82,18 @@ class SessionTotalsContract:
     @requires(TOTALS)
     def test_forks_inherit_totals_and_tell_their_own(self) -> None:
         session = self.store.create_session(SessionMetadata(pipeline="totals")).session_id
-        (fork_point,) = self._record(session, _agent_turn("a", 10, 1))
-        self._record(session, _agent_turn("a", 20, 2))  # after the fork point: not in the fork's history
+        (fork_point,) = self._record(session, _agent_turn("a", 10, 1, 0.5))
+        self._record(session, _agent_turn("a", 20, 2, 2.0))  # after the fork point: not in the fork's history
         fork = self.store.fork_session(
             fork_point, SessionMetadata(pipeline="totals", parent_session_id=session, spawn_reason="replay")
         ).session_id
-        self._record(fork, _agent_turn("b", 1, 1), NodeExecution("b", NodeEvent.STARTED, "codergen"))
+        self._record(fork, _agent_turn("b", 1, 1, 0.125), NodeExecution("b", NodeEvent.STARTED, "codergen"))
         reader = self._totals()
         assert reader.session_totals(fork) == SessionTotals(
-            agent_turns=2, prompt_tokens=11, completion_tokens=2, node_runs=1
+            agent_turns=2, prompt_tokens=11, completion_tokens=2, node_runs=1, cost_nanos=625_000_000
         )
         assert reader.session_totals(fork, own=True) == SessionTotals(
-            agent_turns=1, prompt_tokens=1, completion_tokens=1, node_runs=1
+            agent_turns=1, prompt_tokens=1, completion_tokens=1, node_runs=1, cost_nanos=125_000_000
         )
         assert reader.session_totals(session, own=True) == reader.session_totals(session)
         assert (reader.fork_point(fork), reader.fork_point(session)) == (fork_point, None)

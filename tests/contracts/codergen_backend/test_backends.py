@@ -60,7 +60,7 @@ class TestScriptedCodergenBackend(CodergenBackendContract):
 
 
 class TestDirectLLMBackend(CodergenBackendContract):
-    capabilities = frozenset({"failover"})
+    capabilities = frozenset({"agent_turns", "failover"})
 
     def make_backend(self, replies: Mapping[str, str]) -> DirectLLMBackend:
         return DirectLLMBackend(_chat_models(self.tmp, replies), _Resolver())

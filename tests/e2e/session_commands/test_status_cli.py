@@ -76,7 +76,7 @@ def test_the_session_list_has_design_md_fields(quickstart: tuple[Path, dict[str,
     assert started.utcoffset() is not None and started.utcoffset().total_seconds() == 0 and ended >= started
     text = orchestra("status", cwd=root, env=env)
     header, line = text.stdout.splitlines()
-    assert header.split() == ["session", "pipeline", "status", "started", "duration", "nodes", "origin"]
+    assert header.split() == ["session", "pipeline", "status", "started", "duration", "nodes", "cost", "origin"]
     assert line.split()[:3] == ["1", "quickstart", "success"] and line.split()[-1] == "6"
 
 

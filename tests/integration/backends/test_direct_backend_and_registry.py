@@ -15,6 +15,7 @@ from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node
 from orchestra_core.model.outcome import Outcome, StageStatus
 from orchestra_core.model.settings import OrchestraSettings
+from orchestra_core.model.turn import AgentTurn
 from orchestra_core.ports.codergen_backend import CodergenBackend
 
 from .conftest import RepoToolset, StaticResolver
@@ -26,18 +27,21 @@ def _direct(settings: OrchestraSettings) -> DirectLLMBackend:
     return DirectLLMBackend(LangChainChatModelFactory(settings, environ={}), StaticResolver())
 
 
-def test_direct_makes_one_call_and_returns_the_text_without_turns(write_cassette: Settings) -> None:
+def test_direct_makes_one_call_reported_as_one_turn_that_writes_nothing(write_cassette: Settings) -> None:
     backend = _direct(
         write_cassette(
             "nodes:\n  summarize:\n    - content: 'Three findings.'\n      tool_calls: [{name: 'x:y'}]\n    - unused\n"
         )
     )
-    turns: list[object] = []
+    turns: list[AgentTurn] = []
     result = backend.run(Node("summarize"), "Summarize the reviews.", Context(), turns.append)
     assert result == "Three findings."
-    assert turns == []  # no on_turn: a single call writes nothing
+    # the call is a turn (what it cost is recorded and counts toward budgets); no tools ran, nothing was written
+    [turn] = turns
+    assert (turn.node_id, turn.turn_number, turn.tool_calls, turn.files_written) == ("summarize", 0, (), ())
+    assert [m["role"] for m in turn.messages] == ["user", "assistant"] and turn.messages[1]["content"] == "Three findings."
     usage = backend.usage.for_node("summarize")
-    assert usage.model_calls == 1 and usage.turns == 0
+    assert usage.model_calls == 1 and usage.turns == 1 and turn.token_usage == usage.tokens
     assert usage.tokens.prompt_tokens == 6  # "Summarize the reviews." is 22 characters, about 6 tokens
     assert usage.tokens.completion_tokens > 0 and usage.duration_s >= 0
 

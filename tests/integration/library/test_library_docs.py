@@ -21,7 +21,7 @@ def _examples() -> list[str]:
 
 
 def test_the_page_has_its_examples() -> None:
-    assert len(_examples()) == 7
+    assert len(_examples()) == 8
 
 
 @pytest.mark.parametrize("number", range(len(_examples())))

@@ -13,8 +13,9 @@ from typing import Any
 import orchestra_core as oc
 from orchestra_core.interview import CallbackInterviewer
 from orchestra_core.model.interview import Answer, Question
+from orchestra_core.model.money import Money
 from orchestra_core.model.records import NotificationFailed
-from orchestra_core.model.turn import AgentTurn
+from orchestra_core.model.turn import AgentTurn, TokenUsage
 from orchestra_core.session.api import history
 from orchestra_core.session.codec import decode_record
 from orchestra_core.testing.notifier import RecordingNotifier
@@ -38,12 +39,12 @@ digraph gate {
 
 
 class CostlyBackend:
-    """Each node is two agent turns: one that cost $0.125, one whose cost is unknown; node `b` fails."""
+    """Each node is two agent turns: one that cost $0.125, one whose model has no price; node `b` fails."""
 
     def run(self, node: Any, prompt: str, context: Any, on_turn: Any = None) -> Any:
         if on_turn is not None:
             on_turn(AgentTurn(node.id, 0, "claude-sonnet", "anthropic", cost_usd=0.125))
-            on_turn(AgentTurn(node.id, 1, "mystery", "openai-compatible"))
+            on_turn(AgentTurn(node.id, 1, "mystery", "openai-compatible", token_usage=TokenUsage(100, 10)))
         return oc.Outcome.fail("tests failed") if node.id == "b" else "done"
 
 
@@ -56,8 +57,32 @@ def test_a_failed_run_notifies_with_its_cost_and_reason() -> None:
     (sent,) = notifier.notifications
     assert sent.event.value == "failed" and sent.status == "fail" and sent.session_id == result.session_id
     assert sent.pipeline == "steps" and "tests failed" in (sent.failure_reason or "")
-    assert (sent.cost.usd, sent.cost.turns, sent.cost.unknown_turns) == (0.25, 4, 2)
+    assert (sent.cost.known, sent.cost.unknown) == (Money.usd(0.25), 2)
     assert notifier.flushes  # the end of the run waited for what was under way
+
+
+class Priced:
+    """Each node is one agent turn that cost $0.125; `b` fails while `fail_b` is set."""
+
+    def __init__(self, fail_b: bool) -> None:
+        self.fail_b = fail_b
+
+    def run(self, node: Any, prompt: str, context: Any, on_turn: Any = None) -> Any:
+        if on_turn is not None:
+            on_turn(AgentTurn(node.id, 0, "claude-sonnet", "anthropic", cost_usd=0.125))
+        return oc.Outcome.fail("tests failed") if node.id == "b" and self.fail_b else "done"
+
+
+def test_a_resumed_run_notifies_what_the_whole_session_cost(tmp_path: Path) -> None:
+    store, graph = InMemorySessionStore(), oc.parse_pipeline(STEPS)
+    first = oc.run_pipeline(graph, store=store, backend=Priced(fail_b=True), notifier=RecordingNotifier())
+    assert not first.succeeded
+    notifier = RecordingNotifier()
+    again = oc.resume_session(first.session_id, store=store, graph=graph, backend=Priced(fail_b=False), notifier=notifier)
+    assert again.succeeded
+    (sent,) = notifier.notifications
+    assert sent.event.value == "finished" and sent.cost.known > Money.usd(0.25) and sent.cost.complete
+    assert sent.cost.known == oc.session_spending(store, first.session_id).cost.known  # a, b, then b again
 
 
 def test_a_delivery_that_failed_is_a_turn_of_the_session() -> None:

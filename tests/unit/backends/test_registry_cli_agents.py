@@ -10,6 +10,7 @@ import pytest
 
 import orchestra_adapters.backends.cli_agent as cli_agent
 from orchestra_adapters.backends import registry
+from orchestra_core.model.builtin_prices import price_table
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.settings import CliAgentSettings, OrchestraSettings, SandboxSettings
 
@@ -39,7 +40,8 @@ def test_create_backend_hands_the_agents_settings_and_the_runtime_to_the_cli_bac
     runtime = object()
     assert registry.create_backend(name, **PARTS, runtime=runtime, settings=settings) == "backend"  # type: ignore[arg-type]
     assert registry.create_backend(name, **PARTS, runtime=runtime) == "backend"  # type: ignore[arg-type]
-    assert calls == [(name, section, runtime, None), (name, None, runtime, None)]
+    assert [call[:4] for call in calls] == [(name, section, runtime, None), (name, None, runtime, None)]
+    assert [call[4] for call in calls] == [price_table(), price_table()]  # the turns are priced
 
 
 def test_a_sandbox_in_the_settings_reaches_the_cli_backend(tmp_path: Path) -> None:

@@ -288,6 +288,9 @@ def test_prompt_using_goal_without_a_graph_goal_is_a_warning() -> None:
         ("max_parallel=0", "is not a whole number of 1 or more"),
         ('manager.poll_interval="every so often"', "is not a positive duration"),
         ("manager.max_cycles=many", "is not a whole number of 1 or more"),
+        ("max_cost_usd=-1", "is not a positive amount of US dollars"),
+        ("max_cost_usd=abc", "is not a positive amount of US dollars"),
+        ("max_tokens=0", "is not a whole number of tokens of 1 or more"),
     ],
 )
 def test_malformed_node_attribute_is_an_attribute_type_error(attribute: str, expected: str) -> None:
@@ -302,7 +305,10 @@ def test_malformed_edge_attribute_is_an_attribute_type_error(attribute: str) -> 
     assert [(d.severity, d.edge) for d in found] == [(Severity.ERROR, ("work", "exit"))]
 
 
-@pytest.mark.parametrize("attribute", ["default_max_retries=lots", "default_max_retry=-3"])
+@pytest.mark.parametrize(
+    "attribute",
+    ["default_max_retries=lots", "default_max_retry=-3", "max_cost_usd=-1", "max_tokens=many", "max_wall_time=forever"],
+)
 def test_malformed_graph_attribute_is_an_attribute_type_error(attribute: str) -> None:
     found = by_rule(lint(VALID + attribute), "attribute_type")
     assert [(d.severity, d.node_id, d.edge) for d in found] == [(Severity.ERROR, None, None)]
@@ -311,7 +317,8 @@ def test_malformed_graph_attribute_is_an_attribute_type_error(attribute: str) ->
 def test_well_formed_typed_attributes_pass() -> None:
     body = VALID + (
         "default_max_retries=2\nwork [max_retries=0, timeout=250ms, goal_gate=false, auto_status=yes, "
-        "retry_target=work, max_parallel=4, max_visits=3]\nwork -> exit [weight=-2, loop_restart=false]"
+        "retry_target=work, max_parallel=4, max_visits=3, max_cost_usd=2.50, max_tokens=100000]\n"
+        'work -> exit [weight=-2, loop_restart=false]\nmax_cost_usd=5\nmax_tokens="2000000"\nmax_wall_time=2h'
     )
     assert lint(body) == []
 

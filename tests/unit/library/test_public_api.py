@@ -20,6 +20,8 @@ PUBLIC_NAMES = {
     "OrchestraSettings", "Outcome", "PortArguments", "RunEvent", "RunResult", "RunStatus", "StageRun",
     "StageStatus", "arun_pipeline", "astream_pipeline", "read_session", "replay_session", "resume_session",
     "run_pipeline", "stream_pipeline",
+    # cost and budgets
+    "Budget", "CostTally", "ModelPrice", "Money", "PriceTable", "Spending", "price_table", "session_spending",
     # ports
     "ArtifactStore", "ChatModelFactory", "Clock", "CodergenBackend", "CommandRunner", "CommitMessageGenerator",
     "Dispatcher", "FleetLedger", "FleetPorts", "Git", "GitRemotes", "Interviewer", "Notifier", "PromptLibrary", "RunDirectory", "RunDirectoryFactory", "SessionLocks",

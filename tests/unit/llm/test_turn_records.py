@@ -12,12 +12,12 @@ from orchestra_adapters.backends.turn_records import (
     AgentStateRef,
     content_text,
     message_record,
-    token_usage,
     tool_call_records,
     unanswered_tool_calls,
 )
 from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
 from orchestra_adapters.llm.provider_errors import is_transient, status_code_of
+from orchestra_adapters.llm.replies import token_usage
 from orchestra_core.model.outcome import StageStatus
 from orchestra_core.model.turn import TokenUsage, ToolCall
 

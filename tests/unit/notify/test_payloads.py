@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from orchestra_adapters.notify.addresses import shown_url, webhook_problem
 from orchestra_adapters.notify.payloads import cost_text, document, json_body, signature, slack_body
 from orchestra_core.model.interview import Option
-from orchestra_core.model.notifications import Notification, NotifyEvent, RunCost, WaitingQuestion
+from orchestra_core.model.money import CostTally, Money
+from orchestra_core.model.notifications import Notification, NotifyEvent, WaitingQuestion
 
 WHEN = datetime(2026, 3, 12, 10, 15, tzinfo=UTC)
 
@@ -26,7 +27,7 @@ def waiting(text: str = "Ship it?") -> Notification:
     )  # fmt: skip
     return Notification(
         event=NotifyEvent.NEEDS_INPUT, session_id="7", pipeline="feature", status="running", timestamp=WHEN,
-        cost=RunCost(0.4213, 3, 1), question=question,
+        cost=CostTally(Money.usd(0.4213), 1), question=question,
     )  # fmt: skip
 
 
@@ -46,7 +47,6 @@ def test_the_document_names_event_session_pipeline_status_cost_and_the_question(
         "timestamp": "2026-03-12T10:15:00Z",
         "cost_usd": 0.4213,
         "cost_complete": False,
-        "agent_turns": 3,
         "agent_turns_without_cost": 1,
         "failure_reason": None,
         "question": {
@@ -98,11 +98,11 @@ def test_a_slack_message_escapes_what_a_pipeline_or_agent_wrote() -> None:
 def test_the_cost_is_said_with_what_is_unknown() -> None:
     base = failed()
     assert cost_text(base) == "none yet"
-    assert cost_text(waiting()) == "$0.4213 (+1 turn of unknown cost)"
+    assert cost_text(waiting()) == "$0.4213 + unknown (1 turn)"
     from attrs import evolve
 
-    assert cost_text(evolve(base, cost=RunCost(1.5, 2, 0))) == "$1.5000"
-    assert cost_text(evolve(base, cost=RunCost(0.0, 2, 2))) == "unknown (2 turns)"
+    assert cost_text(evolve(base, cost=CostTally(Money.usd(1.5)))) == "$1.50"
+    assert cost_text(evolve(base, cost=CostTally(Money(), 2))) == "unknown (2 turns)"
 
 
 def test_a_webhook_is_shown_without_its_secret_parts() -> None:

@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from orchestra_core.model.events import AgentTurnCompleted, InterviewCompleted, InterviewStarted
+from orchestra_core.model.events import InterviewCompleted, InterviewStarted
 from orchestra_core.model.interview import Answer, Option, Question, QuestionType
-from orchestra_core.model.notifications import NOTIFY_EVENTS, AnswerRoutes, NotifyEvent, RunCost, event_at_end
+from orchestra_core.model.money import CostTally, Money
+from orchestra_core.model.notifications import NOTIFY_EVENTS, AnswerRoutes, NotifyEvent, event_at_end
 from orchestra_core.model.records import NotificationFailed
 from orchestra_core.model.settings import NOTIFY_EVENT_NAMES
-from orchestra_core.model.turn import AgentTurn
 from orchestra_core.runs.notifications import RunNotifications
 from orchestra_core.testing.clock import ManualClock
 from orchestra_core.testing.notifier import RecordingNotifier
@@ -75,16 +75,17 @@ def test_the_end_is_sent_once_and_only_when_asked_for() -> None:
     assert other.notifications[0].timestamp == NOW
 
 
-def test_the_cost_sums_the_known_costs_and_counts_the_unknown() -> None:
+def test_each_notification_carries_what_the_session_has_cost_when_it_is_sent() -> None:
     notifier = RecordingNotifier()
-    run = notifications(notifier)
-    for cost in (0.25, None, 0.5):
-        run.on_event(AgentTurnCompleted(session_id="7", timestamp=NOW, node_id="n", turn=AgentTurn("n", 0, "m", "p", cost_usd=cost)))
-    tool = AgentTurn("t", 0, "tool_command", "tool")  # a tool stage's work: no model, no cost, not unknown either
-    run.on_event(AgentTurnCompleted(session_id="7", timestamp=NOW, node_id="t", turn=tool))
+    spent = [CostTally(Money.usd(0.25))]
+    run = notifications(notifier, spent=lambda: spent[-1])
+    spent.append(CostTally(Money.usd(0.75), 1))  # the meter's total moved on before the end
     run.ended("success")
-    assert notifier.notifications[0].cost == RunCost(0.75, 3, 1)
+    assert notifier.notifications[0].cost == CostTally(Money.usd(0.75), 1)
     assert notifier.notifications[0].failure_reason is None and notifier.notifications[0].resume_command is None
+    silent = RecordingNotifier()
+    notifications(silent).ended("success")
+    assert silent.notifications[0].cost == CostTally()  # no meter: nothing known, nothing invented
 
 
 def test_a_question_still_waiting_after_the_grace_sends_needs_input_with_how_to_answer() -> None:

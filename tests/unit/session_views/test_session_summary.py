@@ -115,7 +115,12 @@ def test_each_node_run_has_its_attempts_time_tokens_and_agent_turns(store: Sessi
         "turn_id": first.turn_id, "type": "dev.orchestra.AgentTurn", "node_id": "a", "turn_number": 0,
         "git_sha": SHA, "commit_message": "Add a.py\n\nBody.", "files_written": ["project:a.py"], "model": "m-1",
         "provider": "scripted", "session_id": run.session_id, "branch": None, "created_at": None,
-        "requested_model": None, "fallback_reason": None, "tools": ["project:write-file"], "tokens": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+        "requested_model": None, "fallback_reason": None, "tools": ["project:write-file"],
+        "tokens": {
+            "prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110, "cache_read_tokens": 0,
+            "cache_write_tokens": 0,
+        },
+        "cost_usd": None,  # m-1 has no price: unknown, never zero
         "duration_s": 0.25,
         "commits": [{"repo": "project", "sha": SHA, "message": "Add a.py\n\nBody.", "branch": "orchestra/p/1"}],
     }

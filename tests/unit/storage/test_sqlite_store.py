@@ -128,8 +128,9 @@ def test_a_version_2_store_is_migrated_and_its_totals_backfilled(tmp_path: Path)
     connection.close()
     with SqliteSessionStore(path) as store:
         assert store.session_totals("1") == SessionTotals(
-            agent_turns=1, prompt_tokens=30, completion_tokens=4, node_runs=1, checkpoints=1, lifecycle_turn_id="1"
-        )
+            agent_turns=1, prompt_tokens=30, completion_tokens=4, node_runs=1, checkpoints=1, unpriced_turns=1,
+            lifecycle_turn_id="1",
+        )  # an agent turn recorded before costs were: its cost is unknown
         after = store.append("1", *_encoded(AgentTurn(node_id="b", turn_number=1, model="m", provider="p",
                                                       token_usage=TokenUsage(1, 1))))  # fmt: skip
         assert after.turn_id == "6" and store.session_totals("1").agent_turns == 2

@@ -323,6 +323,25 @@ PINNED_TYPES = {
             4: ("reason", "string", 1, None),
         },
     ),
+    "dev.orchestra.BudgetWarning": (
+        1,
+        {
+            1: ("budget", "string", 1, None),
+            2: ("spent", "string", 1, None),
+            3: ("limit", "string", 1, None),
+            4: ("message", "string", 1, None),
+            5: ("node_id", "string", 1, None),
+        },
+    ),
+    "dev.orchestra.ModelPriceUnknown": (
+        1,
+        {
+            1: ("model", "string", 1, None),
+            2: ("provider", "string", 1, None),
+            3: ("node_id", "string", 1, None),
+            4: ("message", "string", 1, None),
+        },
+    ),
 }
 
 PINNED_ENUMS = {
@@ -334,6 +353,7 @@ PINNED_ENUMS = {
         "resumed": 3,
         "interrupted": 4,
         "cancelled": 5,
+        "budget_exceeded": 6,
     },
     "dev.orchestra.NodeEvent": {
         "started": 0,
@@ -347,7 +367,9 @@ PINNED_ENUMS = {
     "dev.orchestra.ParallelEvent": {"fan_out": 0, "branch_started": 1, "branch_completed": 2, "fan_in": 3},
 }
 
-PINNED_STATUS_CODES = {"new": 0, "running": 1, "success": 2, "fail": 3, "interrupted": 4, "cancelled": 5}
+PINNED_STATUS_CODES = {
+    "new": 0, "running": 1, "success": 2, "fail": 3, "interrupted": 4, "cancelled": 5, "budget_exceeded": 6,
+}
 
 
 def _current_types() -> dict:

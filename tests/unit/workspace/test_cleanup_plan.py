@@ -76,6 +76,17 @@ def test_a_dry_run_plans_without_changing_anything(tmp_path: Path) -> None:
     assert len(list(history(store, "1"))) == turns
 
 
+def test_a_session_a_budget_stopped_is_kept_for_its_resume_unless_forced(tmp_path: Path) -> None:
+    cleanup, git, store, _, root, head = _setup(tmp_path)
+    append_record(store, "1", PipelineLifecycle(LifecycleEvent.BUDGET_EXCEEDED, "p", error="budget reached"))
+    [kept] = cleanup.run(CleanupOptions()).items
+    assert (kept.reason, kept.action, kept.status) == ("budget-exceeded", "keep", "budget_exceeded")
+    assert kept.detail == "a budget stopped it; `orchestra resume 1 --max-cost N` continues it"
+    assert git.resolve_commit(root, BRANCH) == head
+    [removed] = cleanup.run(CleanupOptions(force=True)).removed
+    assert removed.detail.startswith("budget-exceeded")
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ("30m", timedelta(minutes=30)), ("12h", timedelta(hours=12)), ("7d", timedelta(days=7)),
     ("2w", timedelta(weeks=2)), (" 1h ", timedelta(hours=1)),

@@ -9,6 +9,8 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 
 from orchestra_adapters.llm.commit_messages import SYSTEM_PROMPT, ChatModelCommitMessages, content_text
+from orchestra_core.model.pricing import ModelUsage
+from orchestra_core.model.turn import TokenUsage
 from orchestra_core.ports.commit_messages import CommitMessageGenerator, CommitMessageRequest
 from orchestra_core.testing.commit_messages import ScriptedCommitMessages, ScriptExhaustedError
 
@@ -70,3 +72,18 @@ def test_chat_model_adapter_mentions_truncation_and_propagates_errors() -> None:
 def test_content_text_handles_blocks() -> None:
     assert content_text("plain") == "plain"
     assert content_text([{"type": "text", "text": "a"}, {"type": "tool_use"}, "b"]) == "ab"
+
+
+def test_chat_model_adapter_reports_the_model_and_tokens_each_message_used() -> None:
+    reply = AIMessage(
+        content="Add print",
+        usage_metadata={
+            "input_tokens": 900, "output_tokens": 12, "total_tokens": 912,
+            "input_token_details": {"cache_read": 800},
+        },
+        response_metadata={"model_name": "claude-haiku-4-5-20251001"},
+    )
+    generator = ChatModelCommitMessages(_RecordingModel(messages=iter([reply]), seen=[]), provider="anthropic")
+    used: list[ModelUsage] = []
+    assert generator.generate(REQUEST, on_usage=used.append) == "Add print"
+    assert used == [ModelUsage("claude-haiku-4-5-20251001", "anthropic", TokenUsage(900, 12, cache_read_tokens=800))]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -75,7 +76,11 @@ CLAUDE_RUN = [
             "is_error": False,
             "result": "Done.",
             "session_id": SESSION,
-            "usage": {"input_tokens": 400, "output_tokens": 50, "cache_read_input_tokens": 10},
+            "usage": {
+                "input_tokens": 380, "output_tokens": 50, "cache_read_input_tokens": 10,
+                "cache_creation_input_tokens": 20,
+            },
+            "total_cost_usd": 0.0123,
         }
     ),
 ]
@@ -109,13 +114,20 @@ def test_a_claude_response_and_its_tool_results_make_one_turn_reported_as_soon_a
     assert seen_at == [6, 8]  # the first turn right after its last tool result, the second at the result
     assert isinstance(assembler.started, AgentStarted)
     assert assembler.started.mcp_servers == {"orchestra": "connected"}
-    assert assembler.result == AgentResult("Done.", False, "success", TokenUsage(410, 50))
+    # prompt tokens count the cached ones; the cache reads and writes are kept apart, and the agent's own cost
+    assert assembler.result == AgentResult("Done.", False, "success", TokenUsage(410, 50, 10, 20), cost_usd=0.0123)
 
 
 def test_the_final_claude_turn_settles_the_token_count_so_turns_add_up_to_the_run_total() -> None:
     assembler, turns, _ = _assemble(ClaudeStreamParser(), CLAUDE_RUN)
     total = turns[0].usage + turns[1].usage
-    assert total == assembler.usage == TokenUsage(410, 50)
+    assert total == assembler.usage == TokenUsage(410, 50, 10, 20)
+
+
+@pytest.mark.parametrize("cost", [-1, "0.5", float("inf"), 1e300, True, None])
+def test_a_cost_claude_could_not_have_run_up_is_ignored(cost: object) -> None:
+    (event,) = ClaudeStreamParser().parse(_line({"type": "result", "subtype": "success", "total_cost_usd": cost}))
+    assert isinstance(event, AgentResult) and event.cost_usd is None
 
 
 def test_a_claude_error_result_is_a_failed_result_with_its_errors() -> None:
@@ -176,7 +188,7 @@ CODEX_RUN = [
     _line(
         {
             "type": "turn.completed",
-            "usage": {"input_tokens": 2000, "cached_input_tokens": 0, "output_tokens": 145},
+            "usage": {"input_tokens": 2000, "cached_input_tokens": 1500, "output_tokens": 145},
         }
     ),
 ]
@@ -194,7 +206,7 @@ def test_codex_items_are_split_into_turns_where_tools_finished() -> None:
     assert turns[1].used_native_tools and turns[1].tool_calls()[0].args == {"command": "touch b"}
     assert turns[2].messages()[0]["content"] == "Done."
     assert assembler.result is not None and assembler.result.text == "Done."
-    assert assembler.usage == TokenUsage(2000, 145)
+    assert assembler.usage == TokenUsage(2000, 145, cache_read_tokens=1500)  # OpenAI counts cached input in the input
 
 
 def test_a_codex_mcp_error_and_a_failed_turn_are_reported_as_errors() -> None:
