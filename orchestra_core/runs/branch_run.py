@@ -23,6 +23,7 @@ from orchestra_core.runs.fleet_payloads import BranchAssignment, BranchOutcome, 
 from orchestra_core.runs.pipeline_run import PipelineRun
 from orchestra_core.runs.ports import RunOptions, RunPorts
 from orchestra_core.runs.start import RESUME, SessionStart
+from orchestra_core.runs.watchers import RunWatchers
 from orchestra_core.session.checkpoints import PipelineSource
 from orchestra_core.session.recorder import SessionRecorder
 from orchestra_core.workspace.abandoned import keep_abandoned
@@ -61,13 +62,10 @@ class BranchRun(PipelineRun):
         source = PipelineSource(assignment.pipeline_path, assignment.pipeline_blob)
         super().__init__(graph, SessionStart(RESUME, assignment.line, "", source), ports, options, extensions)
 
-    def _notifications(self) -> None:
-        """None: the session's own runner tells how the run goes; one branch is no end of it."""
-        return None
-
-    def _tracing(self, *, created: bool) -> None:
-        """A branch a worker runs is not traced (yet): its runner's trace has the branch's span, without stages."""
-        return None
+    def _watchers(self, *, created: bool) -> RunWatchers:
+        """None: the session's own runner tells how the run goes (one branch is no end of it), and its trace has
+        the branch's span, without stages (a branch a worker runs is not traced yet)."""
+        return RunWatchers()
 
     def budget_session(self) -> str:
         """The budgets bound the spending of the session the branch belongs to (all its branches included)."""

@@ -44,6 +44,7 @@ from orchestra_core.runs.run_services import NoPromptLayers, NoRecorder, RunAgen
 from orchestra_core.runs.spending import MeteredCommitMessages, run_budgets, start_meter
 from orchestra_core.runs.start import NEW, REPLAY, RESUME, SessionStart, begin
 from orchestra_core.runs.tool_turns import RunToolTurns
+from orchestra_core.runs.watchers import RunWatchers, WatchedRun
 from orchestra_core.runs.writable_roots import WritableRoots
 from orchestra_core.session.api import append_record, publish_types
 from orchestra_core.session.checkpoints import RepoHead
@@ -56,8 +57,6 @@ if TYPE_CHECKING:  # a run without workspace repos (and without LLM agents) need
     from orchestra_core.model.workspace_events import WorkspaceEvent
     from orchestra_core.runs.branch_workspaces import RunBranchWorkspaces
     from orchestra_core.runs.fleet_branches import FleetBranches
-    from orchestra_core.runs.notifications import RunNotifications
-    from orchestra_core.runs.tracing import RunTracing
     from orchestra_core.workspace.branches import BranchWorktrees
     from orchestra_core.workspace.manager import WorkspaceManager
     from orchestra_core.workspace.session import WorkspaceSession
@@ -114,9 +113,8 @@ class PipelineRun:
         if self.commit_messages is not None:
             self.commit_messages = MeteredCommitMessages(self.commit_messages, self.spending)
         self.recorder = self._recorder()
-        self.tracing = self._tracing(created=creates_session)
+        self.watchers = self._watchers(created=creates_session)
         self._record_start()
-        self.notifications = self._notifications()
         self.workspace: WorkspaceSession | None = None
         self.branches: BranchWorktrees | None = None  # parallel branches' worktrees (with workspace repos)
         self._rolled_back: dict[str, RepoHead] = {}  # rollback on failure: where each branch was
@@ -216,11 +214,11 @@ class PipelineRun:
             self.engine = self._make_engine()
         except KeyboardInterrupt:  # stopped while setting up: resumable, as a run stopped later is
             self.record_failure("interrupted", interrupted=True)
-            self._notify_end("interrupted")
+            self.watchers.notify_end("interrupted")
             raise
         except BaseException as error:
             self.record_failure(str(error) or type(error).__name__)
-            self._notify_end("fail", str(error) or type(error).__name__)
+            self.watchers.notify_end("fail", str(error) or type(error).__name__)
             if isinstance(error, Exception):
                 self._roll_back_after(error)
             raise
@@ -302,21 +300,6 @@ class PipelineRun:
         entry = self.options.settings.providers.entries.get(provider)
         if entry is None or entry.cassette is None:  # a scripted cassette answers any model name
             models.require_alias("cheap", provider)
-
-    def _tracing(self, *, created: bool) -> RunTracing | None:
-        """With a tracer: the run's spans, built from its events (the engine knows nothing of them)."""
-        if self.ports.tracer is None:
-            return None
-        from orchestra_core.runs.tracing import RunTracing, trace_start
-
-        start = trace_start(self.start, self.ports.store, self.pipeline_name, created=created)
-        tracing = RunTracing(self.ports.tracer, start, self.ports.clock)
-        self.events.subscribe(tracing.on_event)
-        return tracing
-
-    def _end_trace(self, status: str, reason: str = "") -> None:
-        if self.tracing is not None:
-            self.tracing.end(status, reason)
 
     def _on_workspace_event(self, event: WorkspaceEvent) -> None:
         self.recorder.on_workspace_event(event)
@@ -480,7 +463,7 @@ class PipelineRun:
 
     def _turn_clock(self) -> Callable[[], datetime] | None:
         """What stamps each turn's `ended_at` in a traced run (None untraced: nothing to pay for)."""
-        return self.ports.clock.now if self.tracing is not None else None
+        return self.ports.clock.now if self.watchers.traced else None
 
     def _record_turn(self, node: Node, stage: StageRun, turn: AgentTurn) -> None:
         """Price the turn, record it, report it; once a budget is reached, the stage stops at this turn boundary."""
@@ -534,24 +517,24 @@ class PipelineRun:
             )
         except KeyboardInterrupt:
             self.record_failure("interrupted", interrupted=True)
-            self._notify_end("interrupted")
+            self.watchers.notify_end("interrupted")
             raise
         except Exception as error:  # a bug (StageCrashed included): the session records it failed, the caller reports
             bug = not isinstance(error, OrchestraError)
             reason = f"internal error: {type(error).__name__}: {error}" if bug else str(error)
             with suppress(Exception):
                 self.record_failure(reason)
-            self._notify_end("fail", reason)
+            self.watchers.notify_end("fail", reason)
             self._roll_back_after(error)
             raise
         self.remotes.finish(result.succeeded, self.workspace.snapshot() if self.workspace is not None else {})
         if not result.succeeded and result.status is not RunStatus.BUDGET_EXCEEDED:  # that one is resumable
             self.roll_back_if_asked()
         if stop is not None and stop.is_set():  # `orchestra cancel`, a cancel over HTTP
-            self._notify_end("cancelled", stop.reason)
+            self.watchers.notify_end("cancelled", stop.reason)
         else:
-            self._notify_end(result.status.value, result.failure_reason)
-        self._end_trace(result.status.value, result.failure_reason)
+            self.watchers.notify_end(result.status.value, result.failure_reason)
+        self.watchers.trace_end(result.status.value, result.failure_reason)
         return result
 
     @property
@@ -599,7 +582,7 @@ class PipelineRun:
 
     def record_failure(self, reason: str, *, interrupted: bool = False) -> None:
         """Mark the session failed (or interrupted) when the run could not start or was stopped."""
-        self._end_trace("interrupted" if interrupted else StageStatus.FAIL.value, reason)
+        self.watchers.trace_end("interrupted" if interrupted else StageStatus.FAIL.value, reason)
         if self.ports.store is None:
             return
         kind = records.LifecycleEvent.INTERRUPTED if interrupted else records.LifecycleEvent.FAILED
@@ -633,9 +616,7 @@ class PipelineRun:
         backend, the checkout locks and the session lock (each at most once)."""
         with suppress(Exception):  # pushes what checkpoints asked for (a failed push is only a warning; a store
             self.remotes.close()  # failing to record one must not keep the locks below held)
-        notifications, self.notifications = self.notifications, None
-        if notifications is not None:  # before the recorder closes: a delivery that failed is recorded
-            notifications.close()
+        self.watchers.close_notifications()  # before the recorder closes: a delivery that failed is recorded
         with suppress(Exception):  # a store failing here was reported by the run already
             self.recorder.close()
         close = getattr(self.backend, "close", None)
@@ -648,25 +629,21 @@ class PipelineRun:
         if self._lease is not None:
             self._lease.release()
             self._lease = None
-        if self.tracing is not None:  # last, once the locks are free: sending may take `flush_timeout`
-            self.tracing.close(self.options.settings.telemetry.flush_timeout)
+        # last, once the locks are free: sending may take `flush_timeout`
+        self.watchers.close_trace(self.options.settings.telemetry.flush_timeout)
 
-    # Notifications ---------------------------------------------------------------------------------------
-    def _notifications(self) -> RunNotifications | None:
-        """With a notifier, what tells it about the run (subscribed to its events); None without one, and then
-        nothing of notifications is imported."""
-        notifier = self.ports.notifier
-        if notifier is None:
-            return None
-        from orchestra_core.runs.notifications import RunNotifications
-
-        notifications = RunNotifications(
-            notifier, session_id=self.session_id, pipeline=self.pipeline_name, clock=self.ports.clock,
-            spent=self._notified_cost,
-            routes=self.options.answer_routes, on_failure=self._record_notification_failure,
+    # Watchers ----------------------------------------------------------------------------------------------
+    def _watchers(self, *, created: bool) -> RunWatchers:
+        """The run's trace (with a tracer) and notifications (with a notifier), subscribed to its events; without
+        either port, nothing of them is imported."""
+        run = WatchedRun(
+            self.start, self.pipeline_name, self.ports.clock, self.events.subscribe, self._notified_cost,
+            self._record_notification_failure,
         )  # fmt: skip
-        self.events.subscribe(notifications.on_event)
-        return notifications
+        return RunWatchers.start(
+            run, store=self.ports.store, tracer=self.ports.tracer, notifier=self.ports.notifier,
+            routes=self.options.answer_routes, created=created,
+        )  # fmt: skip
 
     def _notified_cost(self) -> CostTally:
         """What the session has cost, for a notification: read from the store (earlier runs, branches, replayed
@@ -675,11 +652,6 @@ class PipelineRun:
             return self.session_cost()
         except Exception:  # a notification never fails for want of a figure
             return self.spending.spending().cost
-
-    def _notify_end(self, status: str, reason: str = "") -> None:
-        """Tell the notifier how the run ended (a session status: `success`, `fail`, `interrupted`, ...)."""
-        if self.notifications is not None:
-            self.notifications.ended(status, reason)
 
     def _record_notification_failure(self, record: records.NotificationFailed) -> None:
         """A notification no target took is a turn of the session (`orchestra status` shows it)."""
