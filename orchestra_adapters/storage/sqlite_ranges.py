@@ -53,8 +53,11 @@ def _segments(connection: sqlite3.Connection, number: int) -> list[tuple[int, in
         if base is None:
             break
         (number,) = connection.execute("SELECT session_id FROM turns WHERE id = ?", (base,)).fetchone()
-        head, (base, linear) = base, connection.execute(
-            "SELECT base_turn_id, linear FROM sessions WHERE id = ?", (number,)
-        ).fetchone()
+        head, (base, linear) = (
+            base,
+            connection.execute(
+                "SELECT base_turn_id, linear FROM sessions WHERE id = ?", (number,)
+            ).fetchone(),
+        )
     segments.reverse()
     return segments

@@ -55,7 +55,10 @@ class SessionRangesContract:
         own = self._line(fork, 3, start=20)
         found = self._ranges().turns_after(fork, limit=10)
         assert self._ids(found) == [*shared[:2], *own] and not found.has_more
-        assert self._ids(self._ranges().turns_after(fork, after_turn_id=shared[0], limit=2)) == [shared[1], own[0]]
+        assert self._ids(self._ranges().turns_after(fork, after_turn_id=shared[0], limit=2)) == [
+            shared[1],
+            own[0],
+        ]
         # Ids from another line of the run (a cursor shared with a branch) start the range after them.
         assert self._ids(self._ranges().turns_after(fork, after_turn_id=shared[3], limit=10)) == own
 
@@ -67,7 +70,10 @@ class SessionRangesContract:
         after = self._line(session, 2, start=100)
         found = self._ranges().turns_after(session, limit=10)
         assert self._ids(found) == [*ids[:2], retry, *after] and not found.has_more
-        assert self._ids(self._ranges().turns_after(session, after_turn_id=ids[0], limit=2)) == [ids[1], retry]
+        assert self._ids(self._ranges().turns_after(session, after_turn_id=ids[0], limit=2)) == [
+            ids[1],
+            retry,
+        ]
 
     @requires(RANGES)
     def test_unknown_sessions_and_turns_are_refused(self) -> None:

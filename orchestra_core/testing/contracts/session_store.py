@@ -25,8 +25,8 @@ from orchestra_core.session import api
 from orchestra_core.session.bundle import bundle_bytes, bundle_id
 from orchestra_core.session.codec import decode_record, encode_record
 from orchestra_core.testing.contracts._base import PortContract, cases, raises
-from orchestra_core.testing.contracts.session_samples import RECORDS
 from orchestra_core.testing.contracts.session_ranges import RANGES, SessionRangesContract
+from orchestra_core.testing.contracts.session_samples import RECORDS
 from orchestra_core.testing.contracts.session_totals import TOTALS, SessionTotalsContract
 
 
