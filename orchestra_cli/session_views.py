@@ -267,10 +267,7 @@ def _print_agent_turns(turns: Sequence[TurnView], branches: bool, session_id: st
         title += f", the last {len(turns)} of {hidden + len(turns)}"
     print_table([*headers, "branch"] if branches else headers, rows, title=title)
     if hidden:
-        print(
-            f"({count_noun(hidden, 'earlier agent turn')} not shown; orchestra status {session_id} --all shows every "
-            f"one, --json --limit N pages through them)"
-        )
+        print(f"({count_noun(hidden, 'earlier agent turn')} not shown; orchestra status {session_id} --all shows every one)")
 
 
 def _turn_cost_text(record: object) -> str:
