@@ -162,9 +162,8 @@ def session_json(
         if query is None:
             document = session_summary(store, session_id, service.locks).to_json()
         elif query.last:
-            document = latest_page(
-                store, session_id, service.locks, limit=query.limit, before=query.before
-            ).to_json()
+            page = latest_page(store, session_id, service.locks, limit=query.limit, before=query.before)
+            document = {**page.to_json(), "events_after": _events_after(store, page)}
         else:
             document = session_page(
                 store, session_id, service.locks, limit=query.limit, after=query.after
@@ -175,6 +174,15 @@ def session_json(
     if run is not None:
         document["status"] = run.status
     return dict(document)
+
+
+def _events_after(store: Any, page: Any) -> str | None:
+    """Where an event stream that replays the page's turns starts (`?after=`): the turn before its first; None
+    when nothing comes before it (the stream starts at the beginning)."""
+    if not page.has_earlier or not page.summary.turns:
+        return None
+    first = page.summary.turns[0]
+    return str(store.get_turn(first.session_id, first.turn_id).parent_turn_id or "") or None
 
 
 def stream_start(service: PipelineService, session_id: str, last: str) -> str | None:

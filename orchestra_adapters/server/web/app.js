@@ -225,7 +225,7 @@
       this.latest = []; // the session's last agent turns (read again as the run goes on)
       this.earlier = []; // older agent turns, loaded on demand
       this.nextBefore = null; // where the next older page ends, null when nothing is older
-      this.streamAfter = null; // the last turn the first page showed: the event stream starts after it
+      this.streamAfter = null; // the event stream replays the turns the first page showed: it starts after this
     }
 
     async start() {
@@ -336,7 +336,7 @@
         if (status && !this.statuses.has(node.id)) this.setNode(node.id, status);
       }
       const turns = summary.turns || [];
-      if (this.streamAfter === null && turns.length) this.streamAfter = turns[turns.length - 1].turn_id;
+      if (this.streamAfter === null) this.streamAfter = summary.events_after || "";
       const latest = agentTurns(turns);
       if (!this.earlier.length) this.nextBefore = summary.next_before || null;
       else {
@@ -505,7 +505,7 @@
       }, 1500);
     }
 
-    // the live event stream, from the end of what the page showed first
+    // the live event stream, from the first turn the page showed (a short session's from its start)
     follow() {
       const after = this.streamAfter ? "?after=" + encodeURIComponent(this.streamAfter) : "";
       const source = new EventSource(this.base + "/events" + after);
