@@ -136,3 +136,17 @@ def test_a_page_of_a_long_session_reads_about_a_page(tmp_path: Path, where: floa
     assert long_turns <= 50 + 2 * 128 + 10  # the page, the header's recent end (read back to a snapshot)
     assert long_turns == short_turns
     assert long_steps < 1.5 * short_steps  # the store scans no more rows for a session ten times as long
+
+
+def test_a_page_of_a_session_passes_over_the_turns_of_other_sessions(tmp_path: Path) -> None:
+    steps = []
+    for name, others in (("alone", 0), ("after", 20_000)):
+        path = tmp_path / f"{name}.db"
+        with SqliteSessionStore(path) as builder:
+            if others:
+                build_long_session(builder, others)
+            session = build_long_session(builder, 500)
+        with _CountingStore(path) as store:
+            assert len(session_page(store, session, limit=50).summary.turns) == 50
+            steps.append(store.steps)
+    assert steps[1] < 1.5 * steps[0]  # the session's turns are found by its index, not by scanning the others
