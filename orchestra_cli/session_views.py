@@ -326,7 +326,8 @@ def print_session_page(page: SessionPage) -> None:
         if line is not None:
             print(line)
     if page.next_after is not None:
-        print(f"(more turns follow: orchestra status {summary.info.session_id} --after {page.next_after})")
+        session = summary.info.session_id
+        print(f"(more turns follow: orchestra status {session} --after {page.next_after} --limit {page.limit})")
     else:
         print("(no more turns)")
 
