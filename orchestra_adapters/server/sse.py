@@ -16,7 +16,7 @@ from orchestra_adapters.server.service import PipelineService
 WAIT_S = 0.5  # how long a live stream stays quiet before it sends a keep-alive (and so learns its client left)
 POLL_S = 0.05  # how often a live stream looks for new events: it waits on the event loop, holding no thread
 STORE_POLL_S = 0.2  # how often a session running elsewhere is read again
-STORE_PAGE = 64  # turns of a recorded session read at once
+PAGE = 64  # events of a run, or turns of a recorded session, read at once
 
 
 def frame(event_id: int | None, kind: str, data: dict[str, Any]) -> bytes:
@@ -32,13 +32,16 @@ async def run_events(run: ServerRun, last_id: int) -> AsyncIterator[bytes]:
     yield b": orchestra events\n\n"
     quiet = 0.0
     while True:
-        events, finished = run.events.after(last_id)  # no wait: a stream must not hold a worker thread
+        # No wait: a stream must not hold a worker thread. A page at a time, so a long run's first event is as quick.
+        events, finished = run.events.after(last_id, limit=PAGE)
         for number, event in events:
             yield frame(number, str(event.get("kind", "event")), event)
             last_id = number
         if finished:
             yield frame(None, "end", run.to_json())
             return
+        if len(events) == PAGE:
+            continue
         quiet = 0.0 if events else quiet + POLL_S
         if quiet >= WAIT_S:
             yield b": keep-alive\n\n"
@@ -66,7 +69,7 @@ async def store_events(service: PipelineService, session_id: str, after: str | N
         while (
             more
         ):  # everything recorded up to now, page by page (after `info`: nothing before an ending is lost)
-            views, more = await run_in_threadpool(merged_range, store, lines, after, STORE_PAGE)
+            views, more = await run_in_threadpool(merged_range, store, lines, after, PAGE)
             for view in views:
                 yield turn_frame(view)
                 after = view.turn_id
