@@ -58,61 +58,99 @@ class StoreReader:
             self.store.close()
 
 
-def status(session: str | None, *, json_output: bool, config: Path | None, limit: int, all_sessions: bool) -> int:
+DEFAULT_SESSIONS_LISTED = 20
+DEFAULT_PAGE_TURNS = 50
+
+
+def status(
+    session: str | None,
+    *,
+    json_output: bool,
+    config: Path | None,
+    limit: int | None,
+    all_sessions: bool,
+    after: str | None = None,
+) -> int:
     """`orchestra status [SESSION]`; returns the exit code."""
     from orchestra_adapters.collector import collector_off
-    from orchestra_cli.output import print_json
-    from orchestra_cli.session_views import (
-        SHOWN_AGENT_TURNS,
-        SHOWN_CHECKPOINTS,
-        SHOWN_NODE_RUNS,
-        print_session_rows,
-        print_session_summary,
-    )
 
-    if limit < 1:
+    if limit is not None and limit < 1:
         raise fail("--limit must be at least 1")
+    if session is None and after is not None:
+        raise fail("--after needs a SESSION: it pages the turns of one session")
+    if session is not None and all_sessions and (limit is not None or after is not None):
+        raise fail("--all shows every turn of a session: give it without --limit and --after")
     # A long session's summary is 100,000s of small objects without cycles: collecting over them again and
     # again as they are made cost nearly half of `status`'s time.
     with user_errors(), collector_off():
         reader = StoreReader(config)
         try:
             if session is None:
-                from orchestra_core.session.listing import list_session_rows
-
-                rows = (
-                    list_session_rows(reader.store, limit=limit, include_branches=all_sessions, locks=reader.locks)
-                    if reader.store
-                    else []
-                )
-                from orchestra_cli.fleet_commands import fleet_view, print_fleet_view
-
-                fleet = fleet_view(reader.container, [row.to_json()["session_id"] for row in rows])
-                if json_output:
-                    print_json({"sessions": [row.to_json() for row in rows], **({"fleet": fleet} if fleet else {})})
-                else:
-                    print_session_rows(rows, location=reader.location or reader.store.location, limit=limit)
-                    if fleet:
-                        print_fleet_view(fleet)
-                return EXIT_OK
-            store = reader.require(session)
-            if json_output or all_sessions:
-                from orchestra_core.session.summary import session_summary
-
-                summary = session_summary(store, session, reader.locks)
+                _list_sessions(reader, json_output, limit or DEFAULT_SESSIONS_LISTED, all_sessions)
             else:
-                # The text view shows the session's recent end: only that is read (and the counts, from the head).
-                from orchestra_core.session.recent import RecentLimits, recent_session_summary
-
-                limits = RecentLimits(SHOWN_NODE_RUNS, SHOWN_AGENT_TURNS, SHOWN_CHECKPOINTS)
-                summary = recent_session_summary(store, session, reader.locks, limits=limits)
-            if json_output:
-                print_json(summary.to_json(), compact=True)
-            else:
-                print_session_summary(summary, all_turns=all_sessions)
+                _show_session(reader, session, json_output, all_sessions, limit, after)
             return EXIT_OK
         finally:
             reader.close()
+
+
+def _list_sessions(reader: StoreReader, json_output: bool, limit: int, all_sessions: bool) -> None:
+    from orchestra_cli.fleet_commands import fleet_view, print_fleet_view
+    from orchestra_cli.output import print_json
+    from orchestra_cli.session_views import print_session_rows
+    from orchestra_core.session.listing import list_session_rows
+
+    rows = (
+        list_session_rows(reader.store, limit=limit, include_branches=all_sessions, locks=reader.locks)
+        if reader.store
+        else []
+    )
+    fleet = fleet_view(reader.container, [row.to_json()["session_id"] for row in rows])
+    if json_output:
+        print_json({"sessions": [row.to_json() for row in rows], **({"fleet": fleet} if fleet else {})})
+    else:
+        print_session_rows(rows, location=reader.location or reader.store.location, limit=limit)
+        if fleet:
+            print_fleet_view(fleet)
+
+
+def _show_session(
+    reader: StoreReader, session: str, json_output: bool, all_sessions: bool, limit: int | None, after: str | None
+) -> None:
+    from orchestra_cli.output import print_json
+    from orchestra_cli.session_views import (
+        SHOWN_AGENT_TURNS,
+        SHOWN_CHECKPOINTS,
+        SHOWN_NODE_RUNS,
+        print_session_page,
+        print_session_summary,
+    )
+
+    store = reader.require(session)
+    if after is not None or (json_output and limit is not None):
+        from orchestra_core.session.pages import session_page
+
+        page = session_page(store, session, reader.locks, limit=limit or DEFAULT_PAGE_TURNS, after=after)
+        if json_output:
+            print_json(page.to_json(), compact=True)
+        else:
+            print_session_page(page)
+        return
+    if json_output or all_sessions:
+        from orchestra_core.session.summary import session_summary
+
+        summary = session_summary(store, session, reader.locks)
+    else:
+        # The text view shows the session's recent end: only that is read (and the counts, from the head).
+        from orchestra_core.session.recent import RecentLimits, recent_session_summary
+
+        shown = limit or SHOWN_AGENT_TURNS
+        limits = RecentLimits(max(shown, SHOWN_NODE_RUNS), shown, SHOWN_CHECKPOINTS)
+        summary = recent_session_summary(store, session, reader.locks, limits=limits)
+    if json_output:
+        print_json(summary.to_json(), compact=True)
+    else:
+        print_session_summary(summary, all_turns=all_sessions, shown_turns=limit or SHOWN_AGENT_TURNS)
 
 
 def attach(session: str, *, json_output: bool, config: Path | None, interval: float) -> int:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from orchestra_core.model.money import CostTally
     from orchestra_core.model.turn import TokenUsage
     from orchestra_core.session.listing import SessionRow
+    from orchestra_core.session.pages import SessionPage
     from orchestra_core.session.summary import SessionSummary
     from orchestra_core.session.timeline import NodeRun
     from orchestra_core.session.turn_view import TurnView
@@ -92,9 +93,11 @@ def _origin(row: SessionRow) -> str:
 
 
 # One session -----------------------------------------------------------------------------------------
-def print_session_summary(summary: SessionSummary, *, all_turns: bool = False) -> None:
-    """`orchestra status SESSION`: header, node timeline, agent turns (the last 50 unless `all_turns`), repos,
-    checkpoints."""
+def print_session_summary(
+    summary: SessionSummary, *, all_turns: bool = False, shown_turns: int = SHOWN_AGENT_TURNS
+) -> None:
+    """`orchestra status SESSION`: header, node timeline, agent turns (the last `shown_turns` unless `all_turns`),
+    repos, checkpoints."""
     _print_header(summary)
     branches = any(run.branch for run in summary.nodes)
     totals = summary.totals
@@ -103,7 +106,8 @@ def print_session_summary(summary: SessionSummary, *, all_turns: bool = False) -
         _print_nodes(summary.nodes, branches, totals.node_runs, summary.info.session_id)
     if summary.agent_turns:
         print()
-        _print_agent_turns(summary.agent_turns, branches, summary.info.session_id, all_turns, totals.agent_turns)
+        shown = len(summary.agent_turns) if all_turns else shown_turns
+        _print_agent_turns(summary.agent_turns, branches, summary.info.session_id, shown, totals.agent_turns)
     if summary.repos:
         print()
         print_table(
@@ -237,13 +241,10 @@ def _run_time(run: NodeRun) -> str:
     return f"{format_duration((datetime.now(UTC) - run.started_at).total_seconds(), 'readable')} so far"
 
 
-def _print_agent_turns(
-    turns: Sequence[TurnView], branches: bool, session_id: str, all_turns: bool, total: int
-) -> None:
+def _print_agent_turns(turns: Sequence[TurnView], branches: bool, session_id: str, shown: int, total: int) -> None:
     from orchestra_core.model.turn import AgentTurn
 
-    if not all_turns:
-        turns = turns[-SHOWN_AGENT_TURNS:]
+    turns = turns[-shown:] if shown > 0 else []
     hidden = max(0, total - len(turns))
     headers = ["turn", "node", "#", "model", "tools", "files written", "commit", "tokens", "cost", "time"]
     rows = []
@@ -312,6 +313,25 @@ def _print_snapshots(summary: SessionSummary) -> None:
 
 
 # One line per turn (attach) --------------------------------------------------------------------------
+def print_session_page(page: SessionPage) -> None:
+    """`orchestra status SESSION --after TURN`: the header, then the page's turns as `attach` prints them, and how
+    to get the next page."""
+    summary = page.summary
+    _print_header(summary)
+    print()
+    start = f"after turn {page.after}" if page.after else "from the start"
+    print(f"turns {start}, at most {page.limit}:")
+    for view in summary.turns:
+        line = turn_line(view)
+        if line is not None:
+            print(line)
+    if page.next_after is not None:
+        session = summary.info.session_id
+        print(f"(more turns follow: orchestra status {session} --after {page.next_after} --limit {page.limit})")
+    else:
+        print("(no more turns)")
+
+
 def turn_line(view: TurnView) -> str | None:
     """One line for a turn as it lands: `HH:MM:SS  [branch] text`.
 

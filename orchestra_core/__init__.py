@@ -79,6 +79,8 @@ _EXPORTS: dict[str, str] = {
     "SessionStore": "orchestra_core.ports.session_store",
     "SessionTotals": "orchestra_core.ports.session_store",
     "SessionTotalsReader": "orchestra_core.ports.session_store",
+    "TurnRange": "orchestra_core.ports.session_store",
+    "TurnRangeReader": "orchestra_core.ports.session_store",
     "Tracer": "orchestra_core.ports.tracer",
     # Records and events
     "AgentTurn": "orchestra_core.model.turn",
@@ -198,6 +200,8 @@ __all__ = [
     "TransformError",
     "TurnCommit",
     "TurnNotFoundError",
+    "TurnRange",
+    "TurnRangeReader",
     "TurnView",
     "ValidationError",
     "WorkspaceError",
@@ -281,6 +285,8 @@ if TYPE_CHECKING:
         SessionTotals,
         SessionTotalsReader,
         StoredTurn,
+        TurnRange,
+        TurnRangeReader,
     )
     from orchestra_core.ports.tracer import Tracer
     from orchestra_core.runs.events import RunEvent

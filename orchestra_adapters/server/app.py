@@ -131,15 +131,19 @@ class _Endpoints:
 
     async def events(self, request: Request) -> Response:
         session_id = request.path_params["id"]
-        last = request.headers.get("last-event-id", "0").strip() or "0"
+        header = request.headers.get("last-event-id", "").strip()
+        run = self.service.run_of(session_id)
+        # EventSource sends Last-Event-ID when it reconnects; a page opening a recorded session's stream at the end
+        # of what it shows says `?after=TURN` (a run started here numbers its own events).
+        last = header or ("0" if run is not None else request.query_params.get("after", "0").strip() or "0")
         if not (last.isascii() and last.isdigit()):  # "²".isdigit() too, which int() refuses
             raise RequestError(400, f"Last-Event-ID {last!r} is not an event id (a number)")
-        run = self.service.run_of(session_id)
         if run is not None:
             stream = run_events(run, int(last))
         else:
             await run_in_threadpool(views.pipeline_status, self.service, session_id)  # 404 for an unknown session
-            stream = store_events(self.service, session_id, int(last))
+            after = await run_in_threadpool(views.stream_start, self.service, session_id, last)
+            stream = store_events(self.service, session_id, after)
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 
@@ -192,4 +196,6 @@ class _Endpoints:
         return JSONResponse(await run_in_threadpool(views.sessions_json, self.service, int(raw)))
 
     async def session(self, request: Request) -> Response:
-        return JSONResponse(await run_in_threadpool(views.session_json, self.service, request.path_params["id"]))
+        query = views.SessionQuery.of(request.query_params)
+        document = await run_in_threadpool(views.session_json, self.service, request.path_params["id"], query)
+        return JSONResponse(document)

@@ -80,11 +80,14 @@ class EventLog:
     def closed(self) -> bool:
         return self._closed
 
-    def after(self, last_id: int, wait_s: float = 0.0) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
-        """The events after `last_id` with their ids, waiting up to `wait_s` for one; and whether the log is
-        closed with nothing more to read."""
+    def after(
+        self, last_id: int, wait_s: float = 0.0, *, limit: int | None = None
+    ) -> tuple[list[tuple[int, dict[str, Any]]], bool]:
+        """The events after `last_id` with their ids (at most `limit`), waiting up to `wait_s` for one; and whether
+        the log is closed with nothing more to read."""
         with self._changed:
             if len(self._events) <= last_id and not self._closed and wait_s > 0:
                 self._changed.wait(wait_s)
-            new = [(number, self._events[number - 1]) for number in range(last_id + 1, len(self._events) + 1)]
-            return new, self._closed and not new
+            end = len(self._events) if limit is None else min(len(self._events), last_id + limit)
+            new = [(number, self._events[number - 1]) for number in range(last_id + 1, end + 1)]
+            return new, self._closed and end == len(self._events) and not new

@@ -1,5 +1,6 @@
 """Server-sent event streams of a session: numbered events from the start (or after `Last-Event-ID`), then
-live, until the run ends."""
+live, until the run ends. A run started here numbers its engine events; a recorded session's turns are numbered by
+their turn ids."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from orchestra_adapters.server.service import PipelineService
 WAIT_S = 0.5  # how long a live stream stays quiet before it sends a keep-alive (and so learns its client left)
 POLL_S = 0.05  # how often a live stream looks for new events: it waits on the event loop, holding no thread
 STORE_POLL_S = 0.2  # how often a session running elsewhere is read again
+PAGE = 64  # events of a run, or turns of a recorded session, read at once
 
 
 def frame(event_id: int | None, kind: str, data: dict[str, Any]) -> bytes:
@@ -30,13 +32,16 @@ async def run_events(run: ServerRun, last_id: int) -> AsyncIterator[bytes]:
     yield b": orchestra events\n\n"
     quiet = 0.0
     while True:
-        events, finished = run.events.after(last_id)  # no wait: a stream must not hold a worker thread
+        # No wait: a stream must not hold a worker thread. A page at a time, so a long run's first event is as quick.
+        events, finished = run.events.after(last_id, limit=PAGE)
         for number, event in events:
             yield frame(number, str(event.get("kind", "event")), event)
             last_id = number
         if finished:
             yield frame(None, "end", run.to_json())
             return
+        if len(events) == PAGE:
+            continue
         quiet = 0.0 if events else quiet + POLL_S
         if quiet >= WAIT_S:
             yield b": keep-alive\n\n"
@@ -44,45 +49,38 @@ async def run_events(run: ServerRun, last_id: int) -> AsyncIterator[bytes]:
         await anyio.sleep(POLL_S)
 
 
-async def store_events(service: PipelineService, session_id: str, last_id: int) -> AsyncIterator[bytes]:
-    """The turns of a session recorded in the store (run elsewhere, or before this server started), numbered
-    in append order after `last_id`, followed until the run ends or its runner is gone."""
+async def store_events(service: PipelineService, session_id: str, after: str | None) -> AsyncIterator[bytes]:
+    """The turns of a session recorded in the store (run elsewhere, or before this server started), its branch
+    sessions' included, in append order after turn `after` (from the start when None), each numbered by its turn
+    id; followed until the run ends or its runner is gone. Read a page at a time from where the stream stands, so
+    neither the first event nor a reconnection costs more for a longer session."""
     import anyio
 
     from orchestra_core.ports.session_store import SessionStatus
     from orchestra_core.session.liveness import live_info
-    from orchestra_core.session.trace import SessionTrace
+    from orchestra_core.session.pages import merged_range, run_lines
 
     store = service.store
-    trace = SessionTrace(store, session_id)
-    numbered = _Numbered(last_id)
     yield b": orchestra events\n\n"
     while True:
         info = await run_in_threadpool(lambda: live_info(store, store.get_session(session_id), service.locks))
-        for message in numbered.frames(await run_in_threadpool(trace.read)):
-            yield message
-        if trace.ended or info.status not in (SessionStatus.NEW, SessionStatus.RUNNING):
-            if not trace.ended:  # what the runner recorded before it went
-                for message in numbered.frames(await run_in_threadpool(trace.read)):
-                    yield message
+        lines = await run_in_threadpool(run_lines, store, session_id)
+        more = True
+        while (
+            more
+        ):  # everything recorded up to now, page by page (after `info`: nothing before an ending is lost)
+            views, more = await run_in_threadpool(merged_range, store, lines, after, PAGE)
+            for view in views:
+                yield turn_frame(view)
+                after = view.turn_id
+        if info.status not in (SessionStatus.NEW, SessionStatus.RUNNING):
             yield frame(None, "end", {"id": session_id, "status": info.status.value})
             return
         await anyio.sleep(STORE_POLL_S)
 
 
-class _Numbered:
-    """Numbers stored turns in the order they are read, skipping those up to `last_id`."""
-
-    def __init__(self, last_id: int) -> None:
-        self._last_id = last_id
-        self._number = 0
-
-    def frames(self, views: list[Any]) -> list[bytes]:
-        messages = []
-        for view in views:
-            self._number += 1
-            if self._number > self._last_id:
-                entry = view.to_json()
-                kind = str(entry.get("type") or "turn").rsplit(".", 1)[-1]
-                messages.append(frame(self._number, kind, {"kind": kind, **entry}))
-        return messages
+def turn_frame(view: Any) -> bytes:
+    """A stored turn as an SSE message: its turn id, its type's last name as the event, its JSON view."""
+    entry = view.to_json()
+    kind = str(entry.get("type") or "turn").rsplit(".", 1)[-1]
+    return frame(int(view.turn_id), kind, {"kind": kind, **entry})

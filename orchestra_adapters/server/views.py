@@ -4,11 +4,52 @@ started here and from the session store."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
+
+from attrs import frozen
 
 from orchestra_adapters.server.service import PipelineService, RequestError
 
+MAX_PAGE = 1000
 _STORE_STATUS = {"success": "success", "fail": "fail", "cancelled": "cancelled", "budget_exceeded": "budget_exceeded"}
+
+
+@frozen
+class SessionQuery:
+    """A page of a session's turns: `limit` turns after `after` (from the start), or with `last` the session's
+    recent end (`limit` agent turns), or the `limit` turns before `before`."""
+
+    limit: int
+    after: str | None = None
+    before: str | None = None
+    last: bool = False
+
+    @classmethod
+    def of(cls, params: Mapping[str, str]) -> SessionQuery | None:
+        """The query of `?limit=N&after=TURN` or `?last=N[&before=TURN]`; None without one (the whole session).
+
+        Raises:
+            RequestError: A value is not a positive whole number, or the two kinds are mixed.
+        """
+        if not {"limit", "after", "last", "before"} & set(params):
+            return None
+        if "last" in params:
+            if "limit" in params or "after" in params:
+                raise RequestError(
+                    400, "give last=N (and before=TURN), or limit=N (and after=TURN), not both"
+                )
+            return cls(_positive(params, "last"), before=params.get("before"), last=True)
+        if "before" in params:
+            raise RequestError(400, "before=TURN goes with last=N")
+        return cls(_positive(params, "limit") if "limit" in params else 50, after=params.get("after"))
+
+
+def _positive(params: Mapping[str, str], key: str) -> int:
+    raw = params[key]
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1 or int(raw) > MAX_PAGE:
+        raise RequestError(400, f"{key} {raw!r} must be a whole number from 1 to {MAX_PAGE}")
+    return int(raw)
 
 
 def _store(service: PipelineService, session_id: str) -> Any:
@@ -108,16 +149,54 @@ def sessions_json(service: PipelineService, limit: int) -> dict[str, Any]:
     return {"sessions": sessions}
 
 
-def session_json(service: PipelineService, session_id: str) -> dict[str, Any]:
-    """`orchestra status SESSION --json`'s document."""
+def session_json(
+    service: PipelineService, session_id: str, query: SessionQuery | None = None
+) -> dict[str, Any]:
+    """`orchestra status SESSION --json`'s document: the whole session, or one page of its turns (`query`)."""
+    from orchestra_core.session.pages import PageError, latest_page, session_page
     from orchestra_core.session.summary import session_summary
 
     _session_info(service, session_id)
-    document = session_summary(_store(service, session_id), session_id, service.locks).to_json()
+    store = _store(service, session_id)
+    try:
+        if query is None:
+            document = session_summary(store, session_id, service.locks).to_json()
+        elif query.last:
+            page = latest_page(store, session_id, service.locks, limit=query.limit, before=query.before)
+            document = {**page.to_json(), "events_after": _events_after(store, page)}
+        else:
+            document = session_page(
+                store, session_id, service.locks, limit=query.limit, after=query.after
+            ).to_json()
+    except PageError as error:
+        raise RequestError(400, str(error)) from None
     run = service.run_of(session_id)
     if run is not None:
         document["status"] = run.status
     return dict(document)
+
+
+def _events_after(store: Any, page: Any) -> str | None:
+    """Where an event stream that replays the page's turns starts (`?after=`): the turn before its first; None
+    when nothing comes before it (the stream starts at the beginning)."""
+    if not page.has_earlier or not page.summary.turns:
+        return None
+    first = page.summary.turns[0]
+    return str(store.get_turn(first.session_id, first.turn_id).parent_turn_id or "") or None
+
+
+def stream_start(service: PipelineService, session_id: str, last: str) -> str | None:
+    """The turn a recorded session's event stream starts after: None for `0` (from the start), else `last` once it
+    is found among the turns of the session or of its branch sessions."""
+    from orchestra_core.session.pages import PageError, checked_after, run_lines
+
+    if int(last) == 0:
+        return None
+    store = _store(service, session_id)
+    try:
+        return checked_after(store, run_lines(store, session_id), last)
+    except PageError as error:
+        raise RequestError(400, f"Last-Event-ID {last!r}: {error}") from None
 
 
 def pipeline_text(service: PipelineService, session_id: str) -> str:

@@ -94,7 +94,13 @@ ALTER TABLE turns ADD COLUMN cost_nanos INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE turns ADD COLUMN unpriced_turns INTEGER NOT NULL DEFAULT 0;
 """
 
-LATEST_VERSION = 4
+# Version 5: turns found by session, so a page of a session's history (`turns_after`) is read by id range within the
+# session instead of scanning the turns of every session appended meanwhile.
+_V5 = """
+CREATE INDEX turns_by_session ON turns (session_id, id);
+"""
+
+LATEST_VERSION = 5
 _OWN_TABLES = {"schema_version", "sessions", "turns", "blobs", "bundles"}
 
 
@@ -244,6 +250,10 @@ def _add_session_cost(connection: sqlite3.Connection, path: str) -> None:
     _backfill_cursors(connection, path, _CURSOR_COLUMNS, COUNTED_TYPE_IDS)
 
 
+def _add_turns_by_session(connection: sqlite3.Connection, path: str) -> None:
+    _execute_script(connection, _V5)
+
+
 def _backfill_linear(connection: sqlite3.Connection) -> None:
     """Mark every session whose turns do not each follow the one before (or its fork point) as not linear."""
     last: dict[int, int | None] = dict(connection.execute("SELECT id, base_turn_id FROM sessions").fetchall())
@@ -297,4 +307,5 @@ _MIGRATIONS: dict[int, Callable[[sqlite3.Connection, str], None]] = {
     2: _add_session_cursor,
     3: _add_session_totals,
     4: _add_session_cost,
+    5: _add_turns_by_session,
 }

@@ -16,6 +16,7 @@ from orchestra_adapters.storage.payload import (
     encode_payload,
 )
 from orchestra_adapters.storage.sqlite_errors import DAMAGE_SYMPTOMS, damage_found, store_error
+from orchestra_adapters.storage.sqlite_ranges import rows_after
 from orchestra_adapters.storage.sqlite_rows import (
     CHAIN,
     HEAD_AND_TOP_SELECT,
@@ -53,6 +54,7 @@ from orchestra_core.ports.session_store import (
     TurnAppend,
     TurnData,
     TurnPage,
+    TurnRange,
 )
 from orchestra_core.session.bundle import parse_bundle_id
 from orchestra_core.session.codec import normalize_turn_data
@@ -228,6 +230,16 @@ class SqliteSessionStore:
             page = tuple(stored_turn(row, self.location) for row in rows)
             more = bool(page) and page[0].parent_turn_id is not None
             return TurnPage(page, page[0].turn_id if more else None)
+
+    def turns_after(self, session_id: Id, *, after_turn_id: Id | None = None, limit: int = 64) -> TurnRange:
+        with self._guard(f"read the turns of session {session_id}") as connection:
+            number = self._number(session_id)
+            self._head_row(connection, session_id)
+            floor = -1 if after_turn_id is None else self._turn_row(connection, after_turn_id)[0]
+            if limit <= 0:
+                return TurnRange((), False)
+            rows = rows_after(connection, number, floor, limit + 1)
+            return TurnRange(tuple(stored_turn(row, self.location) for row in rows[:limit]), len(rows) > limit)
 
     def latest_checkpoint(self, session_id: Id, *, at_turn_id: Id | None = None) -> StoredTurn | None:
         with self._guard(f"find the latest checkpoint of session {session_id}") as connection:

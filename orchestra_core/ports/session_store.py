@@ -193,6 +193,14 @@ class TurnPage:
     next_before_turn_id: str | None
 
 
+@frozen
+class TurnRange:
+    """Turns of a session's history after a given turn, oldest first, and whether more follow them."""
+
+    turns: tuple[StoredTurn, ...]
+    has_more: bool
+
+
 @runtime_checkable
 class SessionStore(Protocol):
     """Stores sessions as CXDB-style contexts: head pointers into a DAG of immutable typed turns.
@@ -372,5 +380,30 @@ class SessionTotalsReader(Protocol):
 
         Raises:
             SessionNotFoundError: No such session.
+        """
+        ...
+
+
+@runtime_checkable
+class TurnRangeReader(Protocol):
+    """An optional capability of a SessionStore: read a session's history forwards from any turn, in pages.
+
+    Turn ids grow along every chain (a turn is appended after its parent), so the turns that follow a turn in a
+    session's history are those with greater ids. A store that claims it reads about `limit` turns per call,
+    however long the history and wherever the page starts; `orchestra status SESSION --after TURN` pages with it.
+    """
+
+    def turns_after(self, session_id: Id, *, after_turn_id: Id | None = None, limit: int = 64) -> TurnRange:
+        """The first `limit` turns of the session's history with ids greater than `after_turn_id`, oldest first.
+
+        Args:
+            session_id: The session.
+            after_turn_id: Start after this turn (of this session or any other: a branch's turns are paged with
+                the main line's ids); None starts at the history's root.
+            limit: Most turns in the range (below 1: an empty range, `has_more` False).
+
+        Raises:
+            SessionNotFoundError: No such session.
+            TurnNotFoundError: `after_turn_id` names no turn of the store.
         """
         ...

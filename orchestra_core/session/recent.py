@@ -78,7 +78,7 @@ def recent_session_summary(
     totals = store.session_totals(main)
     window = _Window(limits, totals)
     views = window.read(store, main)
-    branches = _branch_lines(store, main) if totals.parallel else []
+    branches = branch_lines(store, main) if totals.parallel else []
     start = views[0].created_at if views else None
     for branch_info, label in branches:
         if start is None or branch_info.updated_at is None or branch_info.updated_at >= start:
@@ -176,7 +176,7 @@ class _Window:
         )
 
 
-def _branch_lines(store: SessionTotalsReader, session_id: str) -> list[tuple[SessionInfo, str]]:
+def branch_lines(store: SessionTotalsReader, session_id: str) -> list[tuple[SessionInfo, str]]:
     """Every branch session of the run (nested ones too), in the order they were made."""
     lines: list[tuple[SessionInfo, str]] = []
     parents = [session_id]

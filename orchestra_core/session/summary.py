@@ -197,7 +197,7 @@ class SessionSummary:
             "forked_at_turn": self.fork_turn_id,
             "duration_s": self.ending.duration_s if self.ending else None,
             "error": self.error,
-            "tokens": tokens_json(self.tokens),
+            "tokens": tokens_json(totals.tokens),
             "branches": [
                 {"session_id": b.session_id, "branch": b.branch, "parent_session_id": b.parent_session_id}
                 for b in self.branches

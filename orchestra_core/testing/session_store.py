@@ -27,6 +27,7 @@ from orchestra_core.ports.session_store import (
     TurnAppend,
     TurnData,
     TurnPage,
+    TurnRange,
 )
 from orchestra_core.session.bundle import parse_bundle_id
 from orchestra_core.session.codec import normalize_turn_data
@@ -163,6 +164,19 @@ class InMemorySessionStore:
                 start = self._turn_in_history(number, at_turn_id)
             checkpoint = parse_id(start.cursor.checkpoint_turn_id) if start else None
             return _copy(self._turns[checkpoint].stored) if checkpoint else None
+
+    def turns_after(self, session_id: Id, *, after_turn_id: Id | None = None, limit: int = 64) -> TurnRange:
+        with self._lock:
+            current = self._sessions[self._session_number(session_id)].head
+            floor = -1 if after_turn_id is None else int(self._turn(after_turn_id).stored.turn_id)
+            newest_first: list[StoredTurn] = []
+            while current is not None and current > floor:
+                stored = self._turns[current].stored
+                newest_first.append(stored)
+                current = parse_id(stored.parent_turn_id)
+            oldest_first = newest_first[::-1]
+            page = tuple(_copy(stored) for stored in oldest_first[: max(limit, 0)])
+            return TurnRange(page, limit > 0 and len(oldest_first) > len(page))
 
     def session_totals(self, session_id: Id, *, own: bool = False) -> SessionTotals:
         with self._lock:

@@ -132,6 +132,13 @@
   }
 
   // ---- the session page ----------------------------------------------------------------------------------
+  // How many agent turns the page shows at first, and loads at a time when asked for earlier ones.
+  const TURNS_PAGE = 50;
+
+  function agentTurns(turns) {
+    return turns.filter((turn) => /AgentTurn$/.test(String(turn.type || "")));
+  }
+
   function outcomeStatus(status) {
     switch (String(status || "").toLowerCase()) {
       case "success": case "partial_success": case "succeeded": case "skipped": return "succeeded";
@@ -215,6 +222,10 @@
       this.refreshTimer = null;
       this.questionPoll = 0;
       this.chatTimer = null;
+      this.latest = []; // the session's last agent turns (read again as the run goes on)
+      this.earlier = []; // older agent turns, loaded on demand
+      this.nextBefore = null; // where the next older page ends, null when nothing is older
+      this.streamAfter = null; // the event stream replays the turns the first page showed: it starts after this
     }
 
     async start() {
@@ -310,11 +321,12 @@
       if (title) title.textContent = nodeId + " (" + status + ")";
     }
 
-    // session summary: node statuses and agent turns with their commits
+    // session summary: node statuses and the last agent turns with their commits (a long session is never read
+    // whole: older turns come a page at a time, on demand)
     async loadSession() {
       let summary;
       try {
-        summary = await api("/sessions/" + encodeURIComponent(this.id));
+        summary = await api("/sessions/" + encodeURIComponent(this.id) + "?last=" + TURNS_PAGE);
       } catch (error) {
         return;
       }
@@ -323,16 +335,45 @@
         const status = outcomeStatus(node.status);
         if (status && !this.statuses.has(node.id)) this.setNode(node.id, status);
       }
-      this.showTurns((summary.turns || []).filter((turn) => /AgentTurn$/.test(String(turn.type || ""))));
+      const turns = summary.turns || [];
+      if (this.streamAfter === null) this.streamAfter = summary.events_after || "";
+      const latest = agentTurns(turns);
+      if (!this.earlier.length) this.nextBefore = summary.next_before || null;
+      else {
+        const shown = new Set(this.earlier.map((turn) => turn.turn_id));
+        latest.splice(0, latest.length, ...latest.filter((turn) => !shown.has(turn.turn_id)));
+      }
+      this.latest = latest;
+      this.showTurns();
     }
 
-    showTurns(turns) {
+    async loadEarlier() {
+      if (!this.nextBefore) return;
+      let page;
+      try {
+        const query = "?last=" + TURNS_PAGE + "&before=" + encodeURIComponent(this.nextBefore);
+        page = await api("/sessions/" + encodeURIComponent(this.id) + query);
+      } catch (error) {
+        showMessage(error.message, true);
+        return;
+      }
+      this.earlier = agentTurns(page.turns || []).concat(this.earlier);
+      this.nextBefore = page.next_before || null;
+      this.showTurns();
+    }
+
+    showTurns() {
       const list = $("#turns");
-      if (!turns.length) {
+      const turns = this.earlier.concat(this.latest);
+      const more = this.nextBefore
+        ? [el("li", { class: "earlier" }, el("button", { type: "button", class: "secondary", id: "earlier-turns" },
+          "Load earlier turns"))]
+        : [];
+      if (!turns.length && !more.length) {
         list.replaceChildren(el("li", { class: "empty" }, "No agent turn yet."));
         return;
       }
-      list.replaceChildren(...turns.map((turn) => el("li", {},
+      list.replaceChildren(...more, ...turns.map((turn) => el("li", {},
         el("div", {}, el("strong", {}, turn.node_id || "?"), " · turn " + (turn.turn_number ?? "?")),
         el("div", { class: "meta" }, [turn.model, turn.provider].filter(Boolean).join(" · ")),
         turn.git_sha
@@ -341,6 +382,8 @@
           : el("div", { class: "meta" }, "no commit"),
         (turn.files_written || []).length ? el("div", { class: "files" }, turn.files_written.join(", ")) : null,
       )));
+      const button = $("#earlier-turns");
+      if (button) button.addEventListener("click", () => this.loadEarlier());
     }
 
     refreshSoon() {
@@ -462,9 +505,10 @@
       }, 1500);
     }
 
-    // the live event stream
+    // the live event stream, from the first turn the page showed (a short session's from its start)
     follow() {
-      const source = new EventSource(this.base + "/events");
+      const after = this.streamAfter ? "?after=" + encodeURIComponent(this.streamAfter) : "";
+      const source = new EventSource(this.base + "/events" + after);
       this.source = source;
       for (const kind of KINDS) source.addEventListener(kind, (event) => this.onEvent(event));
       source.addEventListener("end", (event) => this.onEnd(event));

@@ -25,6 +25,7 @@ from orchestra_core.session import api
 from orchestra_core.session.bundle import bundle_bytes, bundle_id
 from orchestra_core.session.codec import decode_record, encode_record
 from orchestra_core.testing.contracts._base import PortContract, cases, raises
+from orchestra_core.testing.contracts.session_ranges import RANGES, SessionRangesContract
 from orchestra_core.testing.contracts.session_samples import RECORDS
 from orchestra_core.testing.contracts.session_totals import TOTALS, SessionTotalsContract
 
@@ -38,16 +39,17 @@ EVENT = "test.Event"
 META = SessionMetadata(pipeline="pr-review", title="Review PR 42", labels=_labels("ci", "nightly"))
 
 
-class SessionStoreContract(SessionTotalsContract, PortContract):
+class SessionStoreContract(SessionTotalsContract, SessionRangesContract, PortContract):
     """Behaviour every SessionStore implementation shares.
 
     A runner implements `make_store()`: an open store (it is closed after each test). Every part of the
     port is basic: runs record forks (parallel branches, replay), blobs (the pipeline's DOT source) and
-    the type bundle, from several threads at once. One capability is optional: `totals`
-    (`SessionTotalsReader`: running totals per turn, which make `status` of a long session fast).
+    the type bundle, from several threads at once. Two capabilities are optional: `totals`
+    (`SessionTotalsReader`: running totals per turn, which make `status` of a long session fast) and `ranges`
+    (`TurnRangeReader`: forward pages of a history from any turn, which make `status --after` fast).
     """
 
-    OPTIONAL_CAPABILITIES = frozenset({TOTALS})
+    OPTIONAL_CAPABILITIES = frozenset({TOTALS, RANGES})
 
     store: SessionStore
 

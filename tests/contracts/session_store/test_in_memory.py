@@ -7,7 +7,7 @@ from orchestra_core.testing.session_store import InMemorySessionStore
 
 
 class TestInMemorySessionStore(SessionStoreContract):
-    capabilities = frozenset({"totals"})
+    capabilities = frozenset({"totals", "ranges"})
 
     def make_store(self) -> InMemorySessionStore:
         return InMemorySessionStore()

@@ -7,7 +7,7 @@ from orchestra_core.testing.contracts.session_store import SessionStoreContract
 
 
 class TestSqliteSessionStore(SessionStoreContract):
-    capabilities = frozenset({"totals"})
+    capabilities = frozenset({"totals", "ranges"})
 
     def make_store(self) -> SqliteSessionStore:
         return SqliteSessionStore(self.tmp / ".orchestra" / "orchestra.db")
@@ -16,7 +16,7 @@ class TestSqliteSessionStore(SessionStoreContract):
 class TestSqliteSessionStoreWithSmallInlineLimit(SessionStoreContract):
     """Every payload goes through the blob table."""
 
-    capabilities = frozenset({"totals"})
+    capabilities = frozenset({"totals", "ranges"})
 
     def make_store(self) -> SqliteSessionStore:
         return SqliteSessionStore(self.tmp / "orchestra.db", inline_limit=0)

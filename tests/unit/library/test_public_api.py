@@ -25,7 +25,7 @@ PUBLIC_NAMES = {
     # ports
     "ArtifactStore", "ChatModelFactory", "Clock", "CodergenBackend", "CommandRunner", "CommitMessageGenerator",
     "Dispatcher", "FleetLedger", "FleetPorts", "Git", "GitRemotes", "Interviewer", "Notifier", "PromptLibrary", "RunDirectory", "RunDirectoryFactory", "SessionLocks",
-    "SessionStore", "SessionTotals", "SessionTotalsReader", "SystemClock", "Tracer",
+    "SessionStore", "SessionTotals", "SessionTotalsReader", "SystemClock", "Tracer", "TurnRange", "TurnRangeReader",
     # records and events
     "AgentTurn", "Answer", "EngineEvent", "Notification", "NotificationFailed", "NotifyEvent", "Option", "Question", "QuestionType", "SessionInfo",
     "SessionMetadata", "SessionStatus", "Span", "StoredTurn", "TokenUsage", "ToolCall", "TurnCommit", "TurnView",
