@@ -65,6 +65,28 @@ def materialize(git: GitCommand, worktree: Path, options: Sequence[str]) -> bool
     return True
 
 
+def reveal_written(git: GitCommand, worktree: Path) -> None:
+    """Clear the skip-worktree mark of every tracked file a lazy worktree holds on disk (those written since
+    the fork), so that `git status` and `git diff` compare them; the others stay read from git's objects."""
+    on_disk = set(_files_on_disk(Path(worktree)))
+    if not on_disk:
+        return
+    listed = git.run(worktree, ["ls-files", "-z", "-t"], work_tree=True).stdout
+    marked = [record[2:] for record in listed.split(b"\0") if record.startswith(b"S ") and decode(record[2:]) in on_disk]
+    if marked:
+        stdin = b"".join(path + b"\0" for path in marked)
+        git.run(worktree, ["update-index", "--no-skip-worktree", "-z", "--stdin"], stdin=stdin, work_tree=True)
+
+
+def _files_on_disk(worktree: Path) -> Iterator[str]:
+    """Repo-relative paths of the files and links in `worktree`, its `.git` left out."""
+    for directory, subdirectories, files in os.walk(worktree):
+        subdirectories[:] = [name for name in subdirectories if name != ".git"]
+        relative = Path(directory).relative_to(worktree).as_posix()
+        prefix = "" if relative == "." else f"{relative}/"
+        yield from (f"{prefix}{name}" for name in files if prefix or name != ".git")
+
+
 def sparse_read_tree(
     git: GitCommand, worktree: Path, patterns: str, args: Sequence[str], *, options: Sequence[str] = ()
 ) -> None:

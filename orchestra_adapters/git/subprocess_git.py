@@ -112,6 +112,11 @@ class SubprocessGit:
         return decode(process.stdout).strip() or None
 
     def status(self, worktree: Path, *, untracked: bool = True) -> tuple[StatusEntry, ...]:
+        from orchestra_adapters.git.lazy import is_lazy, reveal_written
+
+        if is_lazy(worktree):  # files written since the fork lose their skip-worktree mark: git compares them
+            with self.lock(worktree):
+                reveal_written(self._git, worktree)
         mode = "--untracked-files=all" if untracked else "--untracked-files=no"
         process = self._git.run(
             worktree, ["status", "--porcelain=v2", "-z", mode], env={"GIT_OPTIONAL_LOCKS": "0"}, work_tree=True

@@ -46,14 +46,15 @@ class GitLazyContract(GitContractBase):
 
     def test_a_commit_in_a_lazy_worktree_holds_only_what_was_written(self) -> None:
         worktree = self._lazy()
+        assert self._tracked(worktree, "README.md") == REPO_FILES["README.md"]
         self.write("src/app.py", "print('lazy')\n", root=worktree)
         self.write("new.txt", "new\n", root=worktree)
         sha = self.git.commit(worktree, "work", author=AUTHOR, committer=COMMITTER, paths=["src/app.py", "new.txt"])
         assert {(c.path, c.status) for c in self.git.changed_files(worktree, sha)} == {("src/app.py", "M"), ("new.txt", "A")}
         assert self.git.status(worktree) == ()
         self.write("src/app.py", "print('again')\n", root=worktree)
-        assert [entry.path for entry in self.git.status(worktree)] == ["src/app.py"]
-        assert self._tracked(worktree, "README.md") == REPO_FILES["README.md"]
+        self.write("README.md", "written, not committed\n", root=worktree)
+        assert [entry.path for entry in self.git.status(worktree)] == ["README.md", "src/app.py"]
 
     def test_materialize_writes_every_file_and_keeps_written_ones(self) -> None:
         worktree = self._lazy()
