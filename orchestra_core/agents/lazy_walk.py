@@ -3,6 +3,7 @@ and by the rules of `PathGuard.walk` on a full checkout."""
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from collections.abc import Iterator
@@ -47,13 +48,14 @@ def walk_with_tree(guard: PathGuard, tree: TreeFiles, start: GuardedPath, path: 
             return
         if not tree.is_directory(start.text) or guard.on_disk_ancestor_is_file(start):
             raise FileNotFoundError(path)
-    found = list(guard.walk_disk(start, path)) if info is not None else []
+    found = [file.text for file in guard.walk_disk(start, path)] if info is not None else []
     on_disk = _DiskNames(guard.root, start) if info is not None else None
     for entry in tree.entries_under(start.text):
         if (on_disk is None or not on_disk.shadows(entry.path)) and _listed(guard, tree, entry):
-            found.append(GuardedPath(guard.root, PurePosixPath(entry.path)))
+            found.append(entry.path)
     found.sort(key=_walk_order)
-    yield from found
+    for text in found:  # made as they are taken: a listing stops early
+        yield GuardedPath(guard.root, PurePosixPath(text))
 
 
 def _listed(guard: PathGuard, tree: TreeFiles, entry: TreeEntry) -> bool:
@@ -82,6 +84,13 @@ def _listed(guard: PathGuard, tree: TreeFiles, entry: TreeEntry) -> bool:
 
 
 def _refused(part: str, *, directory: bool) -> bool:
+    if part.isascii() and part[:1] != "." and "~" not in part and "\n" not in part and "\r" not in part:
+        return False  # the usual name: no spelling of .git, .orchestra, .gitmodules or .gitattributes is like it
+    return _refused_name(part, directory)
+
+
+@functools.lru_cache(maxsize=4096)
+def _refused_name(part: str, directory: bool) -> bool:
     if "\n" in part or "\r" in part or is_dotgit(part) or is_state_dir(part):
         return True
     return directory and (is_gitmodules(part) or is_gitattributes(part))
@@ -99,18 +108,21 @@ class _DiskNames:
             self._directories.add(relative if prefix else "")
             self._names.update(f"{prefix}{name}" for name in (*subdirectories, *files))
             subdirectories[:] = [d for d in subdirectories if not is_dotgit(d) and not is_state_dir(d)]
+        self._not_directories = self._names - self._directories
 
     def shadows(self, path: str) -> bool:
         """Whether something on disk stands at `path`, or a parent of it is on disk but not as a directory."""
         parent = path.rsplit("/", 1)[0] if "/" in path else ""
         if parent in self._directories:
             return path in self._names
+        if not self._not_directories:
+            return False
         parts = path.split("/")
         return any("/".join(parts[:depth]) in self._names and "/".join(parts[:depth]) not in self._directories
                    for depth in range(1, len(parts)))  # fmt: skip
 
 
-def _walk_order(guarded: GuardedPath) -> tuple[tuple[int, str], ...]:
+def _walk_order(text: str) -> tuple[tuple[int, str], ...]:
     """`os.walk`'s top-down order with sorted names: a directory's files before its subdirectories."""
-    parts = guarded.relative.parts
+    parts = text.split("/")
     return (*((1, part) for part in parts[:-1]), (0, parts[-1]))
