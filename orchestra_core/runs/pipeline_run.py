@@ -665,6 +665,8 @@ class PipelineRun:
         if close is not None:
             with suppress(Exception):
                 close()
+        if self.branches is not None:  # lazy worktrees kept (a conflict, a failed run): their git readers end
+            self.branches.close()
         while self._checkout_leases:
             self._checkout_leases.pop().release()
         if self._lease is not None:

@@ -148,6 +148,11 @@ class BranchWorktrees:
         session = self.session_for(branch)
         return session.materialize() if session is not self._root else ()
 
+    def close(self) -> None:
+        """End the git processes that read lazy worktrees' files (the worktrees stay; reading restarts them)."""
+        for session in self.sessions():
+            session.close()
+
     def _fork_repo(
         self, node_id: str, path: str, parent: WorkspaceContext, taken: set[str], *, lazy: bool = False
     ) -> WorkspaceContext:
