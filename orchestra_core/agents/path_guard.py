@@ -143,10 +143,12 @@ class PathGuard:
 
     def _tree_link_target(self, relative: str) -> str | None:
         """The target of a symbolic link of a lazy worktree's tree that is not written out (None otherwise)."""
-        entry = self.tree.entry(relative) if self.tree is not None else None
+        if self.tree is None:
+            return None
+        entry = self.tree.entry(relative)
         if entry is None or not entry.is_symlink:
             return None
-        return self.tree.read(entry).decode("utf-8", errors="surrogateescape") if self.tree is not None else None
+        return self.tree.read(entry).decode("utf-8", errors="surrogateescape")
 
     def _link_parts(self, path: str, target: str) -> list[str]:
         if not target.startswith("/"):
