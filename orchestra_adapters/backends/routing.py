@@ -63,6 +63,16 @@ class RoutingBackend:
         """
         return self._get(node_backend(node) or self.default)
 
+    def gives_agents_a_shell(self, node: Node) -> bool:
+        """Whether the node's backend runs its agent with a shell (a CLI agent); builds the backend if needed.
+
+        Raises:
+            UnknownBackendError: The node names a backend Orchestra does not have.
+            OrchestraError: It cannot be built.
+        """
+        asks = getattr(self.backend_for(node), "gives_agents_a_shell", None)
+        return bool(asks(node)) if asks is not None else False
+
     def prepare(self) -> None:
         """Build the run's own backend now, so that a backend that cannot be built fails the run's start.
 

@@ -131,6 +131,21 @@ class GitCommand:
         argv = [self._executable, "--no-pager", *_QUIET_CONFIG, *_HARDENED_CONFIG, *hooks_config]
         return self._spawn(cwd, [*argv, *args], args, stdin, merged, ok_codes)
 
+    def popen(self, cwd: Path, args: Sequence[str]) -> subprocess.Popen[bytes]:
+        """Start `git <args>` in `cwd`, hardened and hooks off as `run`, with pipes for stdin and stdout (a
+        long-lived reader such as `cat-file --batch`; `args` must not run filter or merge drivers).
+
+        Raises:
+            GitError: git could not be started.
+        """
+        argv = [self._executable, "--no-pager", *_QUIET_CONFIG, *_HARDENED_CONFIG, *_HOOKS_OFF, *args]
+        try:
+            return subprocess.Popen(
+                argv, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=self._env
+            )
+        except (FileNotFoundError, NotADirectoryError, PermissionError) as error:
+            raise GitError(cwd, args, str(error)) from error
+
     def driver_overrides(self, cwd: Path, env: Mapping[str, str] | None = None) -> dict[str, str]:
         """`filter.<name>.clean|smudge|process` and `merge.<name>.driver` keys set by the repository's config
         (local, worktree, and what they include), each mapped to the value the user's own config gives it, else

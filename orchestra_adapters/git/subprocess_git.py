@@ -29,6 +29,7 @@ from orchestra_core.ports.git import (
     TreeChange,
     WorktreeInfo,
 )
+from orchestra_core.ports.tree_files import TreeFiles
 
 if TYPE_CHECKING:  # locks (filelock), merges and trees are imported when first used: most runs need none
     from orchestra_adapters.git.trees import FileModes, TreeBuilder
@@ -111,6 +112,11 @@ class SubprocessGit:
         return decode(process.stdout).strip() or None
 
     def status(self, worktree: Path, *, untracked: bool = True) -> tuple[StatusEntry, ...]:
+        from orchestra_adapters.git.lazy import is_lazy, reveal_written
+
+        if is_lazy(worktree):  # files written since the fork lose their skip-worktree mark: git compares them
+            with self.lock(worktree):
+                reveal_written(self._git, worktree)
         mode = "--untracked-files=all" if untracked else "--untracked-files=no"
         process = self._git.run(
             worktree, ["status", "--porcelain=v2", "-z", mode], env={"GIT_OPTIONAL_LOCKS": "0"}, work_tree=True
@@ -180,8 +186,13 @@ class SubprocessGit:
             self._git.run(worktree, ["clean", "--quiet", "-d", "--force", "--force"], work_tree=True)
 
     def checkout_tree(self, worktree: Path, old: str, new: str) -> None:
+        from orchestra_adapters.git.lazy import is_lazy, sparse_read_tree
+
         with self.lock(worktree):
-            self._git.run(worktree, ["read-tree", "-m", "-u", old, new], work_tree=True)
+            if is_lazy(worktree):  # stays lazy: the files of `new` are read from its objects
+                sparse_read_tree(self._git, worktree, "", ["-m", "-u", old, new])
+            else:
+                self._git.run(worktree, ["read-tree", "-m", "-u", old, new], work_tree=True)
 
     def merge_tree(self, repo: Path, ours: str, theirs: str) -> MergeResult:
         from orchestra_adapters.git.merges import merge_tree
@@ -210,7 +221,7 @@ class SubprocessGit:
         from orchestra_adapters.git.index import update_index
 
         with self.lock(worktree):
-            update_index(self._git, worktree, paths, versions or {})
+            update_index(self._git, worktree, paths, self._lazy_versions(worktree, paths, versions))
 
     def commit(
         self,
@@ -224,6 +235,7 @@ class SubprocessGit:
         versions: Mapping[str, FileVersion] | None = None,
     ) -> str:
         args = ["commit", "--quiet", "--no-gpg-sign", "--cleanup=whitespace", "--file=-"]
+        versions = self._lazy_versions(worktree, paths, versions) or None
         if versions:
             from orchestra_adapters.git.index import commit_with_versions
 
@@ -267,6 +279,39 @@ class SubprocessGit:
 
     def capture_files(self, worktree: Path, paths: Sequence[str]) -> Mapping[str, FileVersion]:
         return self._tree_builder(worktree).capture(paths) if paths else {}
+
+    def _lazy_versions(
+        self, worktree: Path, paths: Sequence[str], versions: Mapping[str, FileVersion] | None
+    ) -> Mapping[str, FileVersion]:
+        """In a lazy worktree, `paths` captured as blobs (git ignores files of skip-worktree entries: the index
+        takes them only as whole entries, which also clears the mark); elsewhere `versions` as given."""
+        from orchestra_adapters.git.lazy import is_lazy
+
+        if not paths or not is_lazy(worktree):
+            return versions or {}
+        return {**self.capture_files(worktree, [p for p in paths if p not in (versions or {})]), **(versions or {})}
+
+    # --- lazy worktrees --------------------------------------------------------------------------
+
+    def worktree_add_lazy(self, repo: Path, path: Path, branch: str) -> None:
+        from orchestra_adapters.git.lazy import add_lazy_worktree
+
+        options = []
+        if _index_size(self._info(repo).common_dir) >= SPLIT_INDEX_THRESHOLD:
+            options += ["-c", "core.splitIndex=true"]
+        with self._worktree_change(repo):
+            add_lazy_worktree(self._git, repo, path, branch, options)
+
+    def tree_files(self, worktree: Path) -> TreeFiles | None:
+        from orchestra_adapters.git.lazy import GitTreeFiles, is_lazy
+
+        return GitTreeFiles(self._git, Path(worktree)) if is_lazy(worktree) else None
+
+    def materialize(self, worktree: Path) -> bool:
+        from orchestra_adapters.git.lazy import materialize
+
+        with self.lock(worktree):
+            return materialize(self._git, worktree, _parallel_checkout())
 
     def _tree_builder(self, worktree: Path) -> TreeBuilder:
         from orchestra_adapters.git.trees import TreeBuilder

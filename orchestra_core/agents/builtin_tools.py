@@ -11,16 +11,15 @@ from __future__ import annotations
 import fnmatch
 import io
 import itertools
-import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
 from orchestra_core.agents.git_files import check_git_file
 from orchestra_core.agents.path_guard import GuardedPath, ToolPathError
 from orchestra_core.agents.registry import ToolRegistry
 from orchestra_core.agents.repo_context import RepoContext
-from orchestra_core.agents.tools import WriteTracker
+from orchestra_core.agents.tools import AgentTool, WriteTracker
 from orchestra_core.model.errors import OrchestraError
 
 MAX_READ_BYTES = 256 * 1024
@@ -45,7 +44,7 @@ def read_file(repo: RepoContext, path: str, start_line: int | None = None, end_l
     with _open_existing(repo, path) as handle:
         head = handle.read(8192)
         if b"\x00" in head:
-            raise ToolUsageError(f"{path} is a binary file ({os.fstat(handle.fileno()).st_size} bytes)")
+            raise ToolUsageError(f"{path} is a binary file ({_size(handle)} bytes)")
         handle.seek(0)
         if start_line is None and end_line is None:
             return _read_whole(handle, path)
@@ -146,6 +145,11 @@ def list_files(repo: RepoContext, pattern: str = "*", path: str = ".", max_resul
     return "\n".join(found) if found else f"No files match {pattern!r} under {path}."
 
 
+def only_own_tools(tools: Iterable[AgentTool]) -> bool:
+    """Whether every tool is one of the built-in file tools (which read a lazy worktree through its guard)."""
+    return all(tool.source in _OWN_TOOLS for tool in tools)
+
+
 def register_builtins(registry: ToolRegistry) -> ToolRegistry:
     """Register the five built-in tools (generated per repo as `{repo}:read-file`, ...)."""
     registry.register_builtin("read-file")(read_file)
@@ -157,14 +161,15 @@ def register_builtins(registry: ToolRegistry) -> ToolRegistry:
 
 
 def _open_existing(repo: RepoContext, path: str) -> BinaryIO:
-    """An existing regular file of the repo, opened for reading through the guard."""
+    """An existing regular file of the repo, opened for reading through the guard (in a lazy worktree, a file
+    not written out is read from git's objects)."""
     try:
-        _guarded, fd = repo.guard.open_read(path)
+        _guarded, handle = repo.guard.open_file(path)
     except IsADirectoryError:
         raise ToolUsageError(f"{path} is a directory; use list-files to see what it holds") from None
     except (FileNotFoundError, NotADirectoryError):
         raise ToolUsageError(f"no such file: {path}") from None
-    return os.fdopen(fd, "rb")
+    return handle
 
 
 def _write(repo: RepoContext, tracker: WriteTracker, path: str, data: bytes) -> None:
@@ -181,8 +186,16 @@ def _write(repo: RepoContext, tracker: WriteTracker, path: str, data: bytes) -> 
     tracker.record(repo.name, written.text)
 
 
+def _size(handle: BinaryIO) -> int:
+    """The size of an open file (on disk, or read from git's objects)."""
+    position = handle.tell()
+    size = handle.seek(0, io.SEEK_END)
+    handle.seek(position)
+    return size
+
+
 def _read_whole(handle: BinaryIO, path: str) -> str:
-    size = os.fstat(handle.fileno()).st_size
+    size = _size(handle)
     data = handle.read(MAX_READ_BYTES)
     text = data.decode("utf-8", errors="replace")
     if size <= MAX_READ_BYTES:
@@ -231,11 +244,11 @@ def _files(repo: RepoContext, path: str, glob: str | None) -> Iterator[tuple[Gua
 
 def _text_lines(repo: RepoContext, file: GuardedPath) -> Iterator[tuple[int, str]]:
     try:
-        _guarded, fd = repo.guard.open_read(file.text)
+        _guarded, handle = repo.guard.open_file(file.text)
     except (OSError, ToolPathError):
         return
-    with os.fdopen(fd, "rb") as handle:
-        if os.fstat(fd).st_size > MAX_SEARCH_FILE_BYTES:
+    with handle:
+        if _size(handle) > MAX_SEARCH_FILE_BYTES:
             return
         data = handle.read()
     if b"\x00" in data[:8192]:
@@ -245,3 +258,6 @@ def _text_lines(repo: RepoContext, file: GuardedPath) -> Iterator[tuple[int, str
 
 def _clip(line: str) -> str:
     return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + "…"
+
+
+_OWN_TOOLS = frozenset({read_file, write_file, edit_file, search_code, list_files})

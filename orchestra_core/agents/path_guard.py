@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-
-from attrs import frozen
+from typing import BinaryIO
 
 from orchestra_core.agents.git_names import git_name, is_dotgit, is_gitattributes, is_gitmodules, is_state_dir
-from orchestra_core.model.errors import OrchestraError
+from orchestra_core.agents.guarded_path import GuardedPath, ToolPathError
 from orchestra_core.model.layout import STATE_DIR
+from orchestra_core.ports.tree_files import TreeFiles
 
 __all__ = ["GuardedPath", "PathGuard", "ToolPathError", "git_name", "is_dotgit", "is_gitmodules"]
 
@@ -31,37 +32,24 @@ MAX_PATH_CHARS = 4096
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-class ToolPathError(OrchestraError):
-    """A path given to a tool would leave its repo or touch git's or Orchestra's own files; the tool refuses."""
-
-
-@frozen
-class GuardedPath:
-    """A path resolved beneath a repo root: `relative` has no symlink, no `..`, no `.`."""
-
-    root: Path
-    relative: PurePosixPath
-
-    @property
-    def absolute(self) -> Path:
-        return self.root.joinpath(*self.relative.parts)
-
-    @property
-    def text(self) -> str:
-        return self.relative.as_posix()
-
-
 class PathGuard:
     """Resolves and opens paths an agent gives, beneath `root` (a real, absolute directory).
 
     `protected` directories (Orchestra's state directory, the run directory) are refused wherever they lie
     inside the root; those that hold the root itself (a worktree under `.orchestra/worktrees/`) are out of
     reach anyway and ignored.
+
+    In a lazy worktree, `tree` holds the tracked files not written out: a path missing on disk is looked up
+    there (a symbolic link of the tree is followed by the same rules as one on disk), read from git's objects,
+    and listed with the files on disk; what is on disk always wins.
     """
 
-    def __init__(self, root: Path, repo_name: str, protected: tuple[Path, ...] = ()) -> None:
+    def __init__(
+        self, root: Path, repo_name: str, protected: tuple[Path, ...] = (), tree: TreeFiles | None = None
+    ) -> None:
         self.root = root
         self.repo_name = repo_name
+        self.tree = tree
         real = (Path(os.path.realpath(path)) for path in protected)
         self.protected = tuple(path for path in real if path != root and path.is_relative_to(root))
 
@@ -147,9 +135,20 @@ class PathGuard:
     def _link_target(self, resolved: list[str], part: str) -> str | None:
         try:
             info = os.lstat(self.root.joinpath(*resolved, part))
-        except (FileNotFoundError, NotADirectoryError):
+        except FileNotFoundError:
+            return self._tree_link_target("/".join([*resolved, part]))
+        except NotADirectoryError:
             return None
         return os.readlink(self.root.joinpath(*resolved, part)) if stat.S_ISLNK(info.st_mode) else None
+
+    def _tree_link_target(self, relative: str) -> str | None:
+        """The target of a symbolic link of a lazy worktree's tree that is not written out (None otherwise)."""
+        if self.tree is None:
+            return None
+        entry = self.tree.entry(relative)
+        if entry is None or not entry.is_symlink:
+            return None
+        return self.tree.read(entry).decode("utf-8", errors="surrogateescape")
 
     def _link_parts(self, path: str, target: str) -> list[str]:
         if not target.startswith("/"):
@@ -181,6 +180,50 @@ class PathGuard:
             raise
         return guarded, fd
 
+    def open_file(self, path: str) -> tuple[GuardedPath, BinaryIO]:
+        """An existing regular file opened for binary reading, and its resolved path: the file on disk, else
+        (in a lazy worktree) its content from git's objects.
+
+        Raises:
+            As `open_read`.
+        """
+        try:
+            guarded, fd = self.open_read(path)
+        except FileNotFoundError:
+            data = self._tree_file(path)
+            if data is None:
+                raise
+            return data
+        return guarded, os.fdopen(fd, "rb")
+
+    def _tree_file(self, path: str) -> tuple[GuardedPath, BinaryIO] | None:
+        """A lazy worktree's file that is not on disk, read from git's objects (None when it has none there)."""
+        if self.tree is None:
+            return None
+        guarded = self.resolve(path)
+        entry = self.tree.entry(guarded.text)
+        if entry is None:
+            if self.tree.is_directory(guarded.text):
+                raise IsADirectoryError(path)
+            return None
+        if not entry.is_file:  # a submodule: an empty directory in a checkout
+            raise IsADirectoryError(path)
+        if self.on_disk_ancestor_is_file(guarded):
+            return None
+        return guarded, io.BytesIO(self.tree.read(entry))
+
+    def on_disk_ancestor_is_file(self, guarded: GuardedPath) -> bool:
+        """Whether a parent of `guarded` exists on disk as something other than a directory (the tree's file
+        below it is then gone)."""
+        for depth in range(1, len(guarded.relative.parts)):
+            try:
+                info = os.lstat(self.root.joinpath(*guarded.relative.parts[:depth]))
+            except FileNotFoundError:
+                return False
+            if not stat.S_ISDIR(info.st_mode):
+                return True
+        return False
+
     def write(self, path: str, data: bytes) -> GuardedPath:
         """Create or replace a regular file with `data` (parent directories are created).
 
@@ -191,6 +234,7 @@ class PathGuard:
         guarded = self.resolve(path)
         if guarded.relative == PurePosixPath("."):
             raise IsADirectoryError(path)
+        self._check_tree_write(guarded, path)
         parent = self._open_parent(path, guarded, create=True)
         try:
             flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK
@@ -207,15 +251,40 @@ class PathGuard:
             os.close(fd)
         return guarded
 
+    def _check_tree_write(self, guarded: GuardedPath, path: str) -> None:
+        """In a lazy worktree, refuse what a checkout would: writing over a tracked directory, or below a
+        tracked file, that are not written out."""
+        if self.tree is None or os.path.lexists(guarded.absolute):
+            return
+        if self.tree.is_directory(guarded.text):
+            raise IsADirectoryError(path)
+        parts = guarded.relative.parts
+        for depth in range(1, len(parts)):
+            prefix = self.root.joinpath(*parts[:depth])
+            if os.path.lexists(prefix):
+                continue
+            if self.tree.entry("/".join(parts[:depth])) is not None:
+                raise NotADirectoryError(path)
+
     def walk(self, path: str) -> Iterator[GuardedPath]:
-        """Every regular file at or below `path` (sorted), symlinks followed only while they stay inside;
-        `.git` and the state directory are skipped.
+        """Every regular file at or below `path` (sorted: a directory's files before its subdirectories'),
+        symlinks followed only while they stay inside; `.git` and the state directory are skipped. In a lazy
+        worktree the tracked files not written out are listed with those on disk.
 
         Raises:
             ToolPathError: As for `resolve`.
             FileNotFoundError: Nothing is there.
         """
         start = self.resolve(path)
+        if self.tree is None:
+            yield from self.walk_disk(start, path)
+            return
+        from orchestra_core.agents.lazy_walk import walk_with_tree
+
+        yield from walk_with_tree(self, self.tree, start, path)
+
+    def walk_disk(self, start: GuardedPath, path: str) -> Iterator[GuardedPath]:
+        """`walk` over the files on disk only."""
         info = self._stat(start)
         if info is None:
             raise FileNotFoundError(path)
@@ -233,6 +302,10 @@ class PathGuard:
                 found_info = self._stat(found)
                 if found_info is not None and stat.S_ISREG(found_info.st_mode):
                     yield GuardedPath(self.root, PurePosixPath(relative))
+
+    def stat_of(self, guarded: GuardedPath) -> os.stat_result | None:
+        """`lstat` of a resolved path (None when nothing is there)."""
+        return self._stat(guarded)
 
     def _skipped(self, directory: str, name: str) -> bool:
         return is_dotgit(name) or is_state_dir(name) or Path(directory, name) in self.protected

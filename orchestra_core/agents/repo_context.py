@@ -8,6 +8,7 @@ from pathlib import Path, PurePosixPath
 from attrs import evolve, field, frozen
 
 from orchestra_core.agents.path_guard import PathGuard
+from orchestra_core.ports.tree_files import TreeFiles
 
 
 def _resolved(path: str | os.PathLike[str]) -> Path:
@@ -27,6 +28,8 @@ class RepoContext:
         head_sha: The session branch's head when this context was made.
         protected: Directories of Orchestra's own state (the project's `.orchestra/`, the run directory) that
             the guard refuses wherever they lie inside `root`.
+        tree_files: In a lazy worktree (a parallel branch's), the tracked files not written out, which the guard
+            reads from git's objects; None in a full checkout.
     """
 
     name: str
@@ -36,6 +39,7 @@ class RepoContext:
     base_sha: str = ""
     head_sha: str = ""
     protected: tuple[Path, ...] = ()
+    tree_files: TreeFiles | None = field(default=None, eq=False, repr=False)
 
     def with_head(self, sha: str) -> RepoContext:
         return evolve(self, head_sha=sha)
@@ -43,7 +47,7 @@ class RepoContext:
     @property
     def guard(self) -> PathGuard:
         """The path guard of this repo (every path a tool is given goes through it)."""
-        return PathGuard(self.root, self.name, self.protected)
+        return PathGuard(self.root, self.name, self.protected, self.tree_files)
 
     def resolve_path(self, path: str) -> Path:
         """The absolute file for a repo-relative path, every symlink resolved beneath the repo.

@@ -13,6 +13,7 @@ from attrs import field, frozen
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.immutable import frozen_map
 from orchestra_core.model.turn import FileVersion
+from orchestra_core.ports.tree_files import TreeFiles
 
 
 class GitError(OrchestraError):
@@ -415,4 +416,20 @@ class Git(Protocol):
 
     def lock(self, repo: Path) -> AbstractContextManager[None]:
         """Exclusive, re-entrant lock on the repository, across threads and processes."""
+        ...
+
+    def worktree_add_lazy(self, repo: Path, path: Path, branch: str) -> None:
+        """Check out existing branch `branch` in a new linked worktree at `path` without writing its files: the
+        index holds the branch's whole tree (every entry marked skip-worktree, so `status` sees no change), files
+        are written as they are created or changed, and `tree_files` reads the others from git's objects.
+        `commit`, `sync_index` and `checkout_tree` work on it as on any worktree."""
+        ...
+
+    def tree_files(self, worktree: Path) -> TreeFiles | None:
+        """The tracked files of lazy `worktree` that are not written out (None for a full checkout)."""
+        ...
+
+    def materialize(self, worktree: Path) -> bool:
+        """Make lazy `worktree` a full checkout: write every tracked file not there yet (files already there
+        stay as they are). False, and nothing done, when it was a full checkout already."""
         ...

@@ -19,24 +19,30 @@ _MERGED = (StageStatus.SUCCESS.value, StageStatus.PARTIAL_SUCCESS.value)
 class RunBranchWorkspaces:
     """Forks a worktree per repo for each branch that may write (`may_write(node_id)` for one of its nodes);
     read-only branches share their parent's, unless `fork_all(node)` says the fan-out's branches may run on other
-    machines (which fetch each branch's own git branch). At the join, branches that succeeded are merged; a
-    conflict is landed with its markers when the join node routes it on (`land_conflicts`)."""
+    machines (which fetch each branch's own git branch). A branch whose every node `reads_lazily` (it uses only
+    Orchestra's own file tools) gets lazy worktrees, the others full checkouts. At the join, branches that
+    succeeded are merged; a conflict is landed with its markers when the join node routes it on
+    (`land_conflicts`)."""
 
     def __init__(
         self,
         worktrees: BranchWorktrees,
         may_write: Callable[[str], bool],
         fork_all: Callable[[Node], bool] | None = None,
+        reads_lazily: Callable[[str], bool] | None = None,
     ) -> None:
         self._worktrees = worktrees
         self._may_write = may_write
         self._fork_all = fork_all or (lambda node: False)
+        self._reads_lazily = reads_lazily or (lambda node_id: False)
 
     def fork(self, node: Node, parent: str | None, branches: Sequence[BranchPlan]) -> None:
         every = parent is None and self._fork_all(node)
-        writing = [plan.path for plan in branches if every or any(self._may_write(n) for n in sorted(plan.nodes))]
-        if writing:
-            self._worktrees.fork(node.id, parent, writing)
+        writing = [plan for plan in branches if every or any(self._may_write(n) for n in sorted(plan.nodes))]
+        if not writing:
+            return
+        lazy = [plan.path for plan in writing if not every and all(self._reads_lazily(n) for n in plan.nodes)]
+        self._worktrees.fork(node.id, parent, [plan.path for plan in writing], lazy=lazy)
 
     def join(self, node: Node, parent: str | None, statuses: Mapping[str, str]) -> JoinResult:
         merge = [path for path, status in statuses.items() if status in _MERGED]

@@ -316,7 +316,7 @@ class PipelineRun:
             backend=self.backend,
             interviewer=self.ports.interviewer,
             command_runner=self.command_runner(),
-            workdir=lambda branch: str(self.tool_workdir(branch)),
+            workdir=lambda branch: str(self.command_workdir(branch)),
             prompt_builder=AgentPromptBuilder(self.resolver),
             on_turn_factory=self.on_turn_factory,
             pipeline_loader=self._load_child,
@@ -352,7 +352,8 @@ class PipelineRun:
             return None
         from orchestra_core.runs.branch_workspaces import RunBranchWorkspaces
 
-        return RunBranchWorkspaces(self.branches, self.may_write, remote.forks_every_branch if remote else None)
+        fork_all = remote.forks_every_branch if remote else None
+        return RunBranchWorkspaces(self.branches, self.may_write, fork_all, reads_lazily=self.reads_lazily)
 
     def _remote_branches(self) -> FleetBranches | None:
         """With a fleet, the branches of main-line fan-outs go to its workers (they record into the store)."""
@@ -420,6 +421,46 @@ class PipelineRun:
         except Exception:  # the node fails on its own when it runs; isolate it meanwhile
             return True
         return any(tool.writes_files for tool in tools)
+
+    def reads_lazily(self, node_id: str) -> bool:
+        """Whether a node reads repo files only through Orchestra's own file tools (a parallel branch of such
+        nodes gets lazy worktrees): not a tool node, nor an agent with a shell (a CLI agent backend) or with
+        a tool other than the built-in file tools."""
+        node = self.graph.nodes.get(node_id)
+        if node is None or node.handler_type == "tool":
+            return False
+        if node.handler_type != "codergen":
+            return True
+        if any(self.graph.tool_hooks_for(node)) or self._gives_a_shell(node):
+            return False
+        from orchestra_core.agents.builtin_tools import only_own_tools
+        from orchestra_core.agents.toolset import build_tools
+
+        try:
+            tools = build_tools(
+                self.resolver.registry, self.resolver.tool_names_for(node), self.repo_contexts(), WriteTracker()
+            )
+        except Exception:  # the node fails on its own when it runs; give it every file meanwhile
+            return False
+        return only_own_tools(tools)
+
+    def _gives_a_shell(self, node: Node) -> bool:
+        """Whether the node's backend runs an agent with a shell (`gives_agents_a_shell(node)`, CLI agents)."""
+        asks = getattr(self.backend, "gives_agents_a_shell", None)
+        try:
+            return bool(asks(node)) if asks is not None else False
+        except Exception:  # a backend that cannot be built: the node fails when it runs; every file meanwhile
+            return True
+
+    def command_workdir(self, branch: str | None) -> Path:
+        """Where a tool node's command runs (`tool_workdir`), made a full checkout first."""
+        self.full_checkout(branch)
+        return self.tool_workdir(branch)
+
+    def full_checkout(self, branch: str | None) -> None:
+        """Make `branch`'s lazy worktrees full checkouts before a command or a CLI agent runs there."""
+        if self.branches is not None:
+            self.branches.materialize(branch)
 
     def command_runner(self) -> CommandRunner | None:
         """The run's command runner for tool nodes and hooks: every call may write the session's worktrees."""
@@ -624,6 +665,8 @@ class PipelineRun:
         if close is not None:
             with suppress(Exception):
                 close()
+        if self.branches is not None:  # lazy worktrees kept (a conflict, a failed run): their git readers end
+            self.branches.close()
         while self._checkout_leases:
             self._checkout_leases.pop().release()
         if self._lease is not None:

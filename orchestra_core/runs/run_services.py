@@ -47,6 +47,8 @@ class _Run(Protocol):
 
     def tool_workdir(self, branch: str | None = None) -> Path: ...
 
+    def full_checkout(self, branch: str | None) -> None: ...
+
 
 class RunAgentRuntime:
     """The run as its backend factory sees it (`AgentRuntime`)."""
@@ -77,11 +79,16 @@ class RunAgentRuntime:
 
         workdir = str(self._run.tool_workdir(_branch(context)))
         stage_dir = str(context.get("internal.stage_dir") or "")
-        return ToolHooks.for_node(
+        hooks = ToolHooks.for_node(
             node, self._run.graph, runner, cwd=workdir, stage_dir=stage_dir, logs_root=self._run.logs_root, on_result=log
         )
+        if hooks.active:  # hook commands read the worktree's files
+            self._run.full_checkout(_branch(context))
+        return hooks
 
     def repos(self, context: Context | None = None) -> Mapping[str, RepoContext]:
+        """The repos a CLI agent works in, with a shell: full checkouts (a lazy branch worktree is made one)."""
+        self._run.full_checkout(_branch(context))
         return self._run.repo_contexts(_branch(context))
 
     def write_tracker(self, context: Context | None = None) -> WriteTracker:

@@ -21,6 +21,7 @@ from orchestra_core.ports.git import (
     TreeChange,
     WorktreeInfo,
 )
+from orchestra_core.ports.tree_files import TreeFiles
 from orchestra_core.testing import _git_files as disk
 from orchestra_core.testing import _git_worktree as worktree_ops
 from orchestra_core.testing._git_merge import checkout_tree, merge_commits
@@ -409,6 +410,19 @@ class InMemoryGit:
     def lock(self, repo: Path) -> Iterator[None]:
         with self._locate(repo)[0].lock:
             yield
+
+    # --- lazy worktrees: this fake always writes every file, which the port allows -------------------
+
+    def worktree_add_lazy(self, repo: Path, path: Path, branch: str) -> None:
+        self.worktree_add(repo, path, branch)
+
+    def tree_files(self, worktree: Path) -> TreeFiles | None:
+        self._locate(worktree)
+        return None
+
+    def materialize(self, worktree: Path) -> bool:
+        self._locate(worktree)
+        return False
 
     # --- internals -----------------------------------------------------------------------------
 

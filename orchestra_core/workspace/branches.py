@@ -1,6 +1,10 @@
 """Parallel branches' worktrees: each writing branch works on its own git branch and worktree, forked from
 its parent's head; at the join the branches are merged back (`fan_in_merge`: nothing touched on conflict, unless
-the join routes the conflict on, which lands it with its markers)."""
+the join routes the conflict on, which lands it with its markers).
+
+A branch whose nodes only use Orchestra's own file tools gets a lazy worktree (`Git.worktree_add_lazy`: no file
+written until an agent writes it, the others read from git's objects); one that runs commands or a CLI agent gets
+a full checkout, and a lazy one becomes full (`materialize`) when a node turns out to need a shell."""
 
 from __future__ import annotations
 
@@ -104,11 +108,13 @@ class BranchWorktrees:
 
     # --- fork ------------------------------------------------------------------------------------
 
-    def fork(self, node_id: str, parent: str | None, paths: Sequence[str]) -> None:
+    def fork(self, node_id: str, parent: str | None, paths: Sequence[str], lazy: Collection[str] = ()) -> None:
         """Give each branch in `paths` a fresh branch and worktree per repo, from the parent's current head.
 
-        A branch left by an earlier run of the node (a retry, a loop, a resume) is removed first; its commits
-        stay reachable under `refs/orchestra/abandoned/<session>/<n>`.
+        The branches in `lazy` get lazy worktrees (files written only as agents write them; their tools read
+        the others from git's objects), the others full checkouts. A branch left by an earlier run of the node
+        (a retry, a loop, a resume) is removed first; its commits stay reachable under
+        `refs/orchestra/abandoned/<session>/<n>`.
 
         Raises:
             WorkspaceError: git failed (the worktrees made so far stay; the next fork replaces them).
@@ -116,16 +122,40 @@ class BranchWorktrees:
         base = self.session_for(parent)
         taken: set[str] = set()
         for path in paths:
-            contexts = []
+            contexts, tree_files = [], {}
             for repo, context in base.contexts.items():
                 try:
-                    contexts.append(self._fork_repo(node_id, path, context, taken))
+                    forked = self._fork_repo(node_id, path, context, taken, lazy=path in lazy)
+                    files = self._git.tree_files(forked.worktree_path) if path in lazy else None
                 except GitError as error:
                     raise WorkspaceError(f"{repo}: could not create the worktree of branch {path}: {error}") from error
+                contexts.append(forked)
+                if files is not None:
+                    tree_files[repo] = files
             with self._lock:
-                self._sessions[path] = base.child(contexts)
+                replaced = self._sessions.get(path)
+                self._sessions[path] = base.child(contexts, tree_files)
+            if replaced is not None:
+                replaced.close()
 
-    def _fork_repo(self, node_id: str, path: str, parent: WorkspaceContext, taken: set[str]) -> WorkspaceContext:
+    def materialize(self, branch: str | None) -> tuple[str, ...]:
+        """Make the lazy worktrees `branch`'s nodes work in full checkouts (a node is about to run a command or
+        a CLI agent there); returns the repos that were lazy (none on the main line).
+
+        Raises:
+            WorkspaceError: git failed.
+        """
+        session = self.session_for(branch)
+        return session.materialize() if session is not self._root else ()
+
+    def close(self) -> None:
+        """End the git processes that read lazy worktrees' files (the worktrees stay; reading restarts them)."""
+        for session in self.sessions():
+            session.close()
+
+    def _fork_repo(
+        self, node_id: str, path: str, parent: WorkspaceContext, taken: set[str], *, lazy: bool = False
+    ) -> WorkspaceContext:
         git, root = self._git, parent.repo_root
         head = git.resolve_commit(root, parent.branch_ref)
         if head is None:
@@ -138,7 +168,10 @@ class BranchWorktrees:
             self._discard(parent, name, worktree)
             git.create_branch(root, name, head)
             worktree.parent.mkdir(parents=True, exist_ok=True)
-            git.worktree_add(root, worktree, name)
+            if lazy:
+                git.worktree_add_lazy(root, worktree, name)
+            else:
+                git.worktree_add(root, worktree, name)
         copy_included_files(git, root, worktree, self._emit, session_id=parent.session_id, repo=parent.repo_name)
         self._emit(
             WorktreeCreated(
@@ -262,6 +295,11 @@ class BranchWorktrees:
         and what a worktree held uncommitted (nothing a stage made: tool stages and agents commit their work),
         stay under abandoned refs."""
         git = self._git
+        with self._lock:
+            removed = {step.path: self._sessions.get(step.path) for step in steps}
+        for session in removed.values():
+            if session is not None:
+                session.close()  # its readers of git's objects end before the worktrees go
         for step in steps:
             context = base.contexts.get(step.repo)
             if context is None:

@@ -7,6 +7,8 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from attrs import evolve
+
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.model.settings import RepoSettings
 from orchestra_core.model.turn import AgentTurn, TurnCommit
@@ -20,6 +22,7 @@ from orchestra_core.ports.clock import Clock
 from orchestra_core.ports.codergen_backend import OnTurn
 from orchestra_core.ports.commit_messages import CommitMessageGenerator
 from orchestra_core.ports.git import Git, GitError
+from orchestra_core.ports.tree_files import TreeFiles
 from orchestra_core.workspace.abandoned import keep_abandoned
 from orchestra_core.workspace.committer import RepoCommitter
 from orchestra_core.workspace.context import IN_PLACE, WorkspaceContext
@@ -47,8 +50,10 @@ class WorkspaceSession:
         clock: Clock,
         commit_messages: CommitMessageGenerator | None,
         emit: Callable[[WorkspaceEvent], None],
+        tree_files: Mapping[str, TreeFiles] | None = None,
     ) -> None:
         self.session_id = session_id
+        self._tree_files = dict(tree_files or {})
         self._contexts = {context.repo_name: context for context in contexts}
         self._settings = dict(settings)
         self._git = git
@@ -64,12 +69,45 @@ class WorkspaceSession:
         with self._lock:
             return dict(self._contexts)
 
-    def child(self, contexts: list[WorkspaceContext]) -> WorkspaceSession:
+    def child(
+        self, contexts: list[WorkspaceContext], tree_files: Mapping[str, TreeFiles] | None = None
+    ) -> WorkspaceSession:
         """A session over other branches and worktrees of the same repos (a parallel branch's), committing the
-        same way."""
+        same way; `tree_files`: the repos whose worktrees are lazy (`Git.worktree_add_lazy`)."""
         return WorkspaceSession(
-            self.session_id, contexts, self._settings, self._git, self._clock, self._commit_messages, self._emit
-        )
+            self.session_id, contexts, self._settings, self._git, self._clock, self._commit_messages, self._emit,
+            tree_files,
+        )  # fmt: skip
+
+    def lazy_repos(self) -> tuple[str, ...]:
+        """The repos whose worktrees here are lazy (files written only when an agent writes them)."""
+        with self._lock:
+            return tuple(self._tree_files)
+
+    def materialize(self) -> tuple[str, ...]:
+        """Make every lazy worktree of this session a full checkout (for a command or a CLI agent's shell, which
+        read files directly); returns the repos that were lazy.
+
+        Raises:
+            WorkspaceError: git failed.
+        """
+        with self._lock:
+            lazy, self._tree_files = self._tree_files, {}
+        for repo, files in lazy.items():
+            files.close()
+            context = self.contexts[repo]
+            try:
+                self._git.materialize(context.worktree_path)
+            except GitError as error:
+                raise WorkspaceError(f"{repo}: could not write the files of {context.worktree_path}: {error}") from error
+        return tuple(lazy)
+
+    def close(self) -> None:
+        """Stop the readers of lazy worktrees' files (they restart when read again)."""
+        with self._lock:
+            files = list(self._tree_files.values())
+        for reader in files:
+            reader.close()
 
     def protected_branches(self, repo: str) -> tuple[str, ...]:
         """The repo's `protected_branches` patterns."""
@@ -81,7 +119,11 @@ class WorkspaceSession:
 
     def repo_contexts(self) -> dict[str, RepoContext]:
         """What repo-scoped tools need: each repo's session worktree, branch and SHAs."""
-        return {name: context.repo_context() for name, context in self.contexts.items()}
+        with self._lock:
+            lazy = dict(self._tree_files)
+        return {
+            name: evolve(context.repo_context(), tree_files=lazy.get(name)) for name, context in self.contexts.items()
+        }
 
     def snapshot(self) -> dict[str, str]:
         """Each repo's session branch head, read from git (for checkpoints)."""

@@ -63,6 +63,10 @@ class CLIAgentBackend:
             None: the run's meter prices them.
     """
 
+    def gives_agents_a_shell(self, node: Node) -> bool:
+        """Yes: the agent reads the repo itself, so a parallel branch of its nodes gets full checkouts."""
+        return True
+
     def __init__(
         self,
         adapter: CliAgentAdapter,

@@ -16,12 +16,13 @@ from orchestra_core.testing.contracts._base import cases, raises, requires
 from orchestra_core.testing.contracts._git_base import AUTHOR, COMMITTER, REPO_FILES, WHEN, GitContractBase
 from orchestra_core.testing.contracts._git_captures import GitCaptureContract
 from orchestra_core.testing.contracts._git_history import GitHistoryContract
+from orchestra_core.testing.contracts._git_lazy import GitLazyContract
 from orchestra_core.testing.contracts._git_merges import GitMergeContract
 
 __all__ = ["AUTHOR", "COMMITTER", "REPO_FILES", "WHEN", "GitContract", "GitContractBase"]
 
 
-class GitContract(GitCaptureContract, GitMergeContract, GitHistoryContract):
+class GitContract(GitCaptureContract, GitMergeContract, GitHistoryContract, GitLazyContract):
     """Behaviour every Git adapter has, on repositories it is handed by `make_repository`."""
 
     # --- repositories --------------------------------------------------------------------------

@@ -28,10 +28,13 @@ from tests.support.orchestra_project import (
 BRANCH = "orchestra/par/1"
 WORKTREES = ".orchestra/worktrees/1"
 # The tool node of the right branch waits until the left agent's file is committed in the left worktree,
-# then reports what it sees from its own worktree: both branch worktrees, and no left.txt of its own.
+# then reports what it sees from its own worktree: both branch worktrees, every file of its own full checkout
+# (it runs a command), only what the left agent wrote in the left's lazy one, and no left.txt of its own.
 LOOK = (
     "for i in $(seq 200); do test -n \\\"$(git -C ../../fan:left/project log -1 --format=%H -- left.txt)\\\" "
     "&& break; sleep 0.05; done; ls -d ../../fan:*/project; git rev-parse --abbrev-ref HEAD; "
+    "test -f shared.txt && echo look-full || echo look-lazy; "
+    "test -f ../../fan:left/project/shared.txt && echo left-full || echo left-lazy; "
     "test -f left.txt && echo shared || echo isolated"
 )
 PIPELINE = f"""digraph par {{
@@ -141,6 +144,12 @@ def test_two_writing_branches_get_two_worktrees_at_the_documented_path(clean: Pa
 
 def test_a_write_in_one_worktree_is_not_visible_in_the_other(clean: ParallelRun) -> None:
     assert _branch_result(clean, "look")["context_updates"]["tool.output"].endswith("isolated")
+
+
+def test_a_branch_running_a_command_gets_a_full_checkout_and_an_agent_only_branch_a_lazy_one(clean: ParallelRun) -> None:
+    output = _branch_result(clean, "look")["context_updates"]["tool.output"]
+    # the left agent never wrote shared.txt: its worktree holds only what it wrote
+    assert "look-full" in output and "left-lazy" in output
 
 
 def test_per_turn_commits_land_on_the_branch_not_the_session_branch(clean: ParallelRun) -> None:

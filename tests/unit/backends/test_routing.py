@@ -124,3 +124,16 @@ def test_parallel_branches_asking_at_once_share_one_backend() -> None:
 )
 def test_node_backend_reads_the_attribute(attrs: dict[str, str], expected: str | None) -> None:
     assert node_backend(Node("n", attrs)) == expected
+
+
+class ShellStandIn(StandIn):
+    def gives_agents_a_shell(self, node: Node) -> bool:
+        return True
+
+
+def test_a_node_whose_backend_is_a_cli_agent_gets_a_shell() -> None:
+    built = {"langgraph": StandIn("langgraph"), "claude-code": ShellStandIn("claude-code")}
+    routing = RoutingBackend("langgraph", built.__getitem__)
+    assert routing.gives_agents_a_shell(Node("n", {"backend": "claude-code"}))
+    assert not routing.gives_agents_a_shell(Node("n"))
+    assert not RoutingBackend("simulate", built.__getitem__).gives_agents_a_shell(Node("n"))
