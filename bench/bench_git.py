@@ -81,7 +81,7 @@ def bench_setup_and_plain_add(
     sessions: list[WorkspaceSession] = []
     setups, plains = [], []
     for number in range(SETUPS):
-        plain_path, branch = root / f"plain{number}", f"bench-git-{label}-plain-{number}"
+        plain_path, branch = root / f"plain{number}", f"{root.name}-plain-{number}"
 
         def plain(path: Path = plain_path, branch: str = branch) -> None:
             git(repo, "worktree", "add", "--quiet", "-b", branch, str(path))
@@ -163,10 +163,10 @@ def bench_tool_stages(session: WorkspaceSession) -> list[float]:
     return times
 
 
-def bench_porcelain_commits(repo: Path, root: Path, label: str) -> list[float]:
+def bench_porcelain_commits(repo: Path, root: Path) -> list[float]:
     """The floor: `git add -A && git commit` of the same change, in a worktree of its own."""
     worktree = root / "porcelain"
-    git(repo, "worktree", "add", "--quiet", "-b", f"bench-git-{label}-porcelain", str(worktree))
+    git(repo, "worktree", "add", "--quiet", "-b", f"{root.name}-porcelain", str(worktree))
     times = []
     for number in range(COMMITS + 1):
         (worktree / "pkg00" / "mod00" / "file0.py").write_text(f"VALUE = {number}\n")
@@ -199,7 +199,7 @@ def measure(repo: Path, files: int) -> dict[str, object]:
         work = commit_work(session, command)
         captures, captured = bench_captured_commits(session)
         tool_stages = bench_tool_stages(session)
-        porcelain = bench_porcelain_commits(repo, root, str(files))
+        porcelain = bench_porcelain_commits(repo, root)
     setup_s, plain_s = round(statistics.median(setups), 3), round(statistics.median(plains), 3)
     fast_ms, porcelain_ms = ms(statistics.median(fast[1:])), ms(statistics.median(porcelain[1:]))
     captured_ms = ms(statistics.median(captured[1:]))
