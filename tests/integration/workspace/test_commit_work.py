@@ -14,7 +14,7 @@ from orchestra_adapters.git.command import GitCommand
 from orchestra_core.model.turn import AgentTurn
 from orchestra_core.testing.commit_messages import ScriptedCommitMessages
 from orchestra_core.workspace.session import WorkspaceSession
-from tests.integration.workspace.conftest import SESSION_ID, Harness, TurnFactory
+from tests.integration.workspace.conftest import SESSION_ID, Harness
 
 # A turn's commit of files read from the worktree: which paths git ignores, the trees on the way to them, the
 # blobs (filter drivers looked up first), the new trees, the message's diff of two trees, the commit, the branch,
@@ -110,7 +110,7 @@ def test_the_commit_hands_git_only_the_files_the_turn_wrote(harness: Harness, tm
     assert git_status(worktree) == " M pkg5/mod0/file5.py\n"
 
 
-def test_a_commit_of_captured_versions_reads_no_file_again(harness: Harness, tmp_path: Path, turn: TurnFactory) -> None:
+def test_a_commit_of_captured_versions_reads_no_file_again(harness: Harness, tmp_path: Path) -> None:
     traced = TracedGit(tmp_path / "trace.json")
     session = _session(harness, traced, 50)
     worktree = session.contexts["big"].worktree_path
