@@ -120,8 +120,11 @@ e2e-live:
 	@PATH="$(CURDIR)/$(BIN):$$PATH:$(CURDIR)/$(CLI_AGENTS)/node_modules/.bin" ORCHESTRA="$(CURDIR)/$(BIN)/orchestra" \
 	    sh examples/pr-review/run-live.sh $(DIR)
 
+# The generated 100,000-file repository is made once per bench run (bench/large_repo.py, shared_repo), in a
+# directory every script is told of and which goes when the run ends.
 bench:
-	@for script in bench/bench_*.py; do $(BIN)/python $$script || exit 1; done
+	@repos=$$(mktemp -d -t orchestra-bench-repos-XXXXXX) && trap 'rm -rf "$$repos"' EXIT && \
+	for script in bench/bench_*.py; do ORCHESTRA_BENCH_REPOS=$$repos $(BIN)/python $$script || exit 1; done
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

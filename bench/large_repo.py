@@ -41,3 +41,64 @@ def generate_repo(root: Path, files: int = FILES) -> Path:
     git(repo, "add", "-A")
     git(repo, "commit", "--quiet", "-m", "generated")
     return repo
+
+
+# --- one large repository per bench run ----------------------------------------------------------------------
+
+MONOREPO_FILES = 100_000
+# Where `make bench` keeps the repositories it generates for one bench run (a directory it removes afterwards).
+RUN_DIRECTORY_VARIABLE = "ORCHESTRA_BENCH_REPOS"
+_run_directory: Path | None = None
+
+
+def shared_repo(files: int = MONOREPO_FILES) -> Path:
+    """The generated repository of `files` files for this bench run, made once and reused by every script.
+
+    It lives under `$ORCHESTRA_BENCH_REPOS` (set by `make bench`) as `repo-<files>/repo`, or, without it, under a
+    temporary directory removed when this process exits. Generated with `git fast-import` (one pack, as a real
+    monorepo's objects are) then checked out; the same paths and contents as `generate_repo`. Callers share it:
+    they must not change its checkout, index or `main`; they name their branches and worktrees with their own
+    prefix, put worktrees in their own directories, and may leave them (the directory goes with the run).
+    """
+    holder = _repos_directory() / f"repo-{files}"
+    repo = holder / "repo"
+    ready = holder / "ready"
+    if ready.exists():
+        return repo
+    if holder.exists():  # a run that died while generating: start again
+        import shutil
+
+        shutil.rmtree(holder)
+    holder.mkdir(parents=True)
+    _fast_import_repo(repo, files)
+    ready.write_text("ok\n")
+    return repo
+
+
+def _repos_directory() -> Path:
+    global _run_directory
+    configured = os.environ.get(RUN_DIRECTORY_VARIABLE)
+    if configured:
+        return Path(configured)
+    if _run_directory is None:
+        import atexit
+        import shutil
+        import tempfile
+
+        _run_directory = Path(tempfile.mkdtemp(prefix="bench-repos-"))
+        atexit.register(shutil.rmtree, _run_directory, ignore_errors=True)
+    return _run_directory
+
+
+def _fast_import_repo(repo: Path, files: int) -> None:
+    """`files` generated files committed on `main` through fast-import, then checked out (a user's checkout)."""
+    repo.mkdir()
+    git(repo, "init", "--quiet", "-b", "main")
+    lines = [b"commit refs/heads/main\n", b"committer Bench <bench@example.com> 1700000000 +0000\n",
+             b"data 9\ngenerated\n"]  # fmt: skip
+    for number in range(files):
+        content = f"VALUE = {number}\n".encode() * 5
+        lines.append(b"M 100644 inline %s\ndata %d\n%s\n" % (file_path(number).encode(), len(content), content))
+    stream = b"".join(lines)
+    subprocess.run(["git", "fast-import", "--quiet"], cwd=repo, env=ENV, input=stream, check=True)
+    git(repo, "-c", "checkout.workers=0", "reset", "--quiet", "--hard", "main")

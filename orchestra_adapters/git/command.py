@@ -112,12 +112,15 @@ class GitCommand:
         ok_codes: Collection[int] = (0,),
         hooks: bool = False,
         work_tree: bool = False,
+        objects_only: bool = False,
     ) -> subprocess.CompletedProcess[bytes]:
         """Run `git <args>` in `cwd` and return the finished process.
 
         Every call is hardened (see `_HARDENED_CONFIG`); filter drivers the repository's config defines are
         overridden when the command may run one. `hooks` lets the repository's hooks run (`commit` with
         `run_hooks`), from `hooks_path`; `work_tree` pins the work tree to `cwd`, whatever `core.worktree` says.
+        `objects_only` says that this command reads no worktree file and merges nothing (a diff of two trees,
+        index entries given by object id), so no driver can run: the lookup, a process, is skipped.
 
         Raises:
             GitError: git exited with a code outside `ok_codes`, or could not be started.
@@ -125,7 +128,7 @@ class GitCommand:
         merged = {**self._env, **env} if env else dict(self._env)
         if work_tree:
             merged["GIT_WORK_TREE"] = str(cwd)
-        if _may_run_drivers(args):
+        if not objects_only and _may_run_drivers(args):
             merged.update(_config_environment(merged, self.driver_overrides(cwd, merged)))
         hooks_config = ("-c", f"core.hooksPath={self.hooks_path(cwd, merged)}") if hooks else _HOOKS_OFF
         argv = [self._executable, "--no-pager", *_QUIET_CONFIG, *_HARDENED_CONFIG, *hooks_config]

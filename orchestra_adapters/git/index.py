@@ -28,7 +28,7 @@ def update_index(
             git.run(worktree, ["update-index", *options, "-z", "--stdin"], stdin=stdin, env=env, work_tree=True)
     if stored:
         info = b"".join(encode(f"{versions[p].mode} {versions[p].blob}\t{p}") + b"\0" for p in stored)
-        git.run(worktree, ["update-index", "-z", "--index-info"], stdin=info, env=env)
+        git.run(worktree, ["update-index", "-z", "--index-info"], stdin=info, env=env, objects_only=True)
 
 
 def commit_with_versions(

@@ -370,7 +370,9 @@ class SubprocessGit:
             args.append("--cached")
         else:
             args += [old] + ([new] if new is not None else [])
-        return decode(self._git.run(repo, [*args, "--", *paths]).stdout)
+        # Two commits or trees: git reads objects only (no textconv, no external diff), so no filter runs.
+        both = old is not None and new is not None
+        return decode(self._git.run(repo, [*args, "--", *paths], objects_only=both).stdout)
 
     def trailers(self, repo: Path, rev: str) -> Mapping[str, str]:
         output = self._git.text(repo, ["log", "-1", "--format=%(trailers:only,unfold)", rev, "--"])

@@ -218,9 +218,7 @@ class BranchCreator:
             undo.append(lambda: self._git.checkout(root, previous))
         else:
             plan.worktree_path.parent.mkdir(parents=True, exist_ok=True)
-            # A worktree whose directory is gone (`.orchestra` deleted by hand) is still registered; forget it.
-            self._git.worktree_prune(root)
-            self._git.worktree_add(root, plan.worktree_path, branch)
+            self._add_worktree(root, plan.worktree_path, branch)
             undo.append(lambda: self._git.worktree_remove(root, plan.worktree_path))
             copy_included_files(self._git, root, plan.worktree_path, self._emit, session_id=session_id, repo=plan.name)
         return WorkspaceContext(
@@ -237,6 +235,15 @@ class BranchCreator:
             created_at=self._clock.now(),
             original_checkout=previous,
         )
+
+    def _add_worktree(self, root: Path, path: Path, branch: str) -> None:
+        try:
+            self._git.worktree_add(root, path, branch)
+        except GitError:
+            # A worktree whose directory is gone (`.orchestra` deleted by hand) is still registered and refuses
+            # the path: forget such records and try once more (not before: `prune` is a process and a lock).
+            self._git.worktree_prune(root)
+            self._git.worktree_add(root, path, branch)
 
     def _create_branch(self, plan: RepoPlan) -> str:
         for _ in range(_CREATE_ATTEMPTS):

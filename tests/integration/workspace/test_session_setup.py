@@ -244,3 +244,25 @@ def test_state_dir_is_excluded_in_the_project_repo_even_when_not_a_workspace_rep
     harness.manager().setup_session(SESSION_ID, "p")
     assert project_repo.status() == before == ""
     assert (project_repo.path / ".git" / "info" / "exclude").read_text().count("/.orchestra/") == 1
+
+
+def test_setup_starts_no_worktree_prune_and_still_takes_the_path_of_a_worktree_deleted_by_hand(
+    harness: Harness, tmp_path: Path
+) -> None:
+    import json
+    import os
+    import shutil
+
+    from orchestra_adapters.git.command import GitCommand
+
+    harness.repo("project", {"app.py": "v1\n"})
+    trace = tmp_path / "trace.json"
+    traced = SubprocessGit(GitCommand(base_env={**os.environ, "GIT_TRACE2_EVENT": str(trace)}))
+    first = harness.manager(git=traced).setup_session(SESSION_ID, "p").contexts["project"]
+    started = [json.loads(line)["argv"] for line in trace.read_text().splitlines() if '"event":"start"' in line]
+    assert not [argv for argv in started if "prune" in argv]  # a fresh path needs no pruning
+    assert [argv for argv in started if "add" in argv and "worktree" in argv]
+    shutil.rmtree(harness.root / ".orchestra")  # the worktree stays registered in the repository
+    again = harness.manager(git=traced).setup_session(SESSION_ID, "p").contexts["project"]
+    assert again.worktree_path == first.worktree_path and (again.worktree_path / "app.py").read_text() == "v1\n"
+    assert git(again.worktree_path, "status", "--porcelain").strip() == ""
