@@ -8,12 +8,20 @@ import sys
 import threading
 from typing import NoReturn
 
+_NO_CLASSES = frozenset({"-h", "--help", "-V", "--version"})
+
 
 def main() -> None:
+    arguments = sys.argv[1:]
+    if arguments and not _NO_CLASSES.intersection(arguments):
+        # Every command but help defines Orchestra's attrs classes: their methods' code comes from the cache.
+        from orchestra_cli.attrs_bytecode import install
+
+        install()
     from orchestra_cli.app import app_for
     from orchestra_cli.errors import run_guarded
 
-    run_guarded(app_for(sys.argv[1:]))
+    run_guarded(app_for(arguments))
 
 
 def console() -> NoReturn:
