@@ -75,7 +75,6 @@ class AttrsBytecodeCache:
             os.replace(temporary, self.path)
         except OSError:
             return  # as Python does with a .pyc it cannot write
-        self.compiled = {}
 
 
 def install(path: Path | None = None) -> AttrsBytecodeCache | None:
@@ -93,10 +92,12 @@ def install(path: Path | None = None) -> AttrsBytecodeCache | None:
 
 
 def cache_path() -> Path:
-    """`__pycache__/attrs_bytecode.<python tag>.attrs-<version>.bin` beside this module (or under
-    sys.pycache_prefix): a new Python or attrs starts a new file."""
+    """`__pycache__/attrs_bytecode.<python tag>.methods.bin` beside this module (or under sys.pycache_prefix): a
+    new Python starts a new file. Code is a function of its source and the Python alone (attrs passes the globals
+    it runs with), so another attrs needs no other file (nor `attr.__version__`, which imports
+    importlib.metadata: 0.02 s)."""
     pyc = Path(importlib.util.cache_from_source(__file__))
-    return pyc.with_name(pyc.name.removesuffix(".pyc") + f".attrs-{attr.__version__}.bin")
+    return pyc.with_name(pyc.name.removesuffix(".pyc") + ".methods.bin")
 
 
 def _salt(filename: str, script: str) -> int | None:
