@@ -8,6 +8,7 @@ both written:
 - the README quick start's run (git workspace, LangGraph agent on the cassette, per-turn commits);
 - `orchestra status SESSION` of a session of `--status-turns` turns, text (the target) and `--json`;
 - peak memory (RSS) of the 5-node and the 2,000-node runs;
+- how many modules `--help`, that compile and the 5-node run import;
 - the cost per node of the first and the last 100 nodes of a `--flat-nodes` run (10,000 nodes, the issue's
   figure: a cost per node that grows with the run shows only on long runs), from the times the store recorded
   their checkpoints;
@@ -116,6 +117,35 @@ def alternating(runs: int, measures: dict[str, Callable[[int], float]]) -> dict[
 def python_imports(code: str, work: Path) -> Callable[[int], float]:
     """One whole process of this Python importing `code`'s libraries (a floor)."""
     return lambda _: timed([sys.executable, "-c", code], work)
+
+
+MODULE_PROBE = """
+import atexit, sys
+atexit.register(lambda: print(len(sys.modules), file=sys.stderr))
+sys.argv = ["orchestra", *sys.argv[1:]]
+from orchestra_cli.main import console
+console()
+"""
+
+
+def modules_imported(work: Path, *args: str) -> int:
+    """How many modules one `orchestra ARGS` process imported (tests/e2e/compile/test_startup_imports.py says
+    which may not be among them)."""
+    done = subprocess.run(
+        [sys.executable, "-c", MODULE_PROBE, *args], cwd=work, env=ENV, capture_output=True, text=True, check=False
+    )
+    return int(done.stderr.strip().splitlines()[-1])
+
+
+def module_counts(work: Path) -> dict[str, int]:
+    logs = work / "logs-modules"
+    counts = {
+        "help_modules": modules_imported(work, "--help"),
+        "compile_2000_modules": modules_imported(work, "compile", "p2000.dot"),
+        "run_5_modules": modules_imported(work, "run", "p5.dot", "--backend", "simulate", "--logs-root", str(logs)),
+    }
+    shutil.rmtree(logs, ignore_errors=True)
+    return counts
 
 
 def startup_figures(work: Path, runs: int) -> dict[str, float]:
@@ -359,7 +389,7 @@ def main() -> int:
         for size in SIZES:
             (work / f"p{size}.dot").write_text(linear_dot(size))
         runs = options.runs
-        figures: dict[str, object] = {**startup_figures(work, runs), **peak_rss_figures(work)}
+        figures: dict[str, object] = {**startup_figures(work, runs), **peak_rss_figures(work), **module_counts(work)}
         figures.update(quickstart_figures(work, max(3, runs // 2)))
         if not options.startup_only:
             figures.update(status_big_session(work, options.status_turns, max(3, runs // 2)))
