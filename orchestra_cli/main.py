@@ -13,6 +13,11 @@ _NO_CLASSES = frozenset({"-h", "--help", "-V", "--version"})
 
 def main() -> None:
     arguments = sys.argv[1:]
+    if arguments in (["--version"], ["-V"]):  # what the application's --version does, without building it
+        from orchestra_cli.version import version_line
+
+        print(version_line())
+        raise SystemExit(0)
     if arguments and not _NO_CLASSES.intersection(arguments):
         # Every command but help defines Orchestra's attrs classes: their methods' code comes from the cache.
         from orchestra_cli.attrs_bytecode import install

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from orchestra_cli.version import version_line
+
 # Libraries no command below needs: imported, each costs from 0.02 s (requests) to 1 s (langchain, langgraph).
 HEAVY = (
     "langchain", "langchain_core", "langgraph", "mcp", "httpx", "requests", "openai", "anthropic", "google",
@@ -79,6 +81,15 @@ def test_help_imports_nothing_heavy_and_no_domain_class(args: list[str]) -> None
     assert "dependency_injector" not in found
     # When written: 172 (typer and the stdlib), 234 for --version (importlib.metadata reads the version).
     assert len(report["modules"]) < 260, len(report["modules"])
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_alone_is_printed_before_typer_is_imported(flag: str) -> None:
+    report = probe(flag)
+    assert "typer" not in roots(report) and heavy(report) == []
+    orchestra = Path(sys.executable).with_name("orchestra")
+    done = subprocess.run([str(orchestra), flag], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, version_line() + "\n"), done.stderr
 
 
 @pytest.mark.parametrize("extra", [[], ["--json"]])
