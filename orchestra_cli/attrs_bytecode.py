@@ -18,6 +18,7 @@ import importlib.util
 import marshal
 import os
 import pkgutil
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -101,13 +102,18 @@ def cache_path() -> Path:
 
 
 def _salt(filename: str, script: str) -> int | None:
-    """The salt attrs put in this class's `__hash__` (the hash of the class's generated `hash` file name), when
-    the source holds it."""
+    """The salt attrs put in this class's `__hash__` (the hash of the class's generated `hash` file name, which
+    has no `-N` suffix: attrs adds one to the file name of a second class of the same name), when the source
+    holds it."""
     prefix = "<attrs generated methods "
     if not filename.startswith(prefix):
         return None
-    salt = hash("<attrs generated hash " + filename.removeprefix(prefix))
-    return salt if f"{salt}," in script else None
+    name = filename.removeprefix(prefix)
+    for candidate in dict.fromkeys((name, re.sub(r"-\d+>$", ">", name))):
+        salt = hash("<attrs generated hash " + candidate)
+        if f"{salt}," in script:
+            return salt
+    return None
 
 
 def _with_constant(code: CodeType, old: int, new: int) -> CodeType:

@@ -28,6 +28,20 @@ class Point:
 class Box:
     items: list[int] = attrs.field(factory=list)
 
+def twin(with_y):
+    if with_y:  # a second class of the same name and other fields: attrs adds `-1` to its methods' file name
+        @attrs.frozen
+        class Twin:
+            x: int
+            y: int = 0
+    else:
+        @attrs.frozen
+        class Twin:
+            x: int
+    return Twin
+
+twin(False)
+Again = twin(True)
 point = Point(x=1, y=2)
 salt = hash("<attrs generated hash __main__.Point>")
 box = Box()
@@ -39,6 +53,7 @@ print(json.dumps({
     "repr": repr(point),
     "box": repr(box),
     "frozen": _frozen(point),
+    "again_hash_is_attrs": hash(Again(1)) == hash((hash("<attrs generated hash __main__.twin.<locals>.Twin>"), 1, 0)),
 }))
 """
 FROZEN = """
@@ -65,11 +80,16 @@ def probe(cache: Path, *, seed: int, fields: str = "", env: dict[str, str] | Non
 def test_a_later_process_compiles_nothing_and_gets_attrs_methods_with_its_own_hash_salt(tmp_path: Path) -> None:
     cache = tmp_path / "attrs.bin"
     first = probe(cache, seed=1)
-    assert first["compiled"] == ["<attrs generated methods __main__.Box>", "<attrs generated methods __main__.Point>"]
+    assert first["compiled"] == [
+        "<attrs generated methods __main__.Box>",
+        "<attrs generated methods __main__.Point>",
+        "<attrs generated methods __main__.twin.<locals>.Twin-1>",
+        "<attrs generated methods __main__.twin.<locals>.Twin>",
+    ]
     assert cache.is_file()
     second = probe(cache, seed=2)  # another str hash seed: another salt in Point.__hash__
     assert second["compiled"] == []
-    assert second["hash_is_attrs"] and second["equal"] and second["frozen"]
+    assert second["hash_is_attrs"] and second["equal"] and second["frozen"] and second["again_hash_is_attrs"]
     assert second["repr"] == first["repr"] == "Point(x=1, y=2)"
     assert second["box"] == "Box(items=[3])"
 
@@ -101,5 +121,5 @@ DAMAGED = [
 def test_a_damaged_cache_is_compiled_over(tmp_path: Path, content: bytes) -> None:
     cache = tmp_path / "attrs.bin"
     cache.write_bytes(content)
-    assert len(probe(cache, seed=1)["compiled"]) == 2
+    assert len(probe(cache, seed=1)["compiled"]) == 4
     assert probe(cache, seed=2)["compiled"] == []
