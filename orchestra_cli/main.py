@@ -9,6 +9,8 @@ import threading
 from typing import NoReturn
 
 _NO_CLASSES = frozenset({"-h", "--help", "-V", "--version"})
+# Commands that start a run (orchestra_cli/runtime/execute.py), where the cycle collector resumes.
+_RUNS = frozenset({"run", "resume", "replay"})
 
 
 def main() -> None:
@@ -23,6 +25,10 @@ def main() -> None:
         from orchestra_cli.attrs_bytecode import install
 
         install()
+        if arguments[0] in _RUNS:
+            from orchestra_adapters.collector import pause_for_startup
+
+            pause_for_startup()
     from orchestra_cli.app import app_for
     from orchestra_cli.errors import run_guarded
 
