@@ -119,7 +119,6 @@ def open_database(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
         connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
         _enable_wal(connection, busy_timeout_s)
         connection.execute("PRAGMA synchronous = NORMAL")
-        connection.execute(f"PRAGMA cache_size = {PAGE_CACHE_KIB}")
         migrate(connection, location)
         return connection
     except (sqlite3.Error, StoreError) as error:
@@ -135,13 +134,6 @@ def open_database(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
         if damage is None:
             raise
         raise damage from error
-
-
-# SQLite's own page cache, in KiB (negative: a size, not a page count). Its default, 2 MB, filled as a long run
-# appended and was a third of what a 2,000-node run's memory grew by over a 5-node run's (issue 33); a run writes
-# at the end of the file and the operating system's cache holds the pages a read goes back to (status of a
-# 34,000-turn session took the same CPU time with 512 KiB).
-PAGE_CACHE_KIB = -512
 
 
 def _enable_wal(connection: sqlite3.Connection, busy_timeout_s: float) -> None:
