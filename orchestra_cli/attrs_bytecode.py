@@ -55,13 +55,13 @@ class AttrsBytecodeCache:
         salt = _salt(filename, script)
         keyed = script.replace(f"{salt},", _SALT_MARK) if salt is not None else script
         digest = hashlib.blake2b(keyed.encode(), digest_size=16).digest()
-        cached = self.entries.get(filename)
+        cached = self.entries.pop(filename, None)  # a class is defined once: its bytes are not kept after
         if cached is not None and cached[0] == digest:
             code, old_salt = _code(cached[2]), cached[1]
             if code is not None:
                 return code if old_salt is None or salt is None else _with_constant(code, old_salt, salt)
         code = compile(script, filename, "exec")
-        self.compiled[filename] = self.entries[filename] = (digest, salt, marshal.dumps(code))
+        self.compiled[filename] = (digest, salt, marshal.dumps(code))
         return code
 
     def save(self) -> None:
