@@ -44,6 +44,28 @@ def collector_off() -> Iterator[None]:
 
 
 
+# Whether `pause_for_startup` paused the collector, and `setup_frozen` is to start it again.
+_startup_paused = [False]
+
+
+def pause_for_startup() -> None:
+    """Pause the cycle collector while a run command starts: it imports Orchestra's modules and its libraries
+    (some 500) and builds the run, and the collector went over those young objects about 120 times on the
+    way, 0.02 s of a 5-node run's 0.27 s (issue 33). `setup_frozen` starts it again as the run begins, freezing
+    what start-up made (a few thousand objects of it garbage, about 0.5 MB held until the run ends: collecting
+    them first would cost what the pause saves). A no-op when the collector is off already."""
+    if gc.isenabled():
+        gc.disable()
+        _startup_paused[0] = True
+
+
+def end_startup_pause() -> None:
+    """Start the cycle collector again if `pause_for_startup` paused it."""
+    if _startup_paused[0]:
+        _startup_paused[0] = False
+        gc.enable()
+
+
 @contextmanager
 def setup_frozen() -> Iterator[None]:
     """Around a run: everything alive when it starts (the imported modules, the pipeline, the ports) is in the
@@ -52,9 +74,10 @@ def setup_frozen() -> Iterator[None]:
     Those few hundred thousand objects live as long as the run; going over them again at every full collection
     made the cost of a node of a 10,000-node run grow with the run by a tenth (issue 16). They go back to the
     collector afterwards (`gc.unfreeze()`), so a process that runs many pipelines still collects what of them
-    became cyclic garbage, after each run.
+    became cyclic garbage, after each run. A collector paused for start-up runs again from here.
     """
     gc.freeze()
+    end_startup_pause()
     try:
         yield
     finally:

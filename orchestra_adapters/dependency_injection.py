@@ -3,6 +3,9 @@
 When imported it tries pydantic, PyYAML, starlette, fastapi and werkzeug: about 0.1 s of imports on every
 command, for features Orchestra never uses (Configuration.from_yaml/from_pydantic, web framework wiring).
 They are hidden while it loads; later imports of them elsewhere (langchain needs pydantic) are unaffected.
+`containers` (the composition root's `DeclarativeContainer`, which tests override) imports `wiring`, the module
+that probes for starlette and pydantic: with them hidden it costs about 5 ms over `providers` alone (issue 33),
+and the whole import is 0.035 s less than a plain `import dependency_injector.providers`.
 """
 
 from __future__ import annotations

@@ -8,12 +8,31 @@ import sys
 import threading
 from typing import NoReturn
 
+_NO_CLASSES = frozenset({"-h", "--help", "-V", "--version"})
+# Commands that start a run (orchestra_cli/runtime/execute.py), where the cycle collector resumes.
+_RUNS = frozenset({"run", "resume", "replay"})
+
 
 def main() -> None:
+    arguments = sys.argv[1:]
+    if arguments in (["--version"], ["-V"]):  # what the application's --version does, without building it
+        from orchestra_cli.version import version_line
+
+        print(version_line())
+        raise SystemExit(0)
+    if arguments and not _NO_CLASSES.intersection(arguments):
+        # Every command but help defines Orchestra's attrs classes: their methods' code comes from the cache.
+        from orchestra_cli.attrs_bytecode import install
+
+        install()
+        if arguments[0] in _RUNS:
+            from orchestra_adapters.collector import pause_for_startup
+
+            pause_for_startup()
     from orchestra_cli.app import app_for
     from orchestra_cli.errors import run_guarded
 
-    run_guarded(app_for(sys.argv[1:]))
+    run_guarded(app_for(arguments))
 
 
 def console() -> NoReturn:
