@@ -1,7 +1,7 @@
 """Speed of `orchestra status` and `orchestra attach` on big sessions; prints one JSON object.
 
 Builds, in a temporary SQLite store, one session of `--turns` turns shaped like a long agent run (per node
-visit: start, three agent turns with transcripts, a commit, the end, a checkpoint) and a few hundred small
+visit: start, three agent turns with transcripts, a commit, the end, a checkpoint; tests/support/long_sessions.py) and a few hundred small
 sessions, then measures:
 - reading and summarizing the big session (`status SESSION`: every turn, transcripts skipped), in process;
 - `orchestra status SESSION --json` and `orchestra status` as whole processes;
@@ -27,17 +27,15 @@ sys.path.insert(0, str(ROOT))
 
 from orchestra_adapters.storage.sqlite_store import SqliteSessionStore  # noqa: E402
 from orchestra_core.model import records as r  # noqa: E402
-from orchestra_core.model.outcome import Outcome  # noqa: E402
-from orchestra_core.model.turn import AgentTurn, TokenUsage, ToolCall, TurnCommit  # noqa: E402
 from orchestra_core.ports.session_store import SessionMetadata  # noqa: E402
 from orchestra_core.session import api  # noqa: E402
 from orchestra_core.session.listing import list_session_rows  # noqa: E402
 from orchestra_core.session.summary import session_summary  # noqa: E402
 from orchestra_core.session.trace import SessionTrace  # noqa: E402
+from tests.support.long_sessions import build_long_session  # noqa: E402
 
 ORCHESTRA = Path(sys.executable).with_name("orchestra")
 TRANSCRIPT = ({"role": "user", "content": "Implement the next step of the plan. " * 40},)
-TURNS_PER_VISIT = 7
 RUNS = 3
 PROBE = (
     "import sys; sys.argv = ['orchestra', *sys.argv[1:]]\n"
@@ -46,32 +44,6 @@ PROBE = (
     "    print(sorted({m.split('.')[0] for m in sys.modules if m.startswith(('langchain', 'langgraph'))}),"
     " file=sys.stderr)\n"
 )
-
-
-def build_big_session(store: SqliteSessionStore, turns: int) -> str:
-    session = store.create_session(SessionMetadata(pipeline="big", title="a long run")).session_id
-    api.append_record(store, session, r.PipelineLifecycle(r.LifecycleEvent.STARTED, "big"))
-    for visit in range(turns // TURNS_PER_VISIT):
-        node = f"n{visit % 50}"
-        api.append_record(store, session, r.NodeExecution(node, r.NodeEvent.STARTED, "codergen"))
-        for number in range(3):
-            sha = f"{visit:020x}{number:020x}"
-            commit = (TurnCommit("project", sha, "Change things\n\nBody.", "orchestra/big/1"),) if number == 0 else ()
-            api.append_record(
-                store, session,
-                AgentTurn(
-                    node, number, "worker", "anthropic", messages=TRANSCRIPT,
-                    tool_calls=(ToolCall("project:write-file", {"path": f"f{number}.py", "content": "x = 1\n"}),),
-                    files_written=(f"project:f{number}.py",), token_usage=TokenUsage(1500, 80), duration_s=1.2,
-                    commits=commit,
-                ),
-            )
-        api.append_record(
-            store, session,
-            r.NodeExecution(node, r.NodeEvent.COMPLETED, "codergen", outcome=Outcome.success(), duration_s=4.0),
-        )
-        api.append_record(store, session, r.CheckpointRecord(node, (node,), {"last_stage": node}))
-    return session
 
 
 def build_small_sessions(store: SqliteSessionStore, count: int) -> None:
@@ -118,7 +90,7 @@ def main() -> int:
         path = project / ".orchestra" / "orchestra.db"
         with SqliteSessionStore(path) as store:
             built = time.perf_counter()
-            big = build_big_session(store, options.turns)
+            big = build_long_session(store, options.turns, transcript=TRANSCRIPT)
             build_small_sessions(store, options.sessions)
             build_s = time.perf_counter() - built
         with SqliteSessionStore(path) as store:

@@ -302,14 +302,14 @@ def quickstart_run(base: Path) -> Callable[[int], float]:
 def status_big_session(base: Path, turns: int, runs: int) -> dict[str, float | int]:
     """`orchestra status SESSION`, text and `--json`, of one session of about `turns` turns (built through the
     store API)."""
-    from bench_session_commands import build_big_session
+    from bench_session_commands import TRANSCRIPT
 
     from orchestra_adapters.storage.sqlite_store import SqliteSessionStore
+    from tests.support.long_sessions import build_long_session
 
     project = base / "status"
     with SqliteSessionStore(project / ".orchestra" / "orchestra.db") as store:
-        # Its node visits make 6 turns each, for every 7 of its `turns` argument: ask for enough of them.
-        session = build_big_session(store, -(-turns * 7 // 6))
+        session = build_long_session(store, turns, transcript=TRANSCRIPT)
         count = store.get_session(session).turn_count
     command = [str(ORCHESTRA), "status", session]
     return {

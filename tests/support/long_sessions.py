@@ -17,7 +17,7 @@ def _appends(session: str, records: list[object]) -> list[TurnAppend]:
     return [TurnAppend(session, e.type_id, e.type_version, e.data) for e in encoded]
 
 
-def _visit(visit: int) -> list[object]:
+def _visit(visit: int, transcript: tuple[dict[str, str], ...] = ()) -> list[object]:
     node = f"n{visit % 50}"
     sha = f"{visit:040x}"
     records: list[object] = [r.NodeExecution(node, r.NodeEvent.STARTED, "codergen")]
@@ -25,7 +25,7 @@ def _visit(visit: int) -> list[object]:
         commit = (TurnCommit("project", sha, "Change things", "orchestra/big/1"),) if number == 0 else ()
         records.append(
             AgentTurn(
-                node, number, "worker", "anthropic",
+                node, number, "worker", "anthropic", messages=transcript,
                 tool_calls=(ToolCall("project:write-file", {"path": f"f{number}.py", "content": "x = 1\n"}),),
                 files_written=(f"project:f{number}.py",), token_usage=TokenUsage(1500, 80), duration_s=1.2,
                 commits=commit,
@@ -47,8 +47,11 @@ def _visit(visit: int) -> list[object]:
     return records
 
 
-def build_long_session(store: SessionStore, turns: int, *, visits_per_batch: int = 200) -> str:
-    """A finished session of about `turns` turns shaped like a long agent run, appended in batches."""
+def build_long_session(
+    store: SessionStore, turns: int, *, visits_per_batch: int = 200, transcript: tuple[dict[str, str], ...] = ()
+) -> str:
+    """A finished session of about `turns` turns shaped like a long agent run, appended in batches; each agent
+    turn carries `transcript` as its messages."""
     session = store.create_session(SessionMetadata(pipeline="big", title="a long run")).session_id
     start = [
         r.PipelineLifecycle(r.LifecycleEvent.STARTED, "big"),
@@ -60,7 +63,7 @@ def build_long_session(store: SessionStore, turns: int, *, visits_per_batch: int
         batch = [
             record
             for visit in range(first, min(visits, first + visits_per_batch))
-            for record in _visit(visit)
+            for record in _visit(visit, transcript)
         ]
         store.append_batch(_appends(session, batch))
     store.append_batch(
