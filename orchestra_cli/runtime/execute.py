@@ -86,13 +86,17 @@ def existing_store(container: Container, session: str) -> SessionStore:
 
 def _already_finished(begun: SessionStart, options: RunOptions, container: Container) -> int | None:
     """A resume of a session that already succeeded reports that (the run's JSON with --json) instead of
-    running again; a failed one runs on (its failed node again)."""
+    running again; a failed one runs on (its failed node again). A run killed after its last checkpoint but
+    before it recorded its end runs on too: the engine finds nothing left to do and records the end."""
     from orchestra_core.model.checkpoint import RunResult, RunStatus
     from orchestra_core.model.layout import ProjectLayout
+    from orchestra_core.ports.session_store import SessionStatus
     from orchestra_core.runs.start import RESUME
 
     checkpoint = begun.checkpoint
     if begun.kind != RESUME or checkpoint is None or checkpoint.status != RunStatus.SUCCESS:
+        return None
+    if container.session_store().get_session(begun.session_id).status is not SessionStatus.SUCCESS:
         return None
     if options.json_output:
         from orchestra_cli.output import print_json

@@ -14,6 +14,7 @@ import pytest
 
 from orchestra_core.model import records as r
 from orchestra_core.ports.session_store import SessionStatus
+from orchestra_core.session.api import fork_session
 from tests.e2e.sessions.projects import STEP_NODES, Project
 from tests.support.sessions import records, story
 
@@ -115,6 +116,22 @@ def test_killed_at_random_moments_the_store_stays_readable_and_the_session_resum
         project.kill(process)
         outcomes.append(_check_and_resume(project, seen, expected))
     assert outcomes[::2] == ["resumed", "resumed"], outcomes
+
+
+def test_a_run_killed_between_its_last_checkpoint_and_its_end_is_ended_by_resume(project: Project) -> None:
+    finished = project.run_json("run", "steps.dot", "--quiet")
+    with project.open_store() as store:  # the killed run's store: the exit's checkpoint, no end recorded after it
+        last = store.latest_checkpoint(finished["session_id"])
+        assert last is not None
+        killed = fork_session(store, finished["session_id"], last.turn_id, spawn_reason="test").session_id
+        assert store.get_session(killed).status is SessionStatus.RUNNING
+    resumed = project.cli("resume", killed, "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    with project.open_store() as store:
+        assert store.get_session(killed).status is SessionStatus.SUCCESS
+        assert _nodes_run_after_the_resume(project, killed) == []  # nothing ran again: only the end was recorded
+    again = project.cli("resume", killed)
+    assert again.returncode == 0 and "already ended (success); nothing to resume" in again.stdout
 
 
 def _wait_for_nodes(project: Project, count: int, process: subprocess.Popen[str]) -> None:
