@@ -6,6 +6,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from contextvars import ContextVar
 from typing import Any, NoReturn
 
 import typer
@@ -41,6 +42,39 @@ class _Report:
 
 
 _report = _Report()
+# Set while a caller that is not the terminal (the control MCP server) runs the commands' checks: what `fail`
+# would print is kept here instead, and `refusals` turns it into a Refusal.
+_refused: ContextVar[list[str] | None] = ContextVar("orchestra_refused", default=None)
+
+
+class Refusal(Exception):
+    """A command's check refused its input: the message `orchestra: error:` would have printed, and the exit
+    code the command would have ended with."""
+
+    def __init__(self, message: str, code: int = EXIT_BAD_INPUT) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+@contextmanager
+def refusals() -> Iterator[None]:
+    """Run the commands' checks for a caller that is not the terminal: whatever they refuse (with `fail`, or
+    an OrchestraError as `user_errors` reports it) becomes a Refusal carrying the command's own message;
+    nothing is printed and no `--json` error document is owed.
+
+    Raises:
+        Refusal: A check refused (its message, on one line, and the exit code).
+    """
+    token = _refused.set([])
+    try:
+        with user_errors():
+            yield
+    except typer.Exit as exit_:
+        said = _refused.get() or [f"refused (exit status {exit_.exit_code})"]
+        raise Refusal(said[-1], exit_.exit_code) from None
+    finally:
+        _refused.reset(token)
 
 
 def one_line(text: str) -> str:
@@ -55,6 +89,10 @@ def fail(message: str, code: int = EXIT_BAD_INPUT, **details: Any) -> typer.Exit
     `{"error": {...}}` document on stdout when the command ends without printing one of its own.
     """
     line = one_line(message)
+    refused = _refused.get()
+    if refused is not None:
+        refused.append(line)
+        return typer.Exit(code)
     print(f"orchestra: error: {_encodable(line)}", file=sys.stderr)
     record_error(line, **details)
     return typer.Exit(code)
@@ -93,6 +131,10 @@ def config_problems(error: Exception) -> list[str]:
 def fail_with_lines(head: str, lines: Sequence[str], code: int = EXIT_BAD_INPUT, **details: Any) -> typer.Exit:
     """Like `fail`, for several problems: `orchestra: error: head`, then each problem on its own
     indented line. The JSON error document has them all in `problems` (and joined in `message`)."""
+    refused = _refused.get()
+    if refused is not None:
+        refused.append(f"{one_line(head)} " + "; ".join(one_line(line) for line in lines))
+        return typer.Exit(code)
     print(f"orchestra: error: {_encodable(one_line(head))}", file=sys.stderr)
     for line in lines:
         print(f"  {_encodable(one_line(line))}", file=sys.stderr)

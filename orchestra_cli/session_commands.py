@@ -74,12 +74,7 @@ def status(
     """`orchestra status [SESSION]`; returns the exit code."""
     from orchestra_adapters.collector import collector_off
 
-    if limit is not None and limit < 1:
-        raise fail("--limit must be at least 1")
-    if session is None and after is not None:
-        raise fail("--after needs a SESSION: it pages the turns of one session")
-    if session is not None and all_sessions and (limit is not None or after is not None):
-        raise fail("--all shows every turn of a session: give it without --limit and --after")
+    check_status_options(session, limit, after, all_sessions=all_sessions)
     # A long session's summary is 100,000s of small objects without cycles: collecting over them again and
     # again as they are made cost nearly half of `status`'s time.
     with user_errors(), collector_off():
@@ -92,6 +87,20 @@ def status(
             return EXIT_OK
         finally:
             reader.close()
+
+
+def check_status_options(session: str | None, limit: int | None, after: str | None, *, all_sessions: bool) -> None:
+    """Refuse `status` options that do not go together.
+
+    Raises:
+        typer.Exit: A limit below 1, --after without a session, --all with a page (after printing why).
+    """
+    if limit is not None and limit < 1:
+        raise fail("--limit must be at least 1")
+    if session is None and after is not None:
+        raise fail("--after needs a SESSION: it pages the turns of one session")
+    if session is not None and all_sessions and (limit is not None or after is not None):
+        raise fail("--all shows every turn of a session: give it without --limit and --after")
 
 
 def _list_sessions(reader: StoreReader, json_output: bool, limit: int, all_sessions: bool) -> None:

@@ -66,17 +66,27 @@ class PipelineService:
             if not isinstance(dot, str) or not dot.strip():
                 raise RequestError(400, '"dot" must be the DOT source as a non-empty string')
             return dot, self.project_root / "pipeline.dot"
-        if not isinstance(path, str) or not path:
-            raise RequestError(400, '"path" must be a file path relative to the project')
-        resolved = (self.project_root / path).resolve()
-        if not resolved.is_relative_to(self.project_root):
-            raise RequestError(400, f"path {path!r} is outside the project ({self.project_root})")
+        resolved = self.checked_path(self.project_root, path)
         try:
             if resolved.stat().st_size > MAX_PIPELINE_BYTES:
                 raise RequestError(400, f"path {path!r} is larger than {MAX_PIPELINE_BYTES} bytes")
             return resolved.read_text(encoding="utf-8"), resolved
         except (OSError, UnicodeDecodeError) as error:
             raise RequestError(400, f"cannot read {path!r}: {getattr(error, 'strerror', None) or error}") from None
+
+    @staticmethod
+    def checked_path(root: Path, path: Any) -> Path:
+        """`path` (relative to the project `root`) resolved, symlinks followed.
+
+        Raises:
+            RequestError: `path` is not a non-empty string, or it leads outside `root`.
+        """
+        if not isinstance(path, str) or not path:
+            raise RequestError(400, '"path" must be a file path relative to the project')
+        resolved = (root / path).resolve()
+        if not resolved.is_relative_to(root):
+            raise RequestError(400, f"path {path!r} is outside the project ({root})")
+        return resolved
 
     def submit(self, body: dict[str, Any]) -> ServerRun:
         """Validate a submission, begin its session and start its run in a thread of its own.
@@ -102,6 +112,42 @@ class PipelineService:
             raise
         return run
 
+    def launch(
+        self,
+        container: Any,
+        graph: Any,
+        text: str,
+        path: Path,
+        *,
+        start: Any = None,
+        initial: dict[str, Any] | None = None,
+        auto_approve: bool = False,
+        budget: Any = None,
+    ) -> ServerRun:
+        """Start a run its caller validated (`orchestra mcp serve --control`) in a thread of its own.
+
+        Args:
+            container: The run's composition root, its backend chosen (closed when the run ends, or here when
+                it cannot start).
+            graph: The pipeline, prepared and valid.
+            text: Its DOT source; `path` the file it is recorded under.
+            start: The run's SessionStart from the store (a resume's); None: a new session of `graph`.
+            initial: Context values to start with (`--set`).
+            auto_approve: Answer every human gate with its first choice (else questions wait for `answer`).
+            budget: The session's Budget for this run (None: the graph's or orchestra.yaml's).
+
+        Raises:
+            OrchestraError: The session cannot begin (locked by another runner, a store error).
+        """
+        interviewer = None if auto_approve else _chat_interviewer()
+        try:
+            return self._begin(container, graph, text, path, initial or {}, interviewer, start=start, budget=budget)
+        except BaseException:
+            from orchestra_adapters.container import close_container
+
+            close_container(container)
+            raise
+
     def _prepare(self, container: Any, text: str, path: Path) -> Any:
         from orchestra_adapters.backends.registry import BACKEND_NAMES
         from orchestra_core.graph.dot_loader import parse_dot
@@ -123,7 +169,16 @@ class PipelineService:
         return graph
 
     def _begin(
-        self, container: Any, graph: Any, text: str, path: Path, initial: dict[str, Any], interviewer: Any
+        self,
+        container: Any,
+        graph: Any,
+        text: str,
+        path: Path,
+        initial: dict[str, Any],
+        interviewer: Any,
+        *,
+        start: Any = None,
+        budget: Any = None,
     ) -> ServerRun:
         from orchestra_adapters.container import run_arguments
         from orchestra_core.interview import AutoApproveInterviewer
@@ -139,6 +194,7 @@ class PipelineService:
             initial_context=initial,
             on_event=lambda event: holder[0].on_event(event) if holder else None,
             answer_routes=self._answer_routes(arguments["notifier"], interviewer),
+            budget=budget,
         )
         stop_runner = arguments.get("command_runner")
         pending = ServerRun("", text, interviewer)
@@ -148,7 +204,8 @@ class PipelineService:
         arguments["backend"] = cancellable_backend(arguments.get("backend"), pending.stop)
         ports = RunPorts(**arguments)
         assert ports.store is not None
-        run = PipelineRun(graph, start_new(ports.store, graph, path, text), ports, options)
+        begun = start_new(ports.store, graph, path, text) if start is None else start
+        run = PipelineRun(graph, begun, ports, options)
         pending.session_id = run.session_id
         with self._lock:
             self._runs[run.session_id] = pending

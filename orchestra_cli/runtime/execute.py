@@ -86,17 +86,12 @@ def existing_store(container: Container, session: str) -> SessionStore:
 
 def _already_finished(begun: SessionStart, options: RunOptions, container: Container) -> int | None:
     """A resume of a session that already succeeded reports that (the run's JSON with --json) instead of
-    running again; a failed one runs on (its failed node again). A run killed after its last checkpoint but
-    before it recorded its end runs on too: the engine finds nothing left to do and records the end."""
-    from orchestra_core.model.checkpoint import RunResult, RunStatus
+    running again (see `already_succeeded`)."""
+    from orchestra_core.model.checkpoint import RunResult
     from orchestra_core.model.layout import ProjectLayout
-    from orchestra_core.ports.session_store import SessionStatus
-    from orchestra_core.runs.start import RESUME
 
     checkpoint = begun.checkpoint
-    if begun.kind != RESUME or checkpoint is None or checkpoint.status != RunStatus.SUCCESS:
-        return None
-    if container.session_store().get_session(begun.session_id).status is not SessionStatus.SUCCESS:
+    if checkpoint is None or not already_succeeded(begun, container):
         return None
     if options.json_output:
         from orchestra_cli.output import print_json
@@ -109,7 +104,7 @@ def _already_finished(begun: SessionStart, options: RunOptions, container: Conta
         }
         print_json(run_json(result, repos))
     else:
-        typer.echo(f"session {begun.session_id} already ended ({checkpoint.status.value}); nothing to resume")
+        typer.echo(nothing_to_resume(begun))
     return 0
 
 
@@ -270,15 +265,42 @@ def _record_validation_errors(path: Path, errors: Sequence[Diagnostic]) -> None:
     """The last line on stderr, and the `{"error": ...}` document `--json` prints, when validation stops a run
     before it starts (as `orchestra compile` would stop it)."""
     from orchestra_cli.errors import record_error
-    from orchestra_cli.output import count_noun, diagnostic_json
+    from orchestra_cli.output import diagnostic_json
 
-    message = f"{path}: {count_noun(len(errors), 'validation error')}; nothing was run (see `orchestra compile`)"
+    message = validation_error_message(path, errors)
     typer.echo(f"orchestra: error: {message}", err=True)
     record_error(
         message,
         file=str(path),
         diagnostics=[diagnostic_json(error) for error in errors],
     )
+
+
+def validation_error_message(path: Path, errors: Sequence[Diagnostic]) -> str:
+    """Why a run with validation errors does not start (as `orchestra compile` would stop it)."""
+    from orchestra_cli.output import count_noun
+
+    return f"{path}: {count_noun(len(errors), 'validation error')}; nothing was run (see `orchestra compile`)"
+
+
+def already_succeeded(begun: SessionStart, container: Container) -> bool:
+    """Whether a resume found its session already succeeded (reported, not run again). A failed one runs on (its
+    failed node again); so does a run killed after its last checkpoint but before it recorded its end (the engine
+    finds nothing left to do and records the end)."""
+    from orchestra_core.model.checkpoint import RunStatus
+    from orchestra_core.ports.session_store import SessionStatus
+    from orchestra_core.runs.start import RESUME
+
+    checkpoint = begun.checkpoint
+    if begun.kind != RESUME or checkpoint is None or checkpoint.status != RunStatus.SUCCESS:
+        return False
+    return container.session_store().get_session(begun.session_id).status is SessionStatus.SUCCESS
+
+
+def nothing_to_resume(begun: SessionStart) -> str:
+    """What `orchestra resume` says of a session that already succeeded."""
+    status = begun.checkpoint.status.value if begun.checkpoint is not None else "success"
+    return f"session {begun.session_id} already ended ({status}); nothing to resume"
 
 
 def choose_backend(container: Container, options: RunOptions, graph: Graph) -> str:
