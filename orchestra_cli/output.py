@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from orchestra_core.pipeline import PreparedPipeline
     from orchestra_core.validation import Diagnostic
 
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -151,3 +152,20 @@ def count_noun(count: int, noun: str) -> str:
 
 def _one_line(cell: str) -> str:
     return cell.replace("\r", " ").replace("\n", " ").replace("\t", " ")
+
+
+def compile_json(prepared: PreparedPipeline) -> dict[str, Any]:
+    """The `compile --json` document (DESIGN.md): the graph after transforms, every diagnostic, the synopsis."""
+    from orchestra_core.validation.synopsis import pipeline_synopsis
+
+    graph = prepared.graph
+    return {
+        "valid": prepared.valid,
+        "goal": graph.goal,
+        "nodes": [
+            {"id": n.id, "handler": n.handler_type, "attrs": dict(n.attrs)} for n in graph.nodes.values()
+        ],
+        "edges": [{"from": e.source, "to": e.target, "attrs": dict(e.attrs)} for e in graph.edges],
+        "diagnostics": [diagnostic_json(d) for d in prepared.diagnostics],
+        "synopsis": pipeline_synopsis(graph).as_json(),
+    }

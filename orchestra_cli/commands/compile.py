@@ -1,7 +1,7 @@
 """`orchestra compile`: parse, transform and validate a pipeline; print its diagnostics, optionally draw it."""
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -46,7 +46,7 @@ def compile_pipeline(
 
             render_graph(prepared.graph, render, prepared.diagnostics)
     if json_output:
-        from orchestra_cli.output import print_json
+        from orchestra_cli.output import compile_json, print_json
 
         print_json(compile_json(prepared))
     else:
@@ -69,24 +69,6 @@ def _check_render_target(render: Path) -> None:
 
     if render.exists() and not render.is_file():
         raise fail(f"{render}: --render must name a regular file to write (or a new one)", file=str(render))
-
-
-def compile_json(prepared: "PreparedPipeline") -> dict[str, Any]:
-    """The `compile --json` document (DESIGN.md): the graph after transforms, every diagnostic, the synopsis."""
-    from orchestra_cli.output import diagnostic_json
-    from orchestra_core.validation.synopsis import pipeline_synopsis
-
-    graph = prepared.graph
-    return {
-        "valid": prepared.valid,
-        "goal": graph.goal,
-        "nodes": [
-            {"id": n.id, "handler": n.handler_type, "attrs": dict(n.attrs)} for n in graph.nodes.values()
-        ],
-        "edges": [{"from": e.source, "to": e.target, "attrs": dict(e.attrs)} for e in graph.edges],
-        "diagnostics": [diagnostic_json(d) for d in prepared.diagnostics],
-        "synopsis": pipeline_synopsis(graph).as_json(),
-    }
 
 
 def _print_report(pipeline: Path, prepared: "PreparedPipeline", render: Path | None) -> None:

@@ -59,8 +59,8 @@ class RunControl:
         Raises:
             Refusal: The path leaves the project, or the file cannot be read or parsed (the CLI's message).
         """
-        from orchestra_cli.commands.compile import compile_json
         from orchestra_cli.mcp_control.pipelines import compile_at
+        from orchestra_cli.output import compile_json
 
         path = self._pipeline(pipeline)
         with refusals():
@@ -141,7 +141,7 @@ class RunControl:
             graph,
             text,
             path,
-            start=(lambda _store: begun) if begun is not None else None,
+            start=begun,
             initial=dict(parse_set_values(options.set_values)),
             auto_approve=options.auto_approve,
             budget=run_budget(options),
