@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from orchestra_cli.mcp_control.control import RunControl
+    from orchestra_cli.runtime.options import RunOptions
 
 log = logging.getLogger(__name__)
 
@@ -64,27 +65,27 @@ def build_server(control: RunControl) -> MCPServer:
 
 def _add_reading_tools(server: MCPServer, control: RunControl) -> None:
     @server.tool(description="The project's pipelines (.dot files): path, goal, whether each compiles.")
-    def list_pipelines() -> str:
+    def list_pipelines() -> dict[str, Any]:
         return _answer(control.list_pipelines)
 
     @server.tool(description="Validate a pipeline as `orchestra compile --json` does: its graph and diagnostics.")
     def compile_pipeline(
         pipeline: Annotated[str, Field(description="The .dot file, relative to the project.")],
-    ) -> str:
+    ) -> dict[str, Any]:
         return _answer(lambda: control.compile(pipeline))
 
     @server.tool(description="Recent sessions, newest first, as `orchestra status --json` lists them (status, cost).")
     def list_sessions(
         limit: Annotated[int | None, Field(description="Most sessions to list (default 20).")] = None,
         all_sessions: Annotated[bool, Field(description="Also parallel branches and child runs.")] = False,
-    ) -> str:
+    ) -> dict[str, Any]:
         return _answer(lambda: control.sessions(limit, all_sessions))
 
     @server.tool(
         description="A session's status as `orchestra status SESSION --json` gives it (nodes, cost, repos, how it "
         "ended), without its turns; `live` shows a run of this server and the questions it waits for."
     )
-    def session_status(session_id: SessionId) -> str:
+    def session_status(session_id: SessionId) -> dict[str, Any]:
         return _answer(lambda: control.status(session_id))
 
     @server.tool(
@@ -95,13 +96,11 @@ def _add_reading_tools(server: MCPServer, control: RunControl) -> None:
         session_id: SessionId,
         limit: Annotated[int | None, Field(description="Most turns in the page (default 50).")] = None,
         after: Annotated[str | None, Field(description="The turn id the page starts after.")] = None,
-    ) -> str:
+    ) -> dict[str, Any]:
         return _answer(lambda: control.turns(session_id, limit, after))
 
 
 def _add_run_tools(server: MCPServer, control: RunControl) -> None:
-    from orchestra_cli.runtime.options import RunOptions
-
     @server.tool(
         description="Start a pipeline run in the background (as `orchestra run`); returns its session id at once. "
         "Human gates wait for answer_question unless auto_approve."
@@ -114,9 +113,8 @@ def _add_run_tools(server: MCPServer, control: RunControl) -> None:
         max_tokens: MaxTokens = None,
         max_wall_time: MaxWallTime = None,
         auto_approve: AutoApprove = False,
-    ) -> str:
-        options = RunOptions(None, backend, auto_approve, None, tuple(set_values or ()), None, None, False, True,
-                             None, None, max_cost, max_tokens, max_wall_time)
+    ) -> dict[str, Any]:
+        options = _run_options(set_values, backend, (max_cost, max_tokens, max_wall_time), auto_approve)
         return _answer(lambda: control.start(pipeline, options))
 
     @server.tool(
@@ -131,9 +129,8 @@ def _add_run_tools(server: MCPServer, control: RunControl) -> None:
         max_tokens: MaxTokens = None,
         max_wall_time: MaxWallTime = None,
         auto_approve: AutoApprove = False,
-    ) -> str:
-        options = RunOptions(None, backend, auto_approve, None, tuple(set_values or ()), None, None, False, True,
-                             None, None, max_cost, max_tokens, max_wall_time)
+    ) -> dict[str, Any]:
+        options = _run_options(set_values, backend, (max_cost, max_tokens, max_wall_time), auto_approve)
         return _answer(lambda: control.resume(session_id, options))
 
     @server.tool(description="Answer the human gate a run of this server waits at (an option's key or label).")
@@ -143,12 +140,26 @@ def _add_run_tools(server: MCPServer, control: RunControl) -> None:
         question_id: Annotated[
             str | None, Field(description="Which question, when it waits for several (see session_status).")
         ] = None,
-    ) -> str:
+    ) -> dict[str, Any]:
         return _answer(lambda: control.answer(session_id, answer, question_id))
 
     @server.tool(description="Cancel a run of this server; resume_run continues it later.")
-    def cancel_run(session_id: SessionId) -> str:
+    def cancel_run(session_id: SessionId) -> dict[str, Any]:
         return _answer(lambda: control.cancel(session_id))
+
+
+def _run_options(
+    set_values: list[str] | None, backend: str | None, budget: tuple[str | None, str | None, str | None],
+    auto_approve: bool,
+) -> RunOptions:
+    """A tool call's arguments as the options of `orchestra run` / `resume` (quiet: nothing to print)."""
+    from orchestra_cli.runtime.options import RunOptions
+
+    max_cost, max_tokens, max_wall_time = budget
+    return RunOptions(
+        None, backend, auto_approve, set_values=tuple(set_values or ()), quiet=True,
+        max_cost=max_cost, max_tokens=max_tokens, max_wall_time=max_wall_time,
+    )
 
 
 def _add_resources(server: MCPServer, control: RunControl) -> None:
@@ -177,12 +188,13 @@ def _add_resources(server: MCPServer, control: RunControl) -> None:
         return read(lambda: control.status(session_id))
 
 
-def _answer(call: Callable[[], Any]) -> str:
-    """The call's result as JSON text; a refusal as the tool error the command's message says."""
+def _answer(call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The call's JSON document (the tool's structured result, and its text); a refusal as the tool error the
+    command's message says."""
     from mcp.server.mcpserver.exceptions import ToolError
 
     try:
-        return _json(call())
+        return json.loads(_json(call()))  # plain JSON values (paths, dates as text)
     except Refusal as refusal:
         diagnostics = getattr(refusal, "diagnostics", None)
         raise ToolError(refusal.message + (f"\n{_json(diagnostics)}" if diagnostics else "")) from None
