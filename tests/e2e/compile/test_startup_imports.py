@@ -74,7 +74,9 @@ def test_the_probe_sees_modules_a_command_imports() -> None:
     assert "typer" in found and "orchestra_cli" in found
 
 
-@pytest.mark.parametrize("args", [["--help"], ["--version"], ["run", "-h"], ["init", "-h"]], ids=" ".join)
+@pytest.mark.parametrize(
+    "args", [["--help"], ["--version"], ["run", "-h"], ["init", "-h"], ["mcp", "serve", "-h"]], ids=" ".join
+)
 def test_help_imports_nothing_heavy_and_no_domain_class(args: list[str]) -> None:
     report = probe(*args)
     assert heavy(report) == []
