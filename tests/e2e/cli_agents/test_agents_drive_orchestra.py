@@ -91,32 +91,51 @@ def assert_the_run_happened(project: Path, answers: list[str]) -> None:
     assert [node["id"] for node in recorded["nodes"]] == ["start", "prepare", "review", "ship", "done"]
 
 
+TOKEN = "agent-token-0123456789"
+
+
 @pytest.fixture(params=["stdio", "http"])
-def connected(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path, Path]]:
-    """A project and the --mcp-config file that connects Claude Code to its control server: a stdio server Claude
-    Code starts, or the HTTP one with its token in a header (the configurations docs/mcp.md gives)."""
+def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path, str | None]]:
+    """A project, and the URL of its control server over HTTP (its token TOKEN), or None: the agent starts the
+    server over stdio."""
     project = make_project(tmp_path / "project")
     write_files(project, {"pipelines/gated.dot": GATED})
-    config = tmp_path / "mcp.json"
     if request.param == "stdio":
-        server = {"command": str(ORCHESTRA), "args": ["mcp", "serve", "--control", "--project", str(project)]}
-        config.write_text(json.dumps({"mcpServers": {"orchestra": server}}), encoding="utf-8")
-        yield project, config
+        yield project, None
         return
-    http = HttpControl(project, tmp_path / "server-stderr.txt", token="claude-code-token")
+    http = HttpControl(project, tmp_path / "server-stderr.txt", token=TOKEN)
     try:
-        server = {"type": "http", "url": http.url, "headers": {"Authorization": f"Bearer {http.token}"}}
-        config.write_text(json.dumps({"mcpServers": {"orchestra": server}}), encoding="utf-8")
-        yield project, config
+        yield project, http.url
     finally:
         http.stop()
 
 
+def claude_config(project: Path, url: str | None) -> dict[str, Any]:
+    """docs/mcp.md's `.mcp.json` entry (the token from the environment), but the paths and the server's name."""
+    if url is None:
+        return {"command": str(ORCHESTRA), "args": ["mcp", "serve", "--control", "--project", str(project)]}
+    return {"type": "http", "url": url, "headers": {"Authorization": "Bearer ${ORCHESTRA_MCP_CONTROL_TOKEN}"}}
+
+
+def codex_config(project: Path, url: str | None) -> str:
+    """docs/mcp.md's `config.toml` entry, but the paths."""
+    if url is None:
+        where = (
+            f"command = {json.dumps(str(ORCHESTRA))}\n"
+            f'args = ["mcp", "serve", "--control", "--project", {json.dumps(str(project))}]\n'
+        )
+    else:
+        where = f'url = "{url}"\nbearer_token_env_var = "ORCHESTRA_MCP_CONTROL_TOKEN"\n'
+    return f'[mcp_servers.orchestra]\n{where}default_tools_approval_mode = "approve"\nrequired = true\n'
+
+
 def test_claude_code_starts_a_run_and_reads_its_status_through_the_control_server(
-    connected: tuple[Path, Path], tmp_path: Path
+    served: tuple[Path, str | None], tmp_path: Path
 ) -> None:
     claude = claude_binary()
-    project, config = connected
+    project, url = served
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"orchestra": claude_config(project, url)}}), encoding="utf-8")
     with WatchingAnthropicAPI(SCRIPT, project) as api:
         done = subprocess.run(
             [
@@ -125,7 +144,8 @@ def test_claude_code_starts_a_run_and_reads_its_status_through_the_control_serve
                 "--strict-mcp-config", "--mcp-config", str(config),
             ],
             input=PROMPT, capture_output=True, text=True,
-            env=claude_env(api.base_url, tmp_path / "home"), cwd=tmp_path, timeout=TIMEOUT,
+            env={**claude_env(api.base_url, tmp_path / "home"), "ORCHESTRA_MCP_CONTROL_TOKEN": TOKEN}, cwd=tmp_path,
+            timeout=TIMEOUT,
         )  # fmt: skip
         assert done.returncode == 0, f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"
         assert api.remaining == 0
@@ -153,21 +173,14 @@ def _text(result: dict[str, Any]) -> str:
     return content if isinstance(content, str) else "".join(block.get("text", "") for block in content)
 
 
-def test_codex_with_the_documented_config_starts_a_run_and_reads_its_status(tmp_path: Path) -> None:
+def test_codex_with_the_documented_config_starts_a_run_and_reads_its_status(
+    served: tuple[Path, str | None], tmp_path: Path
+) -> None:
     codex = codex_binary()
-    project = make_project(tmp_path / "project")
-    write_files(project, {"pipelines/gated.dot": GATED})
+    project, url = served
     with WatchingResponsesAPI(SCRIPT, project) as api:
-        env = codex_env(api.base_url, tmp_path / "home")
-        # docs/mcp.md's ~/.codex/config.toml entry, word for word but the paths
-        (Path(env["CODEX_HOME"]) / "config.toml").write_text(
-            "[mcp_servers.orchestra]\n"
-            f"command = {json.dumps(str(ORCHESTRA))}\n"
-            f'args = ["mcp", "serve", "--control", "--project", {json.dumps(str(project))}]\n'
-            'default_tools_approval_mode = "approve"\n'
-            "required = true\n",
-            encoding="utf-8",
-        )
+        env = {**codex_env(api.base_url, tmp_path / "home"), "ORCHESTRA_MCP_CONTROL_TOKEN": TOKEN}
+        (Path(env["CODEX_HOME"]) / "config.toml").write_text(codex_config(project, url), encoding="utf-8")
         done = subprocess.run(
             [str(codex), "exec", "--json", "--skip-git-repo-check", "-C", str(tmp_path),
              *codex_provider_args(api.base_url), "-"],
