@@ -82,8 +82,8 @@ class RunControl:
             from orchestra_cli.runtime.options import check_run_options
 
             check_run_options(options)
-            container = self._container(options, path)
             text = read_pipeline_text(path)
+            container = self._container(options, path)
             graph = self._checked_graph(container, options, text, path)
             return self._launch(container, options, graph, text, path, None)
 
@@ -104,8 +104,13 @@ class RunControl:
             check_run_options(options)
             self._refuse_running_here(session_id)
             container = self._container(options, None)
-            begun = start_resume(existing_store(container, session_id), session_id, None)
-            if already_succeeded(begun, container):
+            try:
+                begun = start_resume(existing_store(container, session_id), session_id, None)
+                succeeded = already_succeeded(begun, container)
+            except BaseException:
+                self._close(container)
+                raise
+            if succeeded:
                 self._close(container)
                 return {"session_id": begun.session_id, "status": "success", "message": nothing_to_resume(begun)}
             path = Path(begun.source.path) if begun.source.path else Path("pipeline.dot")
@@ -242,11 +247,16 @@ class RunControl:
     @staticmethod
     def _live(run: ServerRun) -> dict[str, Any]:
         questions = run.interviewer.pending() if run.interviewer is not None else []
-        return {**run.to_json(), "questions": [question.to_json() for question in questions]}
+        live = {**run.to_json(), "questions": [question.to_json() for question in questions]}
+        chat = getattr(run.interviewer, "chat", None)
+        if chat is not None and chat.node_id is not None:
+            live["chat"] = chat.to_json()  # an interactive node's conversation; `waiting` for the human's message
+        return live
 
     # Acting on runs --------------------------------------------------------------------------------
     def answer(self, session_id: str, answer: str, question_id: str | None) -> dict[str, Any]:
-        """Answer a question a run of this server waits for (the only one, or `question_id`'s).
+        """Answer a question a run of this server waits for (the only one, or `question_id`'s); with none waiting
+        and an interactive node waiting for the human, `answer` is the human's message to it (`/done` ends it).
 
         Raises:
             Refusal: The session is not running here, waits for no such question, or the answer matches none of
@@ -256,6 +266,9 @@ class RunControl:
 
         run = self._running(session_id)
         pending = run.interviewer.pending() if run.interviewer is not None else []
+        chat = getattr(run.interviewer, "chat", None)
+        if question_id is None and not pending and chat is not None and chat.post(answer):
+            return {"session_id": session_id, "chat": chat.node_id, "sent": answer}
         if question_id is None:
             if len(pending) != 1:
                 ids = ", ".join(question.id for question in pending)

@@ -133,7 +133,11 @@ def _add_run_tools(server: MCPServer, control: RunControl) -> None:
         options = _run_options(set_values, backend, (max_cost, max_tokens, max_wall_time), auto_approve)
         return _answer(lambda: control.resume(session_id, options))
 
-    @server.tool(description="Answer the human gate a run of this server waits at (an option's key or label).")
+    @server.tool(
+        description="Answer the human gate a run of this server waits at (an option's key or label); when an "
+        "interactive node waits for the human instead (`live.chat.waiting`), send it the human's message (`/done` "
+        "ends the conversation)."
+    )
     def answer_question(
         session_id: SessionId,
         answer: Annotated[str, Field(description="The option's key (e.g. A) or label.")],

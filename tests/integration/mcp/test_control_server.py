@@ -13,6 +13,7 @@ import pytest
 from mcp import Client
 
 from tests.integration.mcp.mcp_client import call, list_names, orchestra_mcp_serve, with_client
+from tests.support.chat_project import DRAFTS, chat_project, conversation
 from tests.support.orchestra_project import orchestra, run_json, write_files
 from tests.support.server import make_project
 
@@ -261,3 +262,30 @@ def test_acts_only_inside_its_project(project: Path, tmp_path: Path) -> None:
     assert ".git" in into_git
     assert [entry["path"] for entry in listed["pipelines"]] == ["pipes/broken.dot", "pipes/gated.dot"]
     assert run_json("status", cwd=project)["sessions"] == []
+
+
+def test_an_interactive_node_played_by_the_scripted_model_gets_the_humans_messages(tmp_path: Path) -> None:
+    project = chat_project(tmp_path / "project")
+
+    async def waiting_after(client: Client, session: str, text: str) -> dict[str, Any]:
+        with anyio.fail_after(60):
+            while True:
+                chat = (await tool(client, "session_status", session_id=session))["live"].get("chat")
+                if chat and chat["waiting"] and chat["messages"][-1]["text"] == text:
+                    return dict(chat)
+                await anyio.sleep(0.05)
+
+    async def body(client: Client) -> tuple[Any, ...]:
+        session = (await tool(client, "start_run", pipeline="chat.dot"))["session_id"]
+        first = await waiting_after(client, session, DRAFTS[0])
+        sent = await tool(client, "answer_question", session_id=session, answer="Shorter, please.")
+        await waiting_after(client, session, DRAFTS[1])
+        await tool(client, "answer_question", session_id=session, answer="/done")
+        return session, first, sent, await live_until(client, session, "ended")
+
+    session, first, sent, ended = serve(project, body, tmp_path)
+
+    assert first["node_id"] == "synth"
+    assert sent == {"session_id": session, "chat": "synth", "sent": "Shorter, please."}
+    assert ended["status"] == "success"
+    assert conversation(project, session) == [(DRAFTS[0], "Shorter, please."), (DRAFTS[1], "/done")]
