@@ -37,6 +37,13 @@ BROKEN = """digraph broken {
     start -> done
 }
 """
+SLOW = """digraph slow {
+    start [shape=Mdiamond]; done [shape=Msquare]
+    wait [shape=parallelogram, tool_command="sleep 1"]
+    after [shape=parallelogram, tool_command="echo after"]
+    start -> wait -> after -> done
+}
+"""
 CONTROL_TOOLS = [
     "list_pipelines", "compile_pipeline", "list_sessions", "session_status", "session_turns", "start_run",
     "resume_run", "answer_question", "cancel_run",
@@ -289,3 +296,21 @@ def test_an_interactive_node_played_by_the_scripted_model_gets_the_humans_messag
     assert sent == {"session_id": session, "chat": "synth", "sent": "Shorter, please."}
     assert ended["status"] == "success"
     assert conversation(project, session) == [(DRAFTS[0], "Shorter, please."), (DRAFTS[1], "/done")]
+
+
+def test_a_budget_given_to_start_run_stops_the_run_and_resume_run_continues_it_with_a_higher_one(
+    tmp_path: Path,
+) -> None:
+    project = make_project(tmp_path / "project")
+    write_files(project, {"slow.dot": SLOW})
+
+    async def body(client: Client) -> tuple[Any, ...]:
+        session = (await tool(client, "start_run", pipeline="slow.dot", max_wall_time="0.5s"))["session_id"]
+        stopped = await live_until(client, session, "ended")
+        await tool(client, "resume_run", session_id=session, max_wall_time="1h")
+        return stopped, await live_until(client, session, "ended")
+
+    stopped, finished = serve(project, body, tmp_path)
+
+    assert stopped["status"] == "budget_exceeded" and "after" not in stopped["completed_nodes"]
+    assert finished["status"] == "success" and finished["completed_nodes"][-2:] == ["after", "done"]

@@ -147,3 +147,18 @@ def test_http_needs_control_and_control_takes_no_worktree_options(project: Path)
 
     assert http_alone.returncode == 2 and "--http serves run control: give it with --control" in http_alone.stderr
     assert with_session.returncode == 2 and "--control serves run control and takes no --session" in with_session.stderr
+
+
+def test_a_port_in_use_is_one_line_and_exit_status_2(project: Path) -> None:
+    import socket
+
+    from tests.support.orchestra_project import orchestra
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = orchestra("mcp", "serve", "--control", "--http", "--port", str(port), cwd=project)
+
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1].startswith(f"orchestra: error: cannot listen on 127.0.0.1:{port}: ")
