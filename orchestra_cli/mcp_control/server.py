@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hmac
 import json
-import logging
 import socket
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
@@ -26,8 +25,6 @@ if TYPE_CHECKING:
 
     from orchestra_cli.mcp_control.control import RunControl
     from orchestra_cli.runtime.options import RunOptions
-
-log = logging.getLogger(__name__)
 
 HTTP_PATH = "/mcp"
 INSTRUCTIONS = (
@@ -54,9 +51,11 @@ def build_server(control: RunControl) -> MCPServer:
     """The MCP server: a tool for each thing RunControl does, and the sessions' events as resources."""
     from mcp.server.mcpserver import MCPServer
 
-    from orchestra_adapters.mcp.server import _version
+    from orchestra_cli.version import orchestra_version
 
-    server: MCPServer = MCPServer("orchestra-control", instructions=INSTRUCTIONS, version=_version(), log_level="WARNING")
+    server: MCPServer = MCPServer(
+        "orchestra-control", instructions=INSTRUCTIONS, version=orchestra_version(), log_level="WARNING"
+    )
     _add_reading_tools(server, control)
     _add_run_tools(server, control)
     _add_resources(server, control)
