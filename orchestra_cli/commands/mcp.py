@@ -127,7 +127,9 @@ def _serve_control(project: Path | None, config: Path | None, http: bool, port: 
     if not root.is_dir():
         raise fail(f"--project {root}: not a directory")
     require_config_file(config)
-    token = os.environ.get(CONTROL_TOKEN_ENV, "").strip() if http else ""
+    # Runs go on in this process: their commands and agents must not inherit the token that drives them.
+    given = os.environ.pop(CONTROL_TOKEN_ENV, "").strip()
+    token = given if http else ""
     with user_errors():
         from orchestra_cli.mcp_control.control import RunControl
 

@@ -29,6 +29,13 @@ INITIALIZE = {
     "jsonrpc": "2.0", "id": 1, "method": "initialize",
     "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
 }  # fmt: skip
+# Succeeds only when the run's commands do not see the server's token.
+PEEK = """digraph peek {
+    start [shape=Mdiamond]; done [shape=Msquare]
+    peek [shape=parallelogram, tool_command="test -z \\"$ORCHESTRA_MCP_CONTROL_TOKEN\\""]
+    start -> peek -> done
+}
+"""
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -70,7 +77,7 @@ class HttpControl:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = make_project(tmp_path / "project")
-    write_files(root, {"gated.dot": GATED})
+    write_files(root, {"gated.dot": GATED, "peek.dot": PEEK})
     return root
 
 
@@ -120,11 +127,18 @@ def test_the_mcp_client_with_the_token_runs_a_gated_pipeline(server: HttpControl
                 ] == "running":
                     await anyio.sleep(0.05)
             names = [tool.name for tool in (await client.list_tools()).tools]
-            return session, (live, names)
+            peek = json.loads((await call(client, "start_run", pipeline="peek.dot"))[0])["session_id"]
+            with anyio.fail_after(60):
+                while (ran := json.loads((await call(client, "session_status", session_id=peek))[0])["live"])[
+                    "status"
+                ] == "running":
+                    await anyio.sleep(0.05)
+            return session, (live, names, ran)
 
-    session, (live, names) = anyio.run(main)
+    session, (live, names, peeked) = anyio.run(main)
 
     assert live["status"] == "success"
+    assert peeked["status"] == "success", peeked  # the token is not in the runs' environment
     assert "start_run" in names and not [name for name in names if "write" in name or "edit" in name]
     assert run_json("status", session, cwd=project)["status"] == "success"
 
