@@ -16,6 +16,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from orchestra_adapters.server import chat, pages, renderers, views
 from orchestra_adapters.server.body import json_object
+from orchestra_adapters.server.launch import PipelineCatalog
 from orchestra_adapters.server.origin import SameOriginGuard
 from orchestra_adapters.server.questions import UnknownAnswerError
 from orchestra_adapters.server.runs import ServerRun
@@ -31,6 +32,7 @@ def create_app(service: PipelineService, *, token: str | None = None) -> Starlet
     endpoints = _Endpoints(service)
     routes = [
         Route("/pipelines", endpoints.submit, methods=["POST"]),
+        Route("/pipelines", endpoints.pipelines, methods=["GET"]),
         Route("/pipelines/{id}", endpoints.status, methods=["GET"]),
         Route("/pipelines/{id}/events", endpoints.events, methods=["GET"]),
         Route("/pipelines/{id}/cancel", endpoints.cancel, methods=["POST"]),
@@ -111,6 +113,7 @@ class BearerToken:
 class _Endpoints:
     def __init__(self, service: PipelineService) -> None:
         self.service = service
+        self.catalog = PipelineCatalog()
 
     def _run(self, request: Request) -> ServerRun:
         """The run started here with the request's id (404 otherwise; 409 for a session run elsewhere)."""
@@ -125,6 +128,9 @@ class _Endpoints:
         body = await json_object(request, MAX_BODY_BYTES)
         run = await run_in_threadpool(self.service.submit, body)
         return JSONResponse({"id": run.session_id, "status": run.status}, status_code=201)
+
+    async def pipelines(self, _request: Request) -> Response:
+        return JSONResponse(await run_in_threadpool(self.catalog.listing, self.service))
 
     async def status(self, request: Request) -> Response:
         return JSONResponse(await run_in_threadpool(views.pipeline_status, self.service, request.path_params["id"]))

@@ -85,15 +85,20 @@ class PipelineService:
             RequestError: Bad body, a pipeline with validation errors (`diagnostics`), bad settings.
         """
         from orchestra_adapters.container import build_container, close_container
+        from orchestra_adapters.server.launch import budget_of
         from orchestra_core.model.errors import OrchestraError
 
         text, path = self.pipeline_source(body)
         auto_approve, initial, backend = _options(body)
+        try:
+            budget = budget_of(body.get("budget"))
+        except ValueError as error:
+            raise RequestError(400, str(error)) from None
         container = build_container(config_path=self._config, pipeline_path=path, cwd=self._cwd, backend=backend)
         try:
             graph = self._prepare(container, text, path)
             interviewer = None if auto_approve else _chat_interviewer()
-            run = self._begin(container, graph, text, path, initial, interviewer)
+            run = self._begin(container, graph, text, path, initial, interviewer, budget)
         except OrchestraError as error:
             close_container(container)
             raise RequestError(400, str(error)) from None
@@ -123,7 +128,14 @@ class PipelineService:
         return graph
 
     def _begin(
-        self, container: Any, graph: Any, text: str, path: Path, initial: dict[str, Any], interviewer: Any
+        self,
+        container: Any,
+        graph: Any,
+        text: str,
+        path: Path,
+        initial: dict[str, Any],
+        interviewer: Any,
+        budget: Any = None,
     ) -> ServerRun:
         from orchestra_adapters.container import run_arguments
         from orchestra_core.interview import AutoApproveInterviewer
@@ -139,6 +151,7 @@ class PipelineService:
             initial_context=initial,
             on_event=lambda event: holder[0].on_event(event) if holder else None,
             answer_routes=self._answer_routes(arguments["notifier"], interviewer),
+            budget=budget,
         )
         stop_runner = arguments.get("command_runner")
         pending = ServerRun("", text, interviewer)
@@ -264,7 +277,7 @@ def _options(body: dict[str, Any]) -> tuple[bool, dict[str, Any], str | None]:
     backend = body.get("backend")
     if backend is not None and (not isinstance(backend, str) or not backend):
         raise RequestError(400, '"backend" must be a backend name')
-    known = {"dot", "path", "auto_approve", "set", "backend"}
+    known = {"dot", "path", "auto_approve", "set", "backend", "budget"}
     unknown = sorted(set(body) - known)
     if unknown:
         raise RequestError(400, f"unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")

@@ -136,7 +136,8 @@ def _known(service: PipelineService, session_id: str) -> None:
 
 
 def sessions_json(service: PipelineService, limit: int) -> dict[str, Any]:
-    """`orchestra status --json`'s document; sessions running here show their live status."""
+    """`orchestra status --json`'s document; sessions running here show their live status, and `waiting`: true
+    while one waits for a human (a gate's question or an interactive node's next message)."""
     from orchestra_core.session.listing import list_session_rows
 
     store = service.store
@@ -146,7 +147,17 @@ def sessions_json(service: PipelineService, limit: int) -> dict[str, Any]:
         run = service.run_of(session["session_id"])
         if run is not None:
             session["status"] = run.status
+        session["waiting"] = run is not None and run.running and waits_for_human(run)
     return {"sessions": sessions}
+
+
+def waits_for_human(run: Any) -> bool:
+    """Whether a run served here waits for a person: a question pending, or its chat waiting for a message."""
+    interviewer = run.interviewer
+    if interviewer is None:
+        return False
+    chat = getattr(interviewer, "chat", None)
+    return bool(interviewer.pending()) or bool(chat is not None and chat.waiting)
 
 
 def session_json(

@@ -305,7 +305,7 @@ def test_an_oversized_body_is_refused(client: TestClient) -> None:
         ("GET", "/sessions/404404", 404),
         ("GET", "/nothing/here", 404),
         ("DELETE", "/pipelines", 405),
-        ("GET", "/pipelines", 405),
+        ("PUT", "/pipelines", 405),
         ("PUT", "/pipelines/1/cancel", 405),
         ("GET", "/sessions?limit=zero", 400),
         ("GET", "/sessions?limit=%C2%B2", 400),
