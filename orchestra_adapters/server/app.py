@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from orchestra_adapters.server import chat, pages, renderers, views
+from orchestra_adapters.server import chat, pages, renderers, review, views
 from orchestra_adapters.server.body import json_object
 from orchestra_adapters.server.launch import PipelineCatalog
 from orchestra_adapters.server.origin import SameOriginGuard
@@ -45,6 +45,7 @@ def create_app(service: PipelineService, *, token: str | None = None) -> Starlet
         Route("/sessions/{id}", endpoints.session, methods=["GET"]),
         *pages.routes(),
         *chat.routes(service),
+        *review.routes(service),
         *renderers.routes(),
     ]
     app = Starlette(

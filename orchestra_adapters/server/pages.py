@@ -21,13 +21,14 @@ CONTENT_SECURITY_POLICY = (
 )
 _JS = "text/javascript; charset=utf-8"
 STATIC_TYPES = {
-    "common.js": _JS, "app.js": _JS, "board.js": _JS, "launch.js": _JS,
+    "common.js": _JS, "app.js": _JS, "board.js": _JS, "launch.js": _JS, "diff.js": _JS,
     "style.css": "text/css; charset=utf-8",
 }
 # GET requests a browser makes without being able to add an Authorization header: the pages, their static
-# files, the event stream (EventSource sets no headers) and the commit diffs the CXDB renderers link to. Only
+# files, the event stream (EventSource sets no headers), the commit diffs the CXDB renderers link to and the files
+# the diff view links to. Only
 # these accept the token cookie.
-_COOKIE_PATHS = re.compile(r"^/(?:|launch|view/[^/]+|static/[^/]+|pipelines/[^/]+/events|repos/[^/]+/commits/[^/]+)$")
+_COOKIE_PATHS = re.compile(r"^/(?:|launch|view/[^/]+|static/[^/]+|pipelines/[^/]+/events|sessions/[^/]+/file|repos/[^/]+/commits/[^/]+)$")
 _PAGE_PATHS = re.compile(r"^/(?:|launch|view/[^/]+)$")
 
 

@@ -122,6 +122,12 @@
       document.title = "Orchestra session " + this.id;
       $("#title").textContent = "Session " + this.id;
       $("#cancel").addEventListener("click", () => this.cancel());
+      this.review = new window.OrchestraDiff.Review(this.id);
+      $("#session-diff").addEventListener("click", () => this.review.openSession());
+      $("#turns").addEventListener("click", (event) => {
+        const button = event.target.closest("button[data-turn]");
+        if (button) this.review.openTurn(button.dataset.turn, button.dataset.label);
+      });
       this.setUpChat();
       try {
         await this.loadStatus();
@@ -186,6 +192,14 @@
         const nodeId = id.slice("node-".length);
         this.nodes.set(nodeId, group);
         group.setAttribute("data-node", nodeId);
+        // a node opens its diff over all its turns, by mouse or keyboard
+        group.setAttribute("tabindex", "0");
+        group.setAttribute("role", "button");
+        group.setAttribute("aria-label", "Node " + nodeId + ": its changes");
+        group.addEventListener("click", () => this.review.openNode(nodeId));
+        group.addEventListener("keydown", (event) => {
+          if (event.key === "Enter" || event.key === " ") { event.preventDefault(); this.review.openNode(nodeId); }
+        });
         this.paint(nodeId);
       }
     }
@@ -268,6 +282,9 @@
             String(turn.commit_message || "").split("\n")[0])
           : el("div", { class: "meta" }, "no commit"),
         (turn.files_written || []).length ? el("div", { class: "files" }, turn.files_written.join(", ")) : null,
+        el("button", { type: "button", class: "secondary small", "data-turn": turn.turn_id,
+          "data-label": (turn.node_id || "?") + " · turn " + (turn.turn_number ?? "?") },
+        turn.git_sha ? "Diff and messages" : "Messages"),
       )));
       const button = $("#earlier-turns");
       if (button) button.addEventListener("click", () => this.loadEarlier());
