@@ -123,6 +123,7 @@
       $("#title").textContent = "Session " + this.id;
       $("#cancel").addEventListener("click", () => this.cancel());
       this.review = new window.OrchestraDiff.Review(this.id);
+      this.costs = new window.OrchestraCosts.Costs(this.id, (nodeId) => this.review.openNode(nodeId));
       $("#session-diff").addEventListener("click", () => this.review.openSession());
       $("#turns").addEventListener("click", (event) => {
         const button = event.target.closest("button[data-turn]");
@@ -137,6 +138,7 @@
         return;
       }
       await Promise.all([this.loadGraph(), this.loadSession(), this.loadQuestions(), this.loadChat()]);
+      await this.costs.load(this.nodes);
       this.follow();
       if (this.status === "running") this.pollChat();
     }
@@ -435,6 +437,7 @@
       if (data.kind === "InterviewCompleted" || data.kind === "InterviewTimeout") this.loadQuestions();
       if (/^(HumanInteraction|InteractionMode|AgentTurn|StageStarted)/.test(data.kind)) this.loadChat();
       if (/^(AgentTurn|AgentCommitCreated|UntrackedWritesCommitted)/.test(data.kind)) this.refreshSoon();
+      if (/^(AgentTurn|Stage|NodeExecution)/.test(data.kind)) this.costs.refreshSoon();
       if (/^Stage|^Pipeline|^NodeExecution|^CheckpointSaved$/.test(data.kind)) this.loadStatus().catch(() => {});
     }
 
@@ -444,7 +447,7 @@
       try { final = JSON.parse(event.data); } catch (_) { final = null; }
       this.log({ kind: "end", timestamp: null, detail: "the run ended: " + ((final && final.status) || "?") });
       await this.loadStatus().catch(() => {});
-      await Promise.all([this.loadSession(), this.loadQuestions(), this.loadChat()]);
+      await Promise.all([this.loadSession(), this.loadQuestions(), this.loadChat(), this.costs.load()]);
     }
 
     log(data) {
