@@ -28,6 +28,9 @@ BROKEN = """digraph broken {
     start -> done
 }
 """
+NAMED = 'digraph "NAME" {\n start [shape=Mdiamond]; done [shape=Msquare]\n start -> done\n}\n'.replace(
+    "NAME", HOSTILE.replace('"', "'")
+)
 FAILING = """digraph failing {
     start [shape=Mdiamond]; done [shape=Msquare]
     boom [shape=parallelogram, tool_command="exit 3"]
@@ -43,6 +46,7 @@ def project(root: Path) -> Path:
     (root / "flows" / "gated.dot").write_text(GATED, encoding="utf-8")
     (root / "flows" / "failing.dot").write_text(FAILING, encoding="utf-8")
     (root / "broken.dot").write_text(BROKEN, encoding="utf-8")
+    (root / "named.dot").write_text(NAMED, encoding="utf-8")
     (root / "node_modules" / "dep").mkdir(parents=True)
     (root / "node_modules" / "dep" / "skip.dot").write_text(TOOL, encoding="utf-8")
     (root / ".hidden").mkdir()
@@ -61,7 +65,10 @@ def test_the_launch_page_lists_pipelines_and_starts_one_with_its_settings(server
     page.goto(f"{server.url}/launch?token={TOKEN}")
     page.wait_for_selector('#pipelines li[data-path="tool.dot"]')
     paths = page.eval_on_selector_all("#pipelines > li", "items => items.map(item => item.dataset.path)")
-    assert paths == ["broken.dot", "flows/failing.dot", "flows/gated.dot", "tool.dot"]  # hidden dirs, deps skipped
+    # hidden directories and dependencies skipped
+    assert paths == ["broken.dot", "flows/failing.dot", "flows/gated.dot", "named.dot", "tool.dot"]
+    named = page.query_selector('#pipelines li[data-path="named.dot"] strong')
+    assert named.text_content() == HOSTILE.replace('"', "'")  # the graph's name, as text
     tool = page.query_selector('#pipelines li[data-path="tool.dot"]')
     assert HOSTILE.replace('"', "'") in tool.text_content()  # the goal, as text
     assert "valid" in tool.text_content()
@@ -120,13 +127,18 @@ def test_the_board_sorts_sessions_into_columns_with_filters_and_search(server: L
     done = server.submit(TOOL.replace("GOAL", "x"))
     failed = server.submit(FAILING)
     waiting = server.submit(GATED)
+    named = server.post("/pipelines", {"path": "named.dot"}).json()["id"]
     server.ended(done)
     server.ended(failed)
+    server.ended(named)
     page.goto(f"{server.url}/?token={TOKEN}")
     page.wait_for_selector(f'#board [data-column="waiting"] li[data-session="{waiting}"]')
     page.wait_for_selector(f'#board [data-column="done"] li[data-session="{done}"]')
     page.wait_for_selector(f'#board [data-column="failed"] li[data-session="{failed}"]')
     assert page.text_content('#board [data-column="waiting"] .count') == "1"
+    title = page.wait_for_selector(f'#board li[data-session="{named}"] .card-title')
+    assert title.text_content() == HOSTILE.replace('"', "'")
+    assert page.query_selector_all("main img, main script") == [] and page.evaluate("window.pwned") is None
 
     page.fill("#search", "failing")
     assert page.is_hidden(f'li[data-session="{done}"]') or page.query_selector(f'li[data-session="{done}"]') is None
