@@ -81,9 +81,14 @@ def test_with_a_token_a_page_needs_it_and_keeps_it_in_an_httponly_cookie(service
         assert client.get("/").status_code == 200
         assert client.get("/static/app.js").status_code == 200
         assert client.get("/pipelines/404404/events").status_code == 404  # past the token check
+        assert client.get("/launch").status_code == 200
+        assert client.get("/sessions/404404/file?repo=r&sha=abcd&path=f").status_code == 404  # the diff's file link
         # ...the JSON API and every write do not (they need the Authorization header), nor do other methods.
         assert client.get("/sessions").status_code == 401
         assert client.get("/pipelines/404404").status_code == 401
+        assert client.get("/pipelines").status_code == 401
+        assert client.get("/sessions/404404/diff").status_code == 401
+        assert client.get("/sessions/404404/costs").status_code == 401
         assert client.post("/pipelines", json={"dot": TOOL_RUN}).status_code == 401
         assert client.post("/pipelines/1/cancel").status_code == 401
         # ?token= is taken on the pages only.
