@@ -21,7 +21,7 @@ CONTENT_SECURITY_POLICY = (
 )
 _JS = "text/javascript; charset=utf-8"
 STATIC_TYPES = {
-    "common.js": _JS, "app.js": _JS, "board.js": _JS, "launch.js": _JS, "diff.js": _JS, "costs.js": _JS,
+    **{name: _JS for name in ("theme.js", "common.js", "app.js", "board.js", "launch.js", "diff.js", "costs.js")},
     "style.css": "text/css; charset=utf-8",
 }
 # GET requests a browser makes without being able to add an Authorization header: the pages, their static

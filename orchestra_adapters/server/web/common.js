@@ -102,7 +102,34 @@
     return typeof value === "number" ? value.toLocaleString("en-US") : "";
   }
 
+  // The theme toggle: the system's (auto), light or dark, kept in localStorage (theme.js applies it early).
+  const THEMES = ["auto", "light", "dark"];
+
+  function setUpThemeToggle() {
+    const button = document.getElementById("theme-toggle");
+    if (!button) return;
+    const show = () => {
+      const theme = document.documentElement.dataset.theme || "auto";
+      button.textContent = "Theme: " + theme;
+      button.setAttribute("aria-label", "Colour theme: " + theme + " (change)");
+    };
+    button.addEventListener("click", () => {
+      const now = document.documentElement.dataset.theme || "auto";
+      const next = THEMES[(THEMES.indexOf(now) + 1) % THEMES.length];
+      if (next === "auto") {
+        delete document.documentElement.dataset.theme;
+        localStorage.removeItem("orchestra.theme");
+      } else {
+        document.documentElement.dataset.theme = next;
+        localStorage.setItem("orchestra.theme", next);
+      }
+      show();
+    });
+    show();
+  }
+
   captureToken();
+  setUpThemeToggle();
   window.OrchestraWeb = Object.freeze({
     ApiError, api, authHeaders, el, $, short, clock, when, duration, cost, count, badge, showMessage,
   });
