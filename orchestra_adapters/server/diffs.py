@@ -17,6 +17,7 @@ MAX_LINES = 3000  # the lines of one answer over all its files; the rest come a 
 MAX_FILE_LINES = 20_000  # a file asked for alone; past that, the page links to the file
 MAX_TEXT = 20_000  # characters of one message, argument or result
 MAX_LOG = 5000  # commits read to join a node's commits into ranges
+MAX_RANGES = 40  # a node's diffs in one answer: its latest ranges
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _SHA = re.compile(r"^[0-9a-f]{4,64}$")
 
@@ -173,16 +174,18 @@ def node_diff(
             by_repo[repo].append(_checked(sha))
     budget = MAX_FILE_LINES if path else MAX_LINES
     sections: list[dict[str, Any]] = []
+    omitted = 0
     for repo, shas in by_repo.items():
         root = _repo_root(service, repo)
-        ranges = _ranges(service.container.git(), root, shas) if root is not None else [(EMPTY_TREE, shas[-1], 1)]
-        for base, head, count in ranges:
+        ranges = commit_ranges(service.container.git(), root, shas) if root is not None else [(EMPTY_TREE, shas[-1], 1)]
+        omitted += max(len(ranges) - MAX_RANGES, 0)
+        for base, head, count in ranges[-MAX_RANGES:]:
             title = f"{repo or 'repo'}: {node_id}, {count} commit{'s' if count != 1 else ''} ({head[:12]})"
             sections.append(_section(service, title, repo, base, head, path, _budget_left(sections, budget)))
-    return _document("node", sections, path)
+    return {**_document("node", sections, path), "omitted_ranges": omitted}
 
 
-def _ranges(git: Any, root: Path, shas: list[str]) -> list[tuple[str, str, int]]:
+def commit_ranges(git: Any, root: Path, shas: list[str]) -> list[tuple[str, str, int]]:
     """The node's commits (in append order) as `(base, head, commits)` ranges: each unbroken run of them on one
     line of history, the commits of other nodes between runs left out."""
     wanted = set(shas)
@@ -203,8 +206,8 @@ def _ranges(git: Any, root: Path, shas: list[str]) -> list[tuple[str, str, int]]
     if current is not None:
         ranges.append((current[0], current[1], current[2]))
     seen = {entry.sha for entry in span}
-    ranges += [(_parent(git, root, sha), sha, 1) for sha in shas if sha not in seen]
-    return ranges
+    unseen = [sha for sha in shas if sha not in seen][-MAX_RANGES:]  # past MAX_LOG, or on another line
+    return [(_parent(git, root, sha), sha, 1) for sha in unseen] + ranges
 
 
 def file_text(service: PipelineService, session_id: str, repo: str, sha: str, path: str) -> str:

@@ -55,10 +55,11 @@ class _Review:
     async def file(self, request: Request) -> Response:
         from orchestra_adapters.server import diffs
 
-        repo, sha, path = _param(request, "repo"), _param(request, "sha"), _param(request, "path")
+        repo = request.query_params.get("repo", "")  # empty: a single-repo record's only repo
+        sha, path = _param(request, "sha"), _param(request, "path")
         if sha is None or path is None:
             raise RequestError(400, "give repo=REPO, sha=SHA and path=PATH")
-        text = await run_in_threadpool(diffs.file_text, self.service, request.path_params["id"], repo or "", sha, path)
+        text = await run_in_threadpool(diffs.file_text, self.service, request.path_params["id"], repo, sha, path)
         headers = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store",
                    "Content-Security-Policy": "default-src 'none'; sandbox"}
         return PlainTextResponse(text, headers=headers)

@@ -208,6 +208,10 @@
         for (const file of section.files || []) parts.push(this.fileView(section, file));
       }
       if (!(document_.sections || []).length) parts.push(el("p", { class: "empty" }, "No commit: nothing changed."));
+      if (document_.omitted_ranges) {
+        parts.unshift(el("p", { class: "truncated" }, "The node's " + count(document_.omitted_ranges)
+          + " earlier runs of commits are not shown: open their turns' diffs."));
+      }
       $("#review-files").replaceChildren(...parts);
     }
 
