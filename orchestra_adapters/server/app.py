@@ -161,7 +161,10 @@ class _Endpoints:
         return JSONResponse({"id": run.session_id, "status": "cancelling"}, status_code=202)
 
     async def graph(self, request: Request) -> Response:
-        svg = await run_in_threadpool(views.graph_svg, self.service, request.path_params["id"])
+        legend = request.query_params.get("legend", "true").lower() not in ("false", "0", "no")
+        svg = await run_in_threadpool(
+            lambda: views.graph_svg(self.service, request.path_params["id"], legend=legend)
+        )
         return Response(svg, media_type="image/svg+xml")
 
     async def questions(self, request: Request) -> Response:

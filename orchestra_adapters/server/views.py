@@ -232,9 +232,9 @@ def pipeline_text(service: PipelineService, session_id: str) -> str:
     return str(store.get_blob(blob).decode("utf-8"))
 
 
-def graph_svg(service: PipelineService, session_id: str) -> bytes:
+def graph_svg(service: PipelineService, session_id: str, *, legend: bool = True) -> bytes:
     """The pipeline drawn by Graphviz as SVG; each node's group has `id="node-<node id>"` and the classes
-    `node` and `handler-<handler type>`, for a page to colour by status."""
+    `node` and `handler-<handler type>`, for a page to colour by status; `legend`: with the legend of shapes."""
     from orchestra_adapters.render.graph_renderer import build_drawing
     from orchestra_core.graph.dot_loader import parse_dot
     from orchestra_core.model.errors import OrchestraError
@@ -243,7 +243,7 @@ def graph_svg(service: PipelineService, session_id: str) -> bytes:
     text = pipeline_text(service, session_id)
     try:
         graph = prepare_pipeline(parse_dot(text, path=f"{session_id}.dot")).graph
-        drawing = build_drawing(graph)
+        drawing = build_drawing(graph, legend=legend)
         for node in graph.nodes.values():
             shown = drawing.get_node(node.id)
             shown.attr["id"] = f"node-{node.id}"

@@ -177,7 +177,7 @@
     async loadGraph() {
       const container = $("#graph");
       try {
-        const response = await fetch(this.base + "/graph", { headers: authHeaders(), credentials: "same-origin" });
+        const response = await fetch(this.base + "/graph?legend=false", { headers: authHeaders(), credentials: "same-origin" });
         if (!response.ok) throw new Error("the graph is not available (" + response.status + ")");
         const parsed = new DOMParser().parseFromString(await response.text(), "image/svg+xml");
         const svg = parsed.documentElement;
@@ -221,7 +221,7 @@
       }
       group.setAttribute("data-status", status);
       const title = group.querySelector("title");
-      if (title) title.textContent = nodeId + " (" + status + ")";
+      if (title) title.textContent = nodeId + " (" + status + ")" + (group.dataset.cost ? " · " + group.dataset.cost : "");
     }
 
     // session summary: node statuses and the last agent turns with their commits (a long session is never read

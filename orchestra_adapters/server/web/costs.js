@@ -124,14 +124,18 @@
         el("span", {}, "0 s"), el("span", {}, duration(span / 1000))));
     }
 
-    // A badge under each node of the graph: its time, tokens and cost (also in its tooltip).
+    // A badge under each node of the graph: its cost (its tokens when the cost is unknown; its time for a node
+    // without agent turns); the whole figures in its tooltip and `data-cost`.
     showBadges() {
       if (!this.graphNodes) return;
       for (const node of this.data.nodes || []) {
         const group = this.graphNodes.get(node.node_id);
         if (!group || !node.runs) continue;
-        const text = [duration(node.duration_s), node.agent_turns ? tokensText(node.tokens) : "",
+        const known = node.cost_usd !== null && node.cost_usd !== undefined;
+        const full = [duration(node.duration_s), node.agent_turns ? count(node.tokens.total_tokens) + " tokens" : "",
           node.agent_turns ? moneyText(node) : ""].filter(Boolean).join(" · ");
+        const short = !node.agent_turns ? duration(node.duration_s)
+          : known ? cost(node.cost_usd, node.cost_complete) : tokensText(node.tokens);
         let badge = group.querySelector("text.cost-badge");
         if (!badge) {
           const box = group.getBBox();
@@ -142,8 +146,10 @@
           badge.setAttribute("text-anchor", "middle");
           group.append(badge);
         }
-        badge.textContent = text;
-        group.dataset.cost = text;
+        badge.textContent = short;
+        group.dataset.cost = full;
+        const title = group.querySelector("title");
+        if (title) title.textContent = node.node_id + " (" + (group.dataset.status || "pending") + ") · " + full;
       }
     }
   }

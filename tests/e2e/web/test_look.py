@@ -52,6 +52,7 @@ def test_the_session_page_in_both_themes(traced: tuple[LiveServer, str], browser
         page.wait_for_selector("#costs tbody tr[data-node='plan']")
         page.click("#turns button[data-label='plan · turn 0']")
         page.wait_for_selector('#review[data-state="ready"]')
+        assert "Legend" not in page.text_content("#graph") and page.is_visible(".shapes")  # the legend outside
         shots[scheme] = folder / f"session-{scheme}.png"
         page.screenshot(path=str(shots[scheme]), full_page=True)
         assert unnamed_controls(page) == []

@@ -61,9 +61,13 @@ def test_totals_per_node_figures_badges_and_a_timeline(priced: tuple[LiveServer,
             assert node["cost_usd"] > 0.5 or node["tokens"]["total_tokens"] == 0  # a tool stage's turn is free
     assert set(rows) >= {"start", "plan", "build", "fan", "left", "right", "join", "exit"}
 
-    badge = page.get_attribute("#graph g.node[data-node='plan']", "data-cost")
-    assert "tok" in badge and "$" in badge
-    assert page.text_content("#graph g.node[data-node='plan'] text.cost-badge") == badge
+    plan = "#graph g.node[data-node='plan']"
+    plan_node = next(node for node in status["nodes"] if node["id"] == "plan")
+    figures = page.get_attribute(plan, "data-cost")
+    assert f"{plan_node['tokens']['total_tokens']:,} tokens" in figures and "$" in figures
+    assert money(page.text_content(f"{plan} text.cost-badge")) == pytest.approx(plan_node["cost_usd"], abs=0.005)
+    assert figures in page.text_content(f"{plan} title")  # the tooltip
+    assert page.text_content("#graph g.node[data-node='fan'] text.cost-badge").endswith(" s")  # no agent: its time
 
     lanes = page.eval_on_selector_all("#gantt .lane", "lanes => lanes.map(l => l.dataset.lane)")
     assert "fan:left / left" in lanes and "fan:right / right" in lanes and "plan" in lanes
