@@ -73,3 +73,18 @@ def test_every_control_of_the_board_and_the_launch_page_has_a_name(
     assert unnamed_controls(page) == []
     page.evaluate("document.querySelector('main').append(document.createElement('button'))")
     assert len(unnamed_controls(page)) == 1  # the check sees one
+
+
+def test_the_pages_fit_a_phone(traced: tuple[LiveServer, str], browser: Any) -> None:
+    server, session_id = traced
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    for path, ready in ((f"/view/{session_id}", "#costs tbody tr"), ("/", "#board li.card"), ("/launch", "#pipelines li")):
+        page.goto(server.url + path)
+        page.wait_for_selector(ready)
+        if path.startswith("/view/"):
+            page.click("#turns button[data-label='plan · turn 0']")
+            page.wait_for_selector('#review[data-state="ready"]')
+        # nothing wider than the screen: tables, diffs and the graph scroll inside their own boxes
+        assert page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]") == [390, 390], path
+    context.close()
