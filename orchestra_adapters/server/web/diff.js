@@ -118,6 +118,9 @@
       this.mode = localStorage.getItem(MODE_KEY) === "split" ? "split" : "unified";
       this.current = null; // {query, title, document}
       $("#review-close").addEventListener("click", () => this.close());
+      document.addEventListener("keydown", (event) => {
+        if (event.key === "Escape" && !$("#review").hidden) this.close();
+      });
       for (const button of document.querySelectorAll("#review-mode button")) {
         button.addEventListener("click", () => this.setMode(button.dataset.mode));
       }
@@ -150,11 +153,13 @@
       panel.dataset.state = "ready";
       panel.dataset.scope = document_.scope;
       panel.scrollIntoView({ block: "start" });
+      $("#review-title").focus({ preventScroll: true }); // keyboard users land on what they opened
     }
 
     close() {
       $("#review").hidden = true;
       this.current = null;
+      $("#session-diff").focus({ preventScroll: true });
     }
 
     setMode(mode) {

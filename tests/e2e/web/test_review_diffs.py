@@ -106,6 +106,7 @@ def test_a_turn_shows_its_diff_beside_its_messages_and_a_node_and_the_session_th
     # the whole session: both files, big.txt cut short, its rest on demand, and a link to the file
     page.click("#session-diff")
     ready(page, "session")
+    assert page.evaluate("document.activeElement.id") == "review-title"  # focus moved to what was opened
     paths = page.eval_on_selector_all("#review-files .file-path", "items => items.map(i => i.textContent)")
     assert sorted(paths) == sorted([EVIL_NAME, "big.txt"])
     big = '#review-files details.diff-file[data-path="big.txt"]'
@@ -118,6 +119,8 @@ def test_a_turn_shows_its_diff_beside_its_messages_and_a_node_and_the_session_th
         f"() => document.querySelectorAll('{big} tr').length === {BIG_LINES + 1}"  # the hunk header, every line
     )
     assert page.query_selector(f"{big} button.more") is None
+    page.keyboard.press("Escape")
+    assert page.is_hidden("#review")
 
     assert page.query_selector_all("main img, main script, main b, main i") == []
     assert page.evaluate("window.pwned") is None
