@@ -84,8 +84,9 @@ def render_graph(graph: Graph, path: str | os.PathLike[str], diagnostics: Iterab
         raise RenderError(f"{path}: cannot write: {error.strerror or error}") from None
 
 
-def build_drawing(graph: Graph, diagnostics: Iterable[Diagnostic] = ()) -> Any:
-    """A pygraphviz AGraph of the pipeline, styled for display (not the DOT the pipeline was read from)."""
+def build_drawing(graph: Graph, diagnostics: Iterable[Diagnostic] = (), *, legend: bool = True) -> Any:
+    """A pygraphviz AGraph of the pipeline, styled for display (not the DOT the pipeline was read from); without
+    `legend`, no legend of handler shapes in the drawing (a page that shows its own)."""
     import pygraphviz
 
     node_marks, edge_marks = _problem_marks(diagnostics)
@@ -102,7 +103,8 @@ def build_drawing(graph: Graph, diagnostics: Iterable[Diagnostic] = ()) -> Any:
         drawing.add_edge(
             edge.source, edge.target, **_edge_attrs(edge, edge_marks.get((edge.source, edge.target)))
         )
-    _add_legend(drawing, {node.handler_type for node in graph.nodes.values()})
+    if legend:
+        _add_legend(drawing, {node.handler_type for node in graph.nodes.values()})
     return drawing
 
 

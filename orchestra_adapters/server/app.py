@@ -14,8 +14,9 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from orchestra_adapters.server import chat, pages, renderers, views
+from orchestra_adapters.server import chat, pages, renderers, review, views
 from orchestra_adapters.server.body import json_object
+from orchestra_adapters.server.launch import PipelineCatalog
 from orchestra_adapters.server.origin import SameOriginGuard
 from orchestra_adapters.server.questions import UnknownAnswerError
 from orchestra_adapters.server.runs import ServerRun
@@ -31,6 +32,7 @@ def create_app(service: PipelineService, *, token: str | None = None) -> Starlet
     endpoints = _Endpoints(service)
     routes = [
         Route("/pipelines", endpoints.submit, methods=["POST"]),
+        Route("/pipelines", endpoints.pipelines, methods=["GET"]),
         Route("/pipelines/{id}", endpoints.status, methods=["GET"]),
         Route("/pipelines/{id}/events", endpoints.events, methods=["GET"]),
         Route("/pipelines/{id}/cancel", endpoints.cancel, methods=["POST"]),
@@ -43,6 +45,7 @@ def create_app(service: PipelineService, *, token: str | None = None) -> Starlet
         Route("/sessions/{id}", endpoints.session, methods=["GET"]),
         *pages.routes(),
         *chat.routes(service),
+        *review.routes(service),
         *renderers.routes(),
     ]
     app = Starlette(
@@ -111,6 +114,7 @@ class BearerToken:
 class _Endpoints:
     def __init__(self, service: PipelineService) -> None:
         self.service = service
+        self.catalog = PipelineCatalog()
 
     def _run(self, request: Request) -> ServerRun:
         """The run started here with the request's id (404 otherwise; 409 for a session run elsewhere)."""
@@ -125,6 +129,9 @@ class _Endpoints:
         body = await json_object(request, MAX_BODY_BYTES)
         run = await run_in_threadpool(self.service.submit, body)
         return JSONResponse({"id": run.session_id, "status": run.status}, status_code=201)
+
+    async def pipelines(self, _request: Request) -> Response:
+        return JSONResponse(await run_in_threadpool(self.catalog.listing, self.service))
 
     async def status(self, request: Request) -> Response:
         return JSONResponse(await run_in_threadpool(views.pipeline_status, self.service, request.path_params["id"]))
@@ -154,7 +161,10 @@ class _Endpoints:
         return JSONResponse({"id": run.session_id, "status": "cancelling"}, status_code=202)
 
     async def graph(self, request: Request) -> Response:
-        svg = await run_in_threadpool(views.graph_svg, self.service, request.path_params["id"])
+        legend = request.query_params.get("legend", "true").lower() not in ("false", "0", "no")
+        svg = await run_in_threadpool(
+            lambda: views.graph_svg(self.service, request.path_params["id"], legend=legend)
+        )
         return Response(svg, media_type="image/svg+xml")
 
     async def questions(self, request: Request) -> Response:

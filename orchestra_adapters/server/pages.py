@@ -19,18 +19,25 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
-STATIC_TYPES = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
+_JS = "text/javascript; charset=utf-8"
+STATIC_TYPES = {
+    **{name: _JS for name in ("theme.js", "common.js", "app.js", "board.js", "launch.js", "diff.js", "costs.js")},
+    "style.css": "text/css; charset=utf-8",
+}
 # GET requests a browser makes without being able to add an Authorization header: the pages, their static
-# files, the event stream (EventSource sets no headers) and the commit diffs the CXDB renderers link to. Only
+# files, the event stream (EventSource sets no headers), the commit diffs the CXDB renderers link to and the files
+# the diff view links to. Only
 # these accept the token cookie.
-_COOKIE_PATHS = re.compile(r"^/(?:|view/[^/]+|static/[^/]+|pipelines/[^/]+/events|repos/[^/]+/commits/[^/]+)$")
-_PAGE_PATHS = re.compile(r"^/(?:|view/[^/]+)$")
+_COOKIE_PATHS = re.compile(r"^/(?:|launch|view/[^/]+|static/[^/]+|pipelines/[^/]+/events|sessions/[^/]+/file|repos/[^/]+/commits/[^/]+)$")
+_PAGE_PATHS = re.compile(r"^/(?:|launch|view/[^/]+)$")
 
 
 def routes() -> list[Route]:
-    """The web view's routes: `/` (sessions), `/view/{id}` (one session), `/static/{name}`."""
+    """The web view's routes: `/` (the sessions board), `/launch` (start a pipeline), `/view/{id}` (one session),
+    `/static/{name}`."""
     return [
         Route("/", _index, methods=["GET"]),
+        Route("/launch", _launch_page, methods=["GET"]),
         Route("/view/{id}", _session_page, methods=["GET"]),
         Route("/static/{name}", _static, methods=["GET"]),
     ]
@@ -65,6 +72,10 @@ def _page(request: Request, name: str) -> Response:
 
 async def _index(request: Request) -> Response:
     return _page(request, "index.html")
+
+
+async def _launch_page(request: Request) -> Response:
+    return _page(request, "launch.html")
 
 
 async def _session_page(request: Request) -> Response:

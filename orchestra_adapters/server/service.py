@@ -95,15 +95,20 @@ class PipelineService:
             RequestError: Bad body, a pipeline with validation errors (`diagnostics`), bad settings.
         """
         from orchestra_adapters.container import build_container, close_container
+        from orchestra_adapters.server.launch import budget_of
         from orchestra_core.model.errors import OrchestraError
 
         text, path = self.pipeline_source(body)
         auto_approve, initial, backend = _options(body)
+        try:
+            budget = budget_of(body.get("budget"))
+        except ValueError as error:
+            raise RequestError(400, str(error)) from None
         container = build_container(config_path=self._config, pipeline_path=path, cwd=self._cwd, backend=backend)
         try:
             graph = self._prepare(container, text, path)
             interviewer = None if auto_approve else _chat_interviewer()
-            run = self._begin(container, graph, text, path, initial, interviewer)
+            run = self._begin(container, graph, text, path, initial, interviewer, budget=budget)
         except OrchestraError as error:
             close_container(container)
             raise RequestError(400, str(error)) from None
@@ -321,7 +326,7 @@ def _options(body: dict[str, Any]) -> tuple[bool, dict[str, Any], str | None]:
     backend = body.get("backend")
     if backend is not None and (not isinstance(backend, str) or not backend):
         raise RequestError(400, '"backend" must be a backend name')
-    known = {"dot", "path", "auto_approve", "set", "backend"}
+    known = {"dot", "path", "auto_approve", "set", "backend", "budget"}
     unknown = sorted(set(body) - known)
     if unknown:
         raise RequestError(400, f"unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")

@@ -136,7 +136,8 @@ def _known(service: PipelineService, session_id: str) -> None:
 
 
 def sessions_json(service: PipelineService, limit: int) -> dict[str, Any]:
-    """`orchestra status --json`'s document; sessions running here show their live status."""
+    """`orchestra status --json`'s document; sessions running here show their live status, and `waiting`: true
+    while one waits for a human (a gate's question or an interactive node's next message)."""
     from orchestra_core.session.listing import list_session_rows
 
     store = service.store
@@ -146,7 +147,17 @@ def sessions_json(service: PipelineService, limit: int) -> dict[str, Any]:
         run = service.run_of(session["session_id"])
         if run is not None:
             session["status"] = run.status
+        session["waiting"] = run is not None and run.running and waits_for_human(run)
     return {"sessions": sessions}
+
+
+def waits_for_human(run: Any) -> bool:
+    """Whether a run served here waits for a person: a question pending, or its chat waiting for a message."""
+    interviewer = run.interviewer
+    if interviewer is None:
+        return False
+    chat = getattr(interviewer, "chat", None)
+    return bool(interviewer.pending()) or bool(chat is not None and chat.waiting)
 
 
 def session_json(
@@ -221,9 +232,9 @@ def pipeline_text(service: PipelineService, session_id: str) -> str:
     return str(store.get_blob(blob).decode("utf-8"))
 
 
-def graph_svg(service: PipelineService, session_id: str) -> bytes:
+def graph_svg(service: PipelineService, session_id: str, *, legend: bool = True) -> bytes:
     """The pipeline drawn by Graphviz as SVG; each node's group has `id="node-<node id>"` and the classes
-    `node` and `handler-<handler type>`, for a page to colour by status."""
+    `node` and `handler-<handler type>`, for a page to colour by status; `legend`: with the legend of shapes."""
     from orchestra_adapters.render.graph_renderer import build_drawing
     from orchestra_core.graph.dot_loader import parse_dot
     from orchestra_core.model.errors import OrchestraError
@@ -232,7 +243,7 @@ def graph_svg(service: PipelineService, session_id: str) -> bytes:
     text = pipeline_text(service, session_id)
     try:
         graph = prepare_pipeline(parse_dot(text, path=f"{session_id}.dot")).graph
-        drawing = build_drawing(graph)
+        drawing = build_drawing(graph, legend=legend)
         for node in graph.nodes.values():
             shown = drawing.get_node(node.id)
             shown.attr["id"] = f"node-{node.id}"

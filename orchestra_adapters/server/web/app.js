@@ -1,10 +1,8 @@
-// The web view of `orchestra serve`: the sessions list and a live session page. Every value from the server
-// reaches the page as text (textContent, text nodes, attributes set one by one): agent output is hostile.
+// The web view of `orchestra serve`: a live session page (common.js holds the helpers). Every value from the
+// server reaches the page as text (textContent, text nodes, attributes set one by one): agent output is hostile.
 "use strict";
 
 (function () {
-  const TOKEN_KEY = "orchestra.token";
-
   // Event kinds the page listens to (EventSource hears only the names it is told): the engine's, the
   // workspace's, and the turn types of sessions streamed from the store. Add new kinds here.
   const KINDS = [
@@ -21,115 +19,7 @@
   ];
   const QUIET = new Set(["kind", "session_id", "timestamp", "branch", "type", "turn_id", "created_at", "node_id"]);
 
-  // ---- helpers -------------------------------------------------------------------------------------------
-  function captureToken() {
-    const url = new URL(window.location.href);
-    const given = url.searchParams.get("token");
-    if (given !== null) {
-      sessionStorage.setItem(TOKEN_KEY, given);
-      url.searchParams.delete("token");
-      history.replaceState(null, "", url.pathname + url.search + url.hash);
-    }
-  }
-
-  class ApiError extends Error {
-    constructor(status, message) { super(message); this.status = status; }
-  }
-
-  async function api(path, options) {
-    const init = Object.assign({ credentials: "same-origin" }, options || {});
-    const headers = new Headers(init.headers || {});
-    const token = sessionStorage.getItem(TOKEN_KEY);
-    if (token) headers.set("Authorization", "Bearer " + token);
-    if (init.body !== undefined) headers.set("Content-Type", "application/json");
-    init.headers = headers;
-    const response = await fetch(path, init);
-    let document_ = null;
-    try { document_ = await response.json(); } catch (_) { document_ = null; }
-    if (!response.ok) {
-      let message = (document_ && document_.error) || response.statusText || "request failed";
-      if (response.status === 401) message += " — open this page once with ?token=YOUR_TOKEN";
-      throw new ApiError(response.status, message);
-    }
-    return document_;
-  }
-
-  function el(tag, attrs, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs || {})) {
-      if (value === null || value === undefined || value === false) continue;
-      if (key === "class") node.className = value;
-      else node.setAttribute(key, String(value));
-    }
-    for (const child of children) {
-      if (child === null || child === undefined) continue;
-      node.append(child instanceof Node ? child : String(child));
-    }
-    return node;
-  }
-
-  const $ = (selector) => document.querySelector(selector);
-  const short = (text, limit) => (text.length > limit ? text.slice(0, limit) + "…" : text);
-
-  function clock(timestamp) {
-    const when = timestamp ? new Date(timestamp) : new Date();
-    return isNaN(when) ? "" : when.toLocaleTimeString([], { hour12: false });
-  }
-
-  function when(timestamp) {
-    if (!timestamp) return "";
-    const date = new Date(timestamp);
-    return isNaN(date) ? String(timestamp) : date.toLocaleString([], { hour12: false });
-  }
-
-  function duration(seconds) {
-    if (typeof seconds !== "number") return "";
-    if (seconds < 60) return seconds.toFixed(1) + " s";
-    return Math.floor(seconds / 60) + " min " + Math.round(seconds % 60) + " s";
-  }
-
-  function cost(usd, complete) {
-    if (usd === null || usd === undefined) return complete === false ? "unknown" : "";
-    const text = usd >= 1 ? "$" + usd.toFixed(2) : usd > 0 ? "$" + usd.toPrecision(3) : "$0.00";
-    return complete === false ? text + " + unknown" : text;
-  }
-
-  function badge(status) {
-    return el("span", { class: "badge " + String(status || "unknown") }, String(status || "unknown"));
-  }
-
-  function showMessage(text, isError) {
-    const message = $("#message");
-    message.hidden = !text;
-    message.textContent = text || "";
-    message.classList.toggle("error", Boolean(isError));
-  }
-
-  // ---- the sessions list ---------------------------------------------------------------------------------
-  async function sessionsPage() {
-    let rows;
-    try {
-      rows = (await api("/sessions?limit=200")).sessions || [];
-    } catch (error) {
-      showMessage(error.message, true);
-      return;
-    }
-    rows.sort((a, b) => String(b.started_at || "").localeCompare(String(a.started_at || ""))
-      || (Number(b.session_id) || 0) - (Number(a.session_id) || 0));
-    const body = $("#sessions tbody");
-    body.replaceChildren(...rows.map((row) => el("tr", {},
-      el("td", {}, el("a", { href: "/view/" + encodeURIComponent(row.session_id) }, row.session_id)),
-      el("td", {}, row.title || row.pipeline || ""),
-      el("td", {}, badge(row.status)),
-      el("td", {}, when(row.started_at)),
-      el("td", {}, duration(row.duration_s)),
-      el("td", {}, row.nodes_run ?? ""),
-      el("td", {}, cost(row.cost_usd, row.cost_complete)),
-    )));
-    $("#sessions").hidden = rows.length === 0;
-    showMessage(rows.length ? "" : "No session yet: start one with orchestra run or POST /pipelines.", false);
-    if (rows.some((row) => row.status === "running" || row.status === "new")) setTimeout(sessionsPage, 3000);
-  }
+  const { api, authHeaders, el, $, short, clock, duration, badge, showMessage } = window.OrchestraWeb;
 
   // ---- the session page ----------------------------------------------------------------------------------
   // How many agent turns the page shows at first, and loads at a time when asked for earlier ones.
@@ -232,6 +122,13 @@
       document.title = "Orchestra session " + this.id;
       $("#title").textContent = "Session " + this.id;
       $("#cancel").addEventListener("click", () => this.cancel());
+      this.review = new window.OrchestraDiff.Review(this.id);
+      this.costs = new window.OrchestraCosts.Costs(this.id, (nodeId) => this.review.openNode(nodeId));
+      $("#session-diff").addEventListener("click", () => this.review.openSession());
+      $("#turns").addEventListener("click", (event) => {
+        const button = event.target.closest("button[data-turn]");
+        if (button) this.review.openTurn(button.dataset.turn, button.dataset.label);
+      });
       this.setUpChat();
       try {
         await this.loadStatus();
@@ -241,6 +138,7 @@
         return;
       }
       await Promise.all([this.loadGraph(), this.loadSession(), this.loadQuestions(), this.loadChat()]);
+      await this.costs.load(this.nodes);
       this.follow();
       if (this.status === "running") this.pollChat();
     }
@@ -279,10 +177,7 @@
     async loadGraph() {
       const container = $("#graph");
       try {
-        const headers = new Headers();
-        const token = sessionStorage.getItem(TOKEN_KEY);
-        if (token) headers.set("Authorization", "Bearer " + token);
-        const response = await fetch(this.base + "/graph", { headers, credentials: "same-origin" });
+        const response = await fetch(this.base + "/graph?legend=false", { headers: authHeaders(), credentials: "same-origin" });
         if (!response.ok) throw new Error("the graph is not available (" + response.status + ")");
         const parsed = new DOMParser().parseFromString(await response.text(), "image/svg+xml");
         const svg = parsed.documentElement;
@@ -299,6 +194,14 @@
         const nodeId = id.slice("node-".length);
         this.nodes.set(nodeId, group);
         group.setAttribute("data-node", nodeId);
+        // a node opens its diff over all its turns, by mouse or keyboard
+        group.setAttribute("tabindex", "0");
+        group.setAttribute("role", "button");
+        group.setAttribute("aria-label", "Node " + nodeId + ": its changes");
+        group.addEventListener("click", () => this.review.openNode(nodeId));
+        group.addEventListener("keydown", (event) => {
+          if (event.key === "Enter" || event.key === " ") { event.preventDefault(); this.review.openNode(nodeId); }
+        });
         this.paint(nodeId);
       }
     }
@@ -318,7 +221,7 @@
       }
       group.setAttribute("data-status", status);
       const title = group.querySelector("title");
-      if (title) title.textContent = nodeId + " (" + status + ")";
+      if (title) title.textContent = nodeId + " (" + status + ")" + (group.dataset.cost ? " · " + group.dataset.cost : "");
     }
 
     // session summary: node statuses and the last agent turns with their commits (a long session is never read
@@ -381,6 +284,9 @@
             String(turn.commit_message || "").split("\n")[0])
           : el("div", { class: "meta" }, "no commit"),
         (turn.files_written || []).length ? el("div", { class: "files" }, turn.files_written.join(", ")) : null,
+        el("button", { type: "button", class: "secondary small", "data-turn": turn.turn_id,
+          "data-label": (turn.node_id || "?") + " · turn " + (turn.turn_number ?? "?") },
+        turn.git_sha ? "Diff and messages" : "Messages"),
       )));
       const button = $("#earlier-turns");
       if (button) button.addEventListener("click", () => this.loadEarlier());
@@ -531,6 +437,7 @@
       if (data.kind === "InterviewCompleted" || data.kind === "InterviewTimeout") this.loadQuestions();
       if (/^(HumanInteraction|InteractionMode|AgentTurn|StageStarted)/.test(data.kind)) this.loadChat();
       if (/^(AgentTurn|AgentCommitCreated|UntrackedWritesCommitted)/.test(data.kind)) this.refreshSoon();
+      if (/^(AgentTurn|Stage|NodeExecution)/.test(data.kind)) this.costs.refreshSoon();
       if (/^Stage|^Pipeline|^NodeExecution|^CheckpointSaved$/.test(data.kind)) this.loadStatus().catch(() => {});
     }
 
@@ -540,7 +447,7 @@
       try { final = JSON.parse(event.data); } catch (_) { final = null; }
       this.log({ kind: "end", timestamp: null, detail: "the run ended: " + ((final && final.status) || "?") });
       await this.loadStatus().catch(() => {});
-      await Promise.all([this.loadSession(), this.loadQuestions(), this.loadChat()]);
+      await Promise.all([this.loadSession(), this.loadQuestions(), this.loadChat(), this.costs.load()]);
     }
 
     log(data) {
@@ -571,10 +478,7 @@
     }
   }
 
-  captureToken();
-  const page = document.body.dataset.page;
-  if (page === "sessions") sessionsPage();
-  if (page === "session") {
+  if (document.body.dataset.page === "session") {
     const match = window.location.pathname.match(/^\/view\/([^/]+)$/);
     if (match) new SessionPage(decodeURIComponent(match[1])).start();
   }

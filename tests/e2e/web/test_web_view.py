@@ -86,10 +86,10 @@ def test_a_session_page_follows_a_run_and_answers_its_gate_with_a_click(
     assert page.is_hidden("#chat")  # no chat endpoint answers for a pipeline without an interactive node
     assert token_server.status(session_id)["status"] == "success"
 
-    page.goto(f"{token_server.url}/")  # the list, with the cookie the session page set
-    link = page.wait_for_selector(f'#sessions a[href="/view/{session_id}"]')
-    assert link.text_content() == session_id
-    assert page.text_content("#sessions tbody tr td:nth-child(2)") == "release"
+    page.goto(f"{token_server.url}/")  # the board, with the cookie the session page set
+    card = page.wait_for_selector(f'#board [data-column="done"] li[data-session="{session_id}"]')
+    assert card.query_selector(f'a[href="/view/{session_id}"]') is not None
+    assert card.query_selector(".card-title").text_content() == "release"
 
 
 def test_hostile_labels_are_shown_as_text_never_run(server: LiveServer, page: Any) -> None:

@@ -88,6 +88,10 @@ def test_the_graph_is_svg_with_an_id_and_a_handler_class_per_node(client: TestCl
     assert groups["node-work"] == "node handler-tool"
     assert groups["node-start"] == "node handler-start"
     assert groups["node-done"] == "node handler-exit"
+    assert b">Legend<" in response.content  # the drawing of compile --render, its legend included...
+    bare = client.get(f"/pipelines/{session_id}/graph?legend=false")
+    assert b">Legend<" not in bare.content  # ...or without it (the web view)
+    assert any(g.get("id") == "node-work" for g in ET.fromstring(bare.content).iter("{http://www.w3.org/2000/svg}g"))
 
 
 def test_events_replay_from_the_start_and_resume_after_last_event_id(
@@ -305,7 +309,7 @@ def test_an_oversized_body_is_refused(client: TestClient) -> None:
         ("GET", "/sessions/404404", 404),
         ("GET", "/nothing/here", 404),
         ("DELETE", "/pipelines", 405),
-        ("GET", "/pipelines", 405),
+        ("PUT", "/pipelines", 405),
         ("PUT", "/pipelines/1/cancel", 405),
         ("GET", "/sessions?limit=zero", 400),
         ("GET", "/sessions?limit=%C2%B2", 400),
