@@ -2,8 +2,9 @@
 
 Measures, in the same run and on each repository:
 - session setup (branch + managed worktree) through WorkspaceManager.setup_session, against its floor: one plain
-  `git worktree add` of the same repository (default settings), the two taken in turns so that the disk's and
-  the machine's swings fall on both;
+  `git worktree add` of the same repository (default settings), taken in turns so that the disk's and the
+  machine's swings fall on all: `setup_s` the lazy setup a pipeline of agents with Orchestra's own tools gets
+  (the target), `setup_full_s` the full checkout of one that needs every file (a tool node, a CLI agent);
 - one per-turn commit of 2 files (1 modified, 1 new) through the workspace's fast path, message generation
   excluded (an instant scripted generator; the diff it is given is included), against its floor: the porcelain
   `git add -A && git commit` of the same kind of change in another worktree;
@@ -70,8 +71,10 @@ def timed(action: Callable[[], object]) -> float:
 
 def bench_setup_and_plain_add(
     repo: Path, root: Path, label: str, command: GitCommand
-) -> tuple[list[float], list[float], WorkspaceSession]:
-    """Session setups and plain `git worktree add`s in turns (plain first, then setup first, ...)."""
+) -> tuple[list[float], list[float], list[float], WorkspaceSession]:
+    """Session setups, lazy (a pipeline of agents with Orchestra's own tools) and full (one that needs every
+    file), and plain `git worktree add`s, in turns (each order rotated from one round to the next); the last full
+    session is returned for the commit figures."""
     settings = WorkspaceSettings(repos={"big": RepoSettings(path=str(repo), branch_prefix=f"bench-git-{label}/")})
     generator = ScriptedCommitMessages(["Update values\n\nBench change."], repeat_last=True)
     project = root / "project"
@@ -79,7 +82,9 @@ def bench_setup_and_plain_add(
     manager = WorkspaceManager(settings, SubprocessGit(command), SystemClock(), project,
                                commit_messages=generator)  # fmt: skip
     sessions: list[WorkspaceSession] = []
-    setups, plains = [], []
+    setups: list[float] = []
+    full_setups: list[float] = []
+    plains: list[float] = []
     for number in range(SETUPS):
         plain_path, branch = root / f"plain{number}", f"{root.name}-plain-{number}"
 
@@ -87,12 +92,16 @@ def bench_setup_and_plain_add(
             git(repo, "worktree", "add", "--quiet", "-b", branch, str(path))
 
         def setup(number: int = number) -> None:
+            manager.setup_session(f"lazy{number}", "bench", lazy=True).close()
+
+        def full_setup(number: int = number) -> None:
             sessions.append(manager.setup_session(f"{number}", "bench"))
 
-        order = [(plains, plain), (setups, setup)]
-        for times, action in order if number % 2 == 0 else reversed(order):
+        order = [(plains, plain), (setups, setup), (full_setups, full_setup)]
+        shift = number % len(order)
+        for times, action in order[shift:] + order[:shift]:
             times.append(timed(action))
-    return setups, plains, sessions[-1]
+    return setups, full_setups, plains, sessions[-1]
 
 
 def worktree_of(session: WorkspaceSession) -> Path:
@@ -194,13 +203,14 @@ def measure(repo: Path, files: int) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix=f"bench-git-{files}-") as scratch:
         root = Path(scratch)
         command = CountingCommand()
-        setups, plains, session = bench_setup_and_plain_add(repo, root, str(files), command)
+        setups, full_setups, plains, session = bench_setup_and_plain_add(repo, root, str(files), command)
         fast = bench_fast_commits(session)
         work = commit_work(session, command)
         captures, captured = bench_captured_commits(session)
         tool_stages = bench_tool_stages(session)
         porcelain = bench_porcelain_commits(repo, root)
     setup_s, plain_s = round(statistics.median(setups), 3), round(statistics.median(plains), 3)
+    full_setup_s = round(statistics.median(full_setups), 3)
     fast_ms, porcelain_ms = ms(statistics.median(fast[1:])), ms(statistics.median(porcelain[1:]))
     captured_ms = ms(statistics.median(captured[1:]))
     commit_target = f"<= {COMMIT_RATIO_MAX}x floor and < {COMMIT_MS_MAX} ms"
@@ -212,6 +222,8 @@ def measure(repo: Path, files: int) -> dict[str, object]:
         "files": files,
         "setup_s": figure(setup_s, plain_s, f"<= {SETUP_RATIO_MAX}x floor", setup_s <= SETUP_RATIO_MAX * plain_s),
         "setup_runs_s": [round(t, 3) for t in setups],
+        "setup_full_s": figure(full_setup_s, plain_s, None, None),
+        "setup_full_runs_s": [round(t, 3) for t in full_setups],
         "plain_git_worktree_add_runs_s": [round(t, 3) for t in plains],
         "commit_fast_path_ms": figure(fast_ms, porcelain_ms, commit_target, commit_met(fast_ms)),
         "commit_of_captured_writes_ms": figure(captured_ms, porcelain_ms, commit_target, commit_met(captured_ms)),

@@ -5,8 +5,9 @@ Every figure is a ratio to plain git measured in the same run (this machine's ti
 - a branch worktree through BranchWorktrees.fork: lazy (a branch of Orchestra's own tools: the index, no file
   written; target 0.25x the floor) and full (a branch that runs commands or a CLI agent; target 0.8x);
 - a four-branch fan-out run: session setup, four branches forked, 10 files changed and committed in each, the
-  fan-in merge, worktrees removed (target 0.35x five plain adds), and the same with full checkouts (how every
-  branch was made before lazy worktrees);
+  fan-in merge, worktrees removed (target 0.35x five plain adds; the session's worktree and the branches' lazy,
+  as a run of agents with Orchestra's own tools makes them), and the same with full checkouts (how every
+  worktree was made before lazy ones);
 - a 20-branch fan-out the same way (cost reported against 21 plain adds), checked to leave no worktree,
   branch or directory behind;
 - the fan-in merge of two branches alone.
@@ -70,10 +71,11 @@ class Bench:
         self.manager = WorkspaceManager(settings, self.git, SystemClock(), root / "project")
         self.sessions = 0
 
-    def branches(self) -> BranchWorktrees:
+    def branches(self, lazy: bool = False) -> BranchWorktrees:
+        """A new session (lazy: as a run of agents with Orchestra's own tools sets it up) and its branches."""
         self.sessions += 1
         session_id = f"bench{self.sessions}"
-        session = self.manager.setup_session(session_id, "bench")
+        session = self.manager.setup_session(session_id, "bench", lazy=lazy)
         return BranchWorktrees(session, self.git, SystemClock(), self.manager.worktrees_dir(session_id), "bench", lambda e: None)
 
     def plain_add(self, name: str, *options: str) -> float:
@@ -97,7 +99,7 @@ class Bench:
         """Session setup, `count` branches forked, CHANGED files committed in each, merged at the fan-in."""
         settle()
         started = time.perf_counter()
-        branches = self.branches()
+        branches = self.branches(lazy)
         paths = [f"fan:b{number}" for number in range(count)]
         branches.fork("fan", None, paths, lazy=paths if lazy else [])
         for number, path in enumerate(paths):

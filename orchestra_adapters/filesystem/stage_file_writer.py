@@ -27,6 +27,10 @@ IDLE_EXIT_S = 0.5
 # The thread takes what was queued in batches, at most one every POLL_S unless someone waits for a flush:
 # waking it for every file cost the engine a thread hand-off per file (four per node of a fast run).
 POLL_S = 0.01
+# At most this many files are queued or being written: an engine that outruns the disk (a fast run on a loaded
+# machine) waits for the writer rather than holding every file still to write (issue 33: the peak memory of a
+# 2,000-node run grew with the machine's load).
+MAX_PENDING = 256
 
 _Item = tuple[str, str, bytes]  # directory, path, data
 
@@ -42,7 +46,8 @@ class StageFileWriter:
         self._flushing = 0
         self._error: RunDirectoryError | None = None
         self._thread: threading.Thread | None = None
-        self._made: set[str] = set()
+        self._writing = 0  # files of the batch being written
+        self._made = ""  # the directory last made: a stage's files come one after the other
 
     def submit(self, directory: str, name: str, data: bytes) -> None:
         """Write `data` to `directory/name` soon (the directory is created first when missing).
@@ -53,6 +58,14 @@ class StageFileWriter:
         path = os.path.join(directory, name)
         with self._condition:
             self._raise_error()
+            if len(self._queue) + self._writing >= MAX_PENDING and self._thread is not None:
+                self._flushing += 1  # the thread takes the queue at once, without waiting for its next poll
+                try:
+                    self._condition.notify_all()
+                    while len(self._queue) + self._writing >= MAX_PENDING and self._thread is not None:
+                        self._condition.wait()
+                finally:
+                    self._flushing -= 1
             self._queue.append((directory, path, data))
             self._queued[path] += 1
             if self._thread is None:
@@ -89,7 +102,8 @@ class StageFileWriter:
         """The next batch to write, None once the thread has been idle for IDLE_EXIT_S (it then ends)."""
         with self._condition:
             self._busy = False
-            self._condition.notify_all()  # a flush waiting for the last batch
+            self._writing = 0
+            self._condition.notify_all()  # a flush waiting for the last batch, a submit waiting for room
             if not self._flushing:
                 self._condition.wait(POLL_S)  # let a batch gather; a flush wakes the thread at once
             idle = 0.0
@@ -102,6 +116,7 @@ class StageFileWriter:
             batch = list(self._queue)
             self._queue.clear()
             self._busy = True
+            self._writing = len(batch)
             return batch
 
     def _run(self) -> None:
@@ -121,9 +136,9 @@ class StageFileWriter:
                         del self._queued[path]
 
     def _write(self, directory: str, path: str, data: bytes) -> None:
-        if directory not in self._made:
+        if directory != self._made:
             ensure_directory(directory)
-            self._made.add(directory)
+            self._made = directory
         write_file(path, data)
 
 

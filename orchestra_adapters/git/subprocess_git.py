@@ -181,7 +181,11 @@ class SubprocessGit:
             self._git.run(worktree, ["checkout", "--quiet", branch, "--"], work_tree=True)
 
     def discard_changes(self, worktree: Path, sha: str) -> None:
+        from orchestra_adapters.git.lazy import is_lazy, reveal_written
+
         with self.lock(worktree):
+            if is_lazy(worktree):  # `reset --hard` leaves alone a file on disk whose entry is marked skip-worktree
+                reveal_written(self._git, worktree)
             self._git.run(worktree, ["reset", "--quiet", "--hard", sha], work_tree=True)
             self._git.run(worktree, ["clean", "--quiet", "-d", "--force", "--force"], work_tree=True)
 

@@ -125,6 +125,7 @@ def open_database(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
         connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
         _enable_wal(connection, busy_timeout_s)
         connection.execute("PRAGMA synchronous = NORMAL")
+        connection.execute(f"PRAGMA cache_size = {PAGE_CACHE_KIB}")
         migrate(connection, location)
         return connection
     except (sqlite3.Error, StoreError) as error:
@@ -140,6 +141,14 @@ def open_database(path: Path, busy_timeout_s: float) -> sqlite3.Connection:
         if damage is None:
             raise
         raise damage from error
+
+
+# SQLite's own page cache, in KiB (negative: a size, not a page count). Its default, 2 MB, filled up with the pages
+# a long run appended (never read again) and was a fifth of what a 2,000-node run's peak memory grew by over a
+# 5-node run's (issue 33). A run writes at the end of the file, and the operating system's cache holds the pages a
+# read goes back to: side by side (alternating, median of 4), 2,000-node runs into a 119 MB store took the same CPU
+# time with 512 KiB as with 2 MB (4.62 s and 4.60 s) and peaked 1.7 MB lower.
+PAGE_CACHE_KIB = -512
 
 
 def _enable_wal(connection: sqlite3.Connection, busy_timeout_s: float) -> None:

@@ -211,6 +211,7 @@ class PipelineRun:
         try:
             self.open_workspace()
             self.backend = self._make_backend()
+            self._full_checkout_unless_lazy()
             self.engine = self._make_engine()
         except KeyboardInterrupt:  # stopped while setting up: resumable, as a run stopped later is
             self.record_failure("interrupted", interrupted=True)
@@ -251,7 +252,8 @@ class PipelineRun:
         else:
             check = self._check_cheap_model if self.ports.commit_messages is not None else None
             setup = manager.setup_from_start if from_start else manager.setup_session
-            self.workspace = setup(self.session_id, self.pipeline_name, check_cheap_model=check)
+            lazy = self._session_may_be_lazy()
+            self.workspace = setup(self.session_id, self.pipeline_name, check_cheap_model=check, lazy=lazy)
         from orchestra_core.workspace.branches import BranchWorktrees
 
         self.branches = BranchWorktrees(
@@ -443,6 +445,25 @@ class PipelineRun:
         except Exception:  # the node fails on its own when it runs; give it every file meanwhile
             return False
         return only_own_tools(tools)
+
+    def _session_may_be_lazy(self) -> bool:
+        """Whether the session's worktrees may start lazy, from the graph alone (the backend is not built yet):
+        no tool node, no tool hooks and no manager loop (whose child pipeline's nodes are not in this graph).
+        `_full_checkout_unless_lazy` finishes the decision once the backend is there."""
+        for node in self.graph.nodes.values():
+            if node.handler_type in ("tool", "stack.manager_loop") or any(self.graph.tool_hooks_for(node)):
+                return False
+        return True
+
+    def _full_checkout_unless_lazy(self) -> None:
+        """Make the session's lazy worktrees full checkouts, before any node runs, unless every node of the graph
+        reads files only through Orchestra's own tools (`reads_lazily`: no CLI agent with a shell, no other tool);
+        a node that turns out to need every file later (a command, a CLI agent) gets them first all the same."""
+        workspace = self.workspace
+        if workspace is None or not workspace.lazy_repos():
+            return
+        if not all(self.reads_lazily(node_id) for node_id in self.graph.nodes):
+            self.full_checkout(None)
 
     def _gives_a_shell(self, node: Node) -> bool:
         """Whether the node's backend runs an agent with a shell (`gives_agents_a_shell(node)`, CLI agents)."""
@@ -667,6 +688,8 @@ class PipelineRun:
                 close()
         if self.branches is not None:  # lazy worktrees kept (a conflict, a failed run): their git readers end
             self.branches.close()
+        if self.workspace is not None:  # the session's own, when they were made lazy
+            self.workspace.close()
         while self._checkout_leases:
             self._checkout_leases.pop().release()
         if self._lease is not None:

@@ -205,11 +205,18 @@ class CheckpointDeltas:
         )
 
     def _plain_outcome(self, node: str, outcome: Outcome) -> Outcome:
-        """The storable outcome, made once per outcome: a full record restates every node's (issue 16)."""
+        """The storable outcome, made once per outcome: a full record restates every node's (issue 16). Only
+        copies are kept: an outcome already storable (most) is its own storable form, and checking that costs
+        less than a long run holding an entry per node (issue 33)."""
         known = self._plain.get(node)
-        if known is None or known[0] is not outcome:
-            known = self._plain[node] = (outcome, _plain_outcome(outcome))
-        return known[1]
+        if known is not None and known[0] is outcome:
+            return known[1]
+        plain = _plain_outcome(outcome)
+        if plain is outcome:
+            self._plain.pop(node, None)
+        else:
+            self._plain[node] = (outcome, plain)
+        return plain
 
     def remember(self, checkpoint: Checkpoint, record: CheckpointRecord, turn_id: str) -> bool:
         """Note the checkpoint just stored, as the base of the next delta; True when it recorded a snapshot

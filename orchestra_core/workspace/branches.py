@@ -140,13 +140,13 @@ class BranchWorktrees:
 
     def materialize(self, branch: str | None) -> tuple[str, ...]:
         """Make the lazy worktrees `branch`'s nodes work in full checkouts (a node is about to run a command or
-        a CLI agent there); returns the repos that were lazy (none on the main line).
+        a CLI agent there; on the main line, the session's own worktrees when they were made lazy); returns the
+        repos that were lazy.
 
         Raises:
             WorkspaceError: git failed.
         """
-        session = self.session_for(branch)
-        return session.materialize() if session is not self._root else ()
+        return self.session_for(branch).materialize()
 
     def close(self) -> None:
         """End the git processes that read lazy worktrees' files (the worktrees stay; reading restarts them)."""

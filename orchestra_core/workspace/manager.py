@@ -80,7 +80,12 @@ class WorkspaceManager:
         ]
 
     def setup_session(
-        self, session_id: str, pipeline_name: str, *, check_cheap_model: Callable[[], None] | None = None
+        self,
+        session_id: str,
+        pipeline_name: str,
+        *,
+        check_cheap_model: Callable[[], None] | None = None,
+        lazy: bool = False,
     ) -> WorkspaceSession:
         """Check every repo, then create a session branch (and worktree) in each.
 
@@ -89,6 +94,9 @@ class WorkspaceManager:
             pipeline_name: The pipeline's name (the branch's middle part).
             check_cheap_model: Raises when the `cheap` model alias (commit messages) cannot be resolved;
                 called only when there are repos to commit to.
+            lazy: Make the worktrees lazy (`Git.worktree_add_lazy`: no file written; agents' tools read the
+                others from git's objects) for a run whose nodes all read files through Orchestra's own tools;
+                `WorkspaceSession.materialize` makes them full checkouts. In-place repos are never lazy.
 
         Raises:
             WorkspaceConfigError: A repo is unusable (every problem listed); nothing was created.
@@ -100,7 +108,7 @@ class WorkspaceManager:
         if plans and check_cheap_model is not None:
             self._check_cheap_model(check_cheap_model)
         self.exclude_state_dir([plan.repo_root for plan in plans])
-        contexts = BranchCreator(self._git, self._clock, self._emit).create_all(
+        contexts = BranchCreator(self._git, self._clock, self._emit, lazy=lazy).create_all(
             plans, session_id, pipeline_name
         )
         self._link_project(contexts)
@@ -172,7 +180,12 @@ class WorkspaceManager:
         return self.reopen_session(contexts)
 
     def setup_from_start(
-        self, session_id: str, pipeline_name: str, *, check_cheap_model: Callable[[], None] | None = None
+        self,
+        session_id: str,
+        pipeline_name: str,
+        *,
+        check_cheap_model: Callable[[], None] | None = None,
+        lazy: bool = False,
     ) -> WorkspaceSession:
         """A session that recorded no branch started again from the beginning: what its stopped run made without
         recording it is removed (see `start_again`), then the session is set up as a new one (`setup_session`)."""
@@ -181,7 +194,7 @@ class WorkspaceManager:
         discard_unrecorded(
             self._git, self._settings.repos, self._config_dir, self.worktrees_dir(session_id), session_id, self._emit
         )
-        return self.setup_session(session_id, pipeline_name, check_cheap_model=check_cheap_model)
+        return self.setup_session(session_id, pipeline_name, check_cheap_model=check_cheap_model, lazy=lazy)
 
     def recorded_contexts(
         self, session_id: str, pipeline_name: str, heads: Mapping[str, tuple[str, str, str]]
@@ -275,6 +288,14 @@ class WorkspaceManager:
             ) from error
 
     def _session(self, session_id: str, contexts: list[WorkspaceContext]) -> WorkspaceSession:
+        """The session over these contexts; a worktree that is lazy (made so by a run whose nodes all read through
+        Orchestra's tools, and not made full since) is read from git's objects again."""
+        lazy = {}
+        for context in contexts:
+            if context.isolation != IN_PLACE:
+                files = self._git.tree_files(context.worktree_path)
+                if files is not None:
+                    lazy[context.repo_name] = files
         return WorkspaceSession(
             session_id,
             contexts,
@@ -283,4 +304,5 @@ class WorkspaceManager:
             self._clock,
             self._commit_messages,
             self._emit,
+            lazy,
         )

@@ -283,7 +283,17 @@ class WorkspaceSession:
             raise WorkspaceError(f"{context.repo_name}: {path} exists but is not a worktree of {root}")
         self._git.update_ref(root, context.branch_ref, target, expected_old=None)
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._git.worktree_add(root, path, context.branch_name)
+        with self._lock:
+            lazy = self._tree_files.pop(context.repo_name, None)
+        if lazy is None:
+            self._git.worktree_add(root, path, context.branch_name)
+        else:  # a lazy worktree is made again lazy: its reader starts over on the new one
+            lazy.close()
+            self._git.worktree_add_lazy(root, path, context.branch_name)
+            files = self._git.tree_files(path)
+            if files is not None:
+                with self._lock:
+                    self._tree_files[context.repo_name] = files
         copy_included_files(
             self._git, root, path, self._emit, session_id=context.session_id, repo=context.repo_name
         )

@@ -178,10 +178,13 @@ def _fail(key: str, detail: str) -> NoReturn:
 class BranchCreator:
     """Creates session branches and worktrees from plans; undoes its own work when a step fails."""
 
-    def __init__(self, git: Git, clock: Clock, emit: Callable[[WorkspaceEvent], None]) -> None:
+    def __init__(
+        self, git: Git, clock: Clock, emit: Callable[[WorkspaceEvent], None], *, lazy: bool = False
+    ) -> None:
         self._git = git
         self._clock = clock
         self._emit = emit
+        self._lazy = lazy  # worktrees made lazy (`Git.worktree_add_lazy`), not full checkouts
 
     def create_all(
         self, plans: list[RepoPlan], session_id: str, pipeline_name: str
@@ -237,13 +240,14 @@ class BranchCreator:
         )
 
     def _add_worktree(self, root: Path, path: Path, branch: str) -> None:
+        add = self._git.worktree_add_lazy if self._lazy else self._git.worktree_add
         try:
-            self._git.worktree_add(root, path, branch)
+            add(root, path, branch)
         except GitError:
             # A worktree whose directory is gone (`.orchestra` deleted by hand) is still registered and refuses
             # the path: forget such records and try once more (not before: `prune` is a process and a lock).
             self._git.worktree_prune(root)
-            self._git.worktree_add(root, path, branch)
+            add(root, path, branch)
 
     def _create_branch(self, plan: RepoPlan) -> str:
         for _ in range(_CREATE_ATTEMPTS):

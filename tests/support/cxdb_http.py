@@ -190,6 +190,7 @@ class _Handler(BaseHTTPRequestHandler):
         if view in ("typed", "both"):
             item.update(self._typed(turn, payload, query))
         if view in ("raw", "both"):
+            self.state.counts["payloads"] += 1  # turns served with their payload bytes
             item.update(
                 {
                     "content_hash_b3": turn.content_hash.hex(),

@@ -20,6 +20,9 @@ class HttpStatusError(StoreError):
         super().__init__(f"CXDB at {url} answered {status}: {message}")
 
 
+ENVELOPE = "envelope"  # any view but typed, raw and both: the envelope fields alone (PROTOCOL.md 1.3)
+
+
 class CxdbHttp:
     """Reads over HTTP GET (the writes go over the binary protocol; CXDB has no POST routes)."""
 
@@ -33,9 +36,12 @@ class CxdbHttp:
         document = self._get_json("/v1/contexts", {"limit": str(limit)})
         return list(document.get("contexts", []))
 
-    def turns(self, context_id: int, *, limit: int, before_turn_id: int | None) -> dict[str, Any]:
-        """`GET /v1/contexts/{id}/turns` in the raw view (payload bytes base64; decoded with our bundle)."""
-        params = {"view": "raw", "limit": str(limit), "bytes_render": "base64"}
+    def turns(
+        self, context_id: int, *, limit: int, before_turn_id: int | None, view: str = "raw"
+    ) -> dict[str, Any]:
+        """`GET /v1/contexts/{id}/turns` in the raw view (payload bytes base64; decoded with our bundle), or with
+        `view=ENVELOPE` only each turn's ids, depth and declared type (no payload read or sent)."""
+        params = {"view": view, "limit": str(limit), "bytes_render": "base64"}
         if before_turn_id is not None:
             params["before_turn_id"] = str(before_turn_id)
         return self._get_json(f"/v1/contexts/{context_id}/turns", params)

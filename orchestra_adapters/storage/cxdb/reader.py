@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from attrs import evolve
 
 from orchestra_adapters.storage.cxdb import protocol
 from orchestra_adapters.storage.cxdb.connection import ConnectionDropped, CxdbConnection
 from orchestra_adapters.storage.cxdb.envelope import Lineage, TurnFacts, read_metadata, split_payload
-from orchestra_adapters.storage.cxdb.http import CxdbHttp, HttpStatusError
+from orchestra_adapters.storage.cxdb.http import ENVELOPE, CxdbHttp, HttpStatusError
 from orchestra_adapters.storage.cxdb.turns import (
     FactsCache,
     facts_from_http,
@@ -103,15 +104,35 @@ class CxdbReader:
     def page(self, context: int, limit: int, before: int | None) -> list[TurnFacts]:
         """One page of `/turns` in the raw view, oldest first, starting at `before`'s parent (or the head)."""
         where = f"{self.location}: session {context}"
+        return [facts_from_http(item, where) for item in self._turns(context, limit, before, "raw")]
+
+    def links(self, context: int, limit: int, before: int) -> list[tuple[int, int]]:
+        """One page of `/turns` as (turn id, parent id) alone, oldest first, starting at `before`'s parent."""
         try:
-            document = self.http.turns(context, limit=limit, before_turn_id=before)
+            return [(int(item["turn_id"]), int(item["parent_turn_id"])) for item in self._turns(context, limit, before, ENVELOPE)]
+        except (KeyError, TypeError, ValueError) as error:
+            raise StoreError(f"{self.location}: session {context}: unexpected turn in the envelope view ({error})") from None
+
+    def exists(self, context: int, turn_id: int) -> bool:
+        """Whether the server holds turn `turn_id` (of any context): the cache, or a page read from it."""
+        if self._facts.get(turn_id) is not None:
+            return True
+        try:
+            self._turns(context, 1, turn_id, ENVELOPE)
+        except TurnNotFoundError:
+            return False
+        return True
+
+    def _turns(self, context: int, limit: int, before: int | None, view: str) -> list[dict[str, Any]]:
+        try:
+            document = self.http.turns(context, limit=limit, before_turn_id=before, view=view)
         except HttpStatusError as error:
             if error.status == 404 and error.message == "context":
                 raise SessionNotFoundError(f"no session {context!r} in {self.location}") from None
             if error.status == 404:
                 raise TurnNotFoundError(f"no turn {before} in {self.location}") from None
             raise
-        return [facts_from_http(item, where) for item in document.get("turns", [])]
+        return list(document.get("turns", []))
 
     def checkpoint(self, lineage: Lineage) -> TurnFacts:
         """The checkpoint a lineage points at, from one GET_BLOB of its payload (its envelope has the rest)."""

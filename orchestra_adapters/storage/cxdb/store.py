@@ -19,6 +19,7 @@ from orchestra_adapters.storage.cxdb.envelope import (
     metadata_map,
 )
 from orchestra_adapters.storage.cxdb.http import CxdbHttp
+from orchestra_adapters.storage.cxdb.ranges import facts_after
 from orchestra_adapters.storage.cxdb.reader import CxdbReader
 from orchestra_adapters.storage.cxdb.turns import (
     facts_from_payload,
@@ -40,6 +41,7 @@ from orchestra_core.ports.session_store import (
     TurnAppend,
     TurnData,
     TurnPage,
+    TurnRange,
 )
 from orchestra_core.session.bundle import parse_bundle_id
 from orchestra_core.session.codec import normalize_turn_data
@@ -178,6 +180,23 @@ class CxdbSessionStore:
             page = [self._reader.remember(f) for f in self._reader.page(context, max(limit, 0), before)]
             more = bool(page) and page[0].parent_turn_id != 0
             return TurnPage(tuple(stored_turn(f) for f in page), str(page[0].turn_id) if more else None)
+
+    def turns_after(self, session_id: Id, *, after_turn_id: Id | None = None, limit: int = 64) -> TurnRange:
+        """Forward ranges read backwards from the head (CXDB has no forward read): see `cxdb/ranges.py`."""
+        with self._guard():
+            context = self._head(session_id).context_id
+            floor = -1
+            if after_turn_id is not None:
+                parsed = parse_id(after_turn_id)
+                if parsed is None:
+                    raise TurnNotFoundError(f"no turn {str(after_turn_id)!r} in {self.location}")
+                floor = parsed
+            if limit <= 0:
+                if floor >= 0 and not self._reader.exists(context, floor):
+                    raise TurnNotFoundError(f"no turn {floor} in {self.location}")
+                return TurnRange((), False)
+            found, more = facts_after(self._reader, context, floor, limit)
+            return TurnRange(tuple(stored_turn(self._reader.remember(facts)) for facts in found), more)
 
     def latest_checkpoint(self, session_id: Id, *, at_turn_id: Id | None = None) -> StoredTurn | None:
         with self._guard():

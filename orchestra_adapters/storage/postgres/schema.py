@@ -127,7 +127,15 @@ ALTER TABLE {SCHEMA}.turns ADD COLUMN unpriced_turns bigint NOT NULL DEFAULT 0;
 """
 _V3_COLUMNS = ("cost_nanos", "unpriced_turns")
 
-LATEST_VERSION = 3
+# Version 4: a page of a session's history read forwards (`turns_after`) by keyset over (session, id) instead of
+# walking the chain back from the head: turns found by session, and whether each session is one straight chain
+# (every turn appended after the head of its time; a turn hung off an older one clears it).
+_V4 = f"""
+ALTER TABLE {SCHEMA}.sessions ADD COLUMN linear boolean NOT NULL DEFAULT true;
+CREATE INDEX turns_by_session ON {SCHEMA}.turns (session_id, id);
+"""
+
+LATEST_VERSION = 4
 
 
 def migrate(connection: psycopg.Connection, location: str) -> int:
@@ -188,6 +196,27 @@ def _add_session_cost(connection: psycopg.Connection, location: str) -> None:
     backfill_totals(connection, location)
 
 
+def _add_turns_by_session(connection: psycopg.Connection, location: str) -> None:
+    _execute_script(connection, _V4)
+    backfill_linear(connection)
+
+
+def backfill_linear(connection: psycopg.Connection) -> None:
+    """Mark every session whose turns do not each follow the one before (or its fork point) as not linear."""
+    last: dict[int, int | None] = dict(connection.execute(f"SELECT id, base_turn_id FROM {SCHEMA}.sessions").fetchall())
+    branched: set[int] = set()
+    for turn_id, parent_id, session_id in connection.execute(
+        f"SELECT id, parent_id, session_id FROM {SCHEMA}.turns ORDER BY id"
+    ):
+        if parent_id != last.get(session_id):
+            branched.add(session_id)
+        last[session_id] = turn_id
+    with connection.cursor() as statement:
+        statement.executemany(
+            f"UPDATE {SCHEMA}.sessions SET linear = false WHERE id = %s", [(number,) for number in branched]
+        )
+
+
 def backfill_totals(connection: psycopg.Connection, location: str, columns: tuple[str, ...] | None = None) -> None:
     """Compute every turn's totals from its parent's, oldest first, and write their `columns` (of
     `TOTALS_COLUMNS`; all by default); only turns whose totals are not all zero are written (the columns' defaults
@@ -241,4 +270,5 @@ _MIGRATIONS: dict[int, Callable[[psycopg.Connection, str], None]] = {
     1: _create_v1,
     2: _add_session_totals,
     3: _add_session_cost,
+    4: _add_turns_by_session,
 }

@@ -15,6 +15,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from orchestra_adapters.storage.payload import compress, content_hash, encode_payload
 from orchestra_adapters.storage.postgres.dsn import CONNECT_TIMEOUT_S, connection_options, display_dsn
 from orchestra_adapters.storage.postgres.errors import store_error
+from orchestra_adapters.storage.postgres.ranges import rows_after
 from orchestra_adapters.storage.postgres.schema import SCHEMA, migrate, totals_columns
 from orchestra_adapters.storage.sqlite_rows import (
     TOTALS_COLUMNS,
@@ -45,6 +46,7 @@ from orchestra_core.ports.session_store import (
     TurnAppend,
     TurnData,
     TurnPage,
+    TurnRange,
 )
 from orchestra_core.session.bundle import parse_bundle_id
 from orchestra_core.session.codec import normalize_turn_data
@@ -94,6 +96,7 @@ class _HeadMoved(Exception):
 
 class PostgresSessionStore:
     """A SessionStore in PostgreSQL: the shared store of a fleet of workers (docs/storage.md, docs/fleet.md).
+    It has both optional capabilities: running totals per turn and forward ranges of a history.
 
     Appends are one transaction each (a batch too): turn ids come from a sequence, and a session's head moves by
     compare-and-set (`UPDATE ... WHERE head_turn_id IS NOT DISTINCT FROM <the head read>`), so any number of
@@ -239,10 +242,13 @@ class PostgresSessionStore:
         rows: list[tuple[Any, ...]] = []
         blobs: list[tuple[Any, ...]] = []
         stored: list[StoredTurn] = []
+        branched: set[int] = set()  # sessions a turn of the batch hangs off an older turn of: no longer linear
         for turn, (number, plain, payload, digest, blob), turn_id in zip(turns, prepared, ids, strict=True):
             parent_id, depth, parent = heads[number]
             if turn.parent_turn_id is not None:
                 parent_id, depth, parent = _with_cursor(self._turn_row(connection, turn.parent_turn_id))
+                if parent_id != heads[number][0]:
+                    branched.add(number)
             cursor = (parent if parent_id else SessionCursor()).after(str(turn_id), turn.type_id, plain)
             turn_depth = depth + 1 if parent_id else 0
             rows.append((
@@ -276,6 +282,8 @@ class PostgresSessionStore:
                 )
                 if statement.rowcount != 1:
                     raise _HeadMoved()
+            for number in branched:
+                statement.execute(f"UPDATE {_S}.sessions SET linear = false WHERE id = %s AND linear", (number,))
         return stored
 
     def _prepare(self, turn: TurnAppend) -> tuple[int, dict[Any, Any], bytes, bytes, tuple[int, bytes] | None]:
@@ -307,6 +315,17 @@ class PostgresSessionStore:
         page = tuple(stored_turn(_bytes_row(row), self.location) for row in rows)
         more = bool(page) and page[0].parent_turn_id is not None
         return TurnPage(page, page[0].turn_id if more else None)
+
+    def turns_after(self, session_id: Id, *, after_turn_id: Id | None = None, limit: int = 64) -> TurnRange:
+        number = self._number(session_id)
+        with self._connection(f"read the turns of session {session_id}") as connection:
+            self._head_row(connection, number, session_id)
+            floor = -1 if after_turn_id is None else int(self._turn_row(connection, after_turn_id)[0])
+            if limit <= 0:
+                return TurnRange((), False)
+            rows = rows_after(connection, number, floor, limit + 1)
+        found = tuple(stored_turn(_bytes_row(row), self.location) for row in rows[:limit])
+        return TurnRange(found, len(rows) > limit)
 
     def latest_checkpoint(self, session_id: Id, *, at_turn_id: Id | None = None) -> StoredTurn | None:
         number = self._number(session_id)

@@ -12,6 +12,8 @@ from tests.support.cxdb_server import FakeCxdbServer
 
 
 class TestCxdbSessionStoreOnFakeServer(SessionStoreContract):
+    capabilities = frozenset({"ranges"})
+
     def make_store(self) -> CxdbSessionStore:
         server = FakeCxdbServer()
         self.add_cleanup(server.stop)

@@ -21,7 +21,7 @@ def _cluster(postgres_cluster: PostgresCluster) -> Iterator[None]:
 
 
 class TestPostgresSessionStore(SessionStoreContract):
-    capabilities = frozenset({"totals"})
+    capabilities = frozenset({"totals", "ranges"})
 
     def make_store(self) -> PostgresSessionStore:
         return PostgresSessionStore(_CLUSTER[0].new_database())
@@ -30,7 +30,7 @@ class TestPostgresSessionStore(SessionStoreContract):
 class TestPostgresSessionStoreWithSmallInlineLimit(SessionStoreContract):
     """Every payload goes through the blob table."""
 
-    capabilities = frozenset({"totals"})
+    capabilities = frozenset({"totals", "ranges"})
 
     def make_store(self) -> PostgresSessionStore:
         return PostgresSessionStore(_CLUSTER[0].new_database(), inline_limit=0)

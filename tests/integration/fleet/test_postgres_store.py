@@ -120,6 +120,8 @@ def test_a_version_1_database_gets_the_totals_of_its_turns(postgres_dsn: str) ->
         connection.execute(f"ALTER TABLE orchestra.turns {', '.join(f'DROP COLUMN {c}' for c in columns)}")
         connection.execute("DROP INDEX orchestra.sessions_by_parent")
         connection.execute("DROP TABLE orchestra.fleet_branches")
+        connection.execute("ALTER TABLE orchestra.sessions DROP COLUMN linear")
+        connection.execute("DROP INDEX orchestra.turns_by_session")
         connection.execute("UPDATE orchestra.schema_version SET version = 1")
     migrated = PostgresSessionStore(postgres_dsn)
     found = {(line, own): migrated.session_totals(line, own=own) for line, own in expected}
@@ -127,6 +129,27 @@ def test_a_version_1_database_gets_the_totals_of_its_turns(postgres_dsn: str) ->
     assert [info.session_id for info in migrated.child_sessions(session)] == [branch]
     with psycopg.connect(postgres_dsn) as connection:
         assert connection.execute("SELECT version FROM orchestra.schema_version").fetchall() == [(LATEST_VERSION,)]
+    migrated.close()
+
+
+def test_a_version_3_database_learns_which_sessions_are_straight_chains(postgres_dsn: str) -> None:
+    store = PostgresSessionStore(postgres_dsn)
+    straight, branched = (store.create_session(SessionMetadata(pipeline="p")).session_id for _ in range(2))
+    ids = [store.append(line, "test.Event", 1, {1: n}).turn_id for n in range(3) for line in (straight, branched)]
+    retry = store.append(branched, "test.Event", 1, {1: 9}, parent_turn_id=ids[1]).turn_id  # hung off its first
+    fork = store.fork_session(ids[2], SessionMetadata(pipeline="p")).session_id
+    own = store.append(fork, "test.Event", 1, {1: 7}).turn_id
+    store.close()
+    with psycopg.connect(postgres_dsn, autocommit=True) as connection:  # back to what version 3 wrote
+        connection.execute("ALTER TABLE orchestra.sessions DROP COLUMN linear")
+        connection.execute("DROP INDEX orchestra.turns_by_session")
+        connection.execute("UPDATE orchestra.schema_version SET version = 3")
+    migrated = PostgresSessionStore(postgres_dsn)
+    with psycopg.connect(postgres_dsn) as connection:
+        linear = dict(connection.execute("SELECT id, linear FROM orchestra.sessions").fetchall())
+    assert linear == {int(straight): True, int(branched): False, int(fork): True}
+    assert [t.turn_id for t in migrated.turns_after(branched, limit=10).turns] == [ids[1], retry]
+    assert [t.turn_id for t in migrated.turns_after(fork, after_turn_id=ids[0], limit=10).turns] == [ids[2], own]
     migrated.close()
 
 

@@ -156,3 +156,22 @@ def test_a_loop_restart_is_recorded_whole_even_when_the_history_ends_alike() -> 
     record = deltas.record(restarted)
     assert record.base_turn_id is None
     assert record.completed_nodes == ("plan", "build")
+
+
+def test_outcomes_already_storable_are_not_copied_nor_kept_a_second_time() -> None:
+    plain = Outcome(StageStatus.SUCCESS, context_updates={"last_stage": "plan", "count": 3})
+    odd = Outcome(StageStatus.SUCCESS, context_updates={"when": datetime(2026, 1, 1, tzinfo=UTC)})
+    checkpoint = Checkpoint(
+        current_node="build",
+        completed_nodes=("plan", "build"),
+        node_outcomes={"plan": plain, "build": odd},
+        node_retries={},
+        context={},
+        timestamp=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+    deltas = CheckpointDeltas(FULL_EVERY)
+    for _ in range(2):  # a full record restates every outcome: the copy made once is reused
+        record = deltas.record(checkpoint)
+        assert record.node_outcomes["plan"] is plain
+        assert dict(record.node_outcomes["build"].context_updates) == {"when": "2026-01-01 00:00:00+00:00"}
+    assert list(deltas._plain) == ["build"]  # a long run holds an entry only for the outcomes it had to copy

@@ -192,3 +192,21 @@ def test_addresses_parse(text: str, expected: tuple[str, int]) -> None:
 def test_bad_addresses_are_refused(text: str) -> None:
     with pytest.raises(StoreUnavailableError):
         parse_address(text)
+
+
+def test_a_forward_range_far_from_the_head_reads_the_payloads_of_its_turns_alone(
+    server: FakeCxdbServer, store: CxdbSessionStore
+) -> None:
+    session = store.create_session(META).session_id
+    ids = [store.append(session, "t.Step", 1, {1: n}).turn_id for n in range(600)]
+    server.state.counts.clear()
+    found = store.turns_after(session, after_turn_id=ids[20], limit=5)
+    assert [turn.turn_id for turn in found.turns] == ids[21:26] and found.has_more
+    assert [turn.data[1] for turn in found.turns] == [21, 22, 23, 24, 25]
+    # One page from the head (limit + 1 payloads), the ids walked back without payloads, the range's 5 payloads.
+    assert server.state.counts["payloads"] == 6 + 5
+    assert server.state.counts["http"] <= 3
+    server.state.counts.clear()
+    tail = store.turns_after(session, after_turn_id=ids[-3], limit=5)
+    assert [turn.turn_id for turn in tail.turns] == ids[-2:] and not tail.has_more
+    assert (server.state.counts["http"], server.state.counts["payloads"]) == (1, 6)
