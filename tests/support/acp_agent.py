@@ -13,7 +13,8 @@ run in order on `session/prompt`, then the prompt is answered with `stop_reason`
 - `{"native_write": {"path", "content"}}`: writes the file itself, past Orchestra (an `edit` tool call).
 - `{"plan": [{"content", "status"}]}`, `{"usage": {"amount": 0.5}}` (a `usage_update` with a USD cost).
 - `{"crash": status}`: exits at once. `{"garbage": text}`: prints a line that is not JSON-RPC.
-- `{"hang": {"honour_cancel": bool}}`: waits forever (or until `session/cancel`, then answers `cancelled`).
+- `{"hang": {"honour_cancel": bool, "note": path}}`: waits forever (or until `session/cancel`, then notes it in
+  `path` and answers `cancelled`).
 - `{"child": path}`: starts a `sleep` that would outlive it and writes `<own pid> <child pid>` to `path`.
 - `{"record": path}`: writes what it was given (initialize's capabilities, session/new's cwd and MCP servers,
   the prompt) to `path` as JSON.
@@ -163,6 +164,8 @@ class StandIn:
             sys.stderr.flush()
             if value.get("honour_cancel"):
                 await self.cancelled.wait()
+                if value.get("note"):
+                    Path(value["note"]).write_text("session/cancel came", encoding="utf-8")
                 return "cancelled"
             await asyncio.Event().wait()
         elif kind == "child":

@@ -41,7 +41,9 @@ from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.turn import TokenUsage
 
 CANCEL_GRACE_S = 3.0  # after `session/cancel`, how long the agent has to answer before its group is killed
-EXIT_GRACE_S = 2.0  # after the agent's output ends, how long the pending request has to fail
+EXIT_GRACE_S = (
+    2.0  # after the agent exits, how long its last messages have to arrive (its output may stay open)
+)
 
 _SHOWN_DATA = 500  # characters of an error's data, in the node's failure
 
@@ -145,12 +147,18 @@ class Conversation:
         talk = asyncio.ensure_future(self._talk(connection, prompt))
         ended = asyncio.ensure_future(_wait(transport.ended))
         stopped = asyncio.ensure_future(stop.wait())
+        # The agent's exit, watched apart from its output: what it started may hold its stdout open.
+        exited = asyncio.ensure_future(asyncio.to_thread(self._pipes.process.wait))
         try:
             done, _ = await asyncio.wait(
-                {talk, ended, stopped}, timeout=self._timeout_s, return_when=asyncio.FIRST_COMPLETED
+                {talk, ended, stopped, exited}, timeout=self._timeout_s, return_when=asyncio.FIRST_COMPLETED
             )
-            if talk not in done and ended in done:  # the agent's output ended: its request fails at once
-                await asyncio.wait({talk}, timeout=EXIT_GRACE_S)
+            if talk not in done and (
+                ended in done or exited in done
+            ):  # its last messages, then its request fails
+                await asyncio.wait({talk}, timeout=EXIT_GRACE_S)  # at the end of its output, at once
+                if not talk.done() and not transport.fault and transport.error is None:
+                    return self._ending("died")
             if transport.error is not None:
                 raise transport.error
             if transport.fault:
@@ -166,6 +174,7 @@ class Conversation:
             for task in (talk, ended, stopped):
                 task.cancel()
             self._pipes.kill()
+            await asyncio.wait({exited}, timeout=5)  # reaped once its group is killed
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(connection.close(), timeout=2)
 

@@ -27,10 +27,12 @@ from orchestra_adapters.backends.cli_agent.spec import CliAgentSpec
 from orchestra_adapters.backends.cli_agent.turns import TurnAssembler, TurnDraft
 from orchestra_adapters.process.sandbox import SandboxUnavailable
 from orchestra_core.agents.tools import provider_safe_name
+from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.turn import ToolCall
 
 REPORT_OUTCOME = "report_outcome"
+INVALID_PARAMS = -32602  # JSON-RPC's code for a request whose parameters are refused
 MAX_READ_BYTES = 10 * 1024 * 1024
 DENIED = "denied by Orchestra's permission policy"
 _PREFIXES = ("mcp__orchestra__", "orchestra__", "mcp_orchestra_")
@@ -149,12 +151,10 @@ class AcpExecution(Execution):
             _guarded, handle = repo.guard.open_file(relative)
             with handle:
                 data = handle.read(MAX_READ_BYTES + 1)
-        except (OSError, ValueError) as error:  # the guard's refusals are ValueErrors (ToolPathError)
-            raise RequestError.invalid_params(
-                {"path": path, "reason": str(error) or type(error).__name__}
-            ) from None
+        except (OSError, ValueError, OrchestraError) as error:  # the guard refuses with a ToolPathError
+            raise _refused(path, _why(path, error)) from None
         if len(data) > MAX_READ_BYTES:
-            raise RequestError.invalid_params({"path": path, "reason": f"larger than {MAX_READ_BYTES} bytes"})
+            raise _refused(path, f"{path} is larger than {MAX_READ_BYTES} bytes")
         return read_lines(data.decode("utf-8", errors="replace"), line, limit)
 
     def write_text_file(self, path: str, content: str) -> None:
@@ -162,9 +162,7 @@ class AcpExecution(Execution):
         safe = provider_safe_name(f"{repo.name}:write-file")
         name = self._toolbox.orchestra_name(self._toolbox.safe_name_of(safe))
         if name == safe:
-            raise RequestError.invalid_params(
-                {"path": path, "reason": f"this node has no {repo.name}:write-file tool"}
-            )
+            raise _refused(path, f"this node has no {repo.name}:write-file tool")
         self._fs_calls += 1
         call_id = f"fs-write-{self._fs_calls}"
         arguments = {"path": relative, "content": content}
@@ -173,13 +171,13 @@ class AcpExecution(Execution):
         executed = self._host.call(safe, arguments)
         self._assembler.feed(ToolFinished(call_id, executed.text, is_error=executed.failed))
         if executed.failed:
-            raise RequestError.invalid_params({"path": path, "reason": executed.record.error})
+            raise _refused(path, executed.record.error or "the write failed")
 
     def _locate(self, path: str) -> tuple[Any, str]:
         try:
             return locate(path, self._roots)
         except OutsideWorktree as error:
-            raise RequestError.invalid_params({"path": path, "reason": str(error)}) from None
+            raise _refused(path, str(error)) from None
 
     # Turns -------------------------------------------------------------------------------------------------
     def _report(self, draft: TurnDraft) -> None:
@@ -233,6 +231,19 @@ class AcpExecution(Execution):
             if name != safe:
                 return name
         return None
+
+
+def _why(path: str, error: BaseException) -> str:
+    if isinstance(error, FileNotFoundError | NotADirectoryError):
+        return f"no such file: {path}"
+    if isinstance(error, IsADirectoryError):
+        return f"{path} is a directory"
+    return str(error) or type(error).__name__
+
+
+def _refused(path: str, reason: str) -> RequestError:
+    """The error answering a file request Orchestra refuses: the reason is its message (what the agent shows)."""
+    return RequestError(INVALID_PARAMS, reason, {"path": path})
 
 
 def _strings(value: Any, depth: int = 0) -> list[str]:
