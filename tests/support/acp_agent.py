@@ -40,6 +40,7 @@ from acp.schema import (
     AgentThoughtChunk,
     ContentToolCallContent,
     Cost,
+    Implementation,
     InitializeResponse,
     NewSessionResponse,
     PermissionOption,
@@ -80,7 +81,10 @@ class StandIn:
             client_capabilities.model_dump(mode="json", by_alias=True) if client_capabilities else None
         )
         self.given["client"] = client_info.name if client_info else None
-        return InitializeResponse(protocol_version=self.script.get("protocol_version", PROTOCOL_VERSION))
+        return InitializeResponse(
+            protocol_version=self.script.get("protocol_version", PROTOCOL_VERSION),
+            agent_info=Implementation(name="acp-stand-in", version="1.0"),
+        )
 
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any

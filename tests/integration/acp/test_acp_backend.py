@@ -194,7 +194,7 @@ def test_permission_requests_allow_orchestras_tools_and_writes_inside_and_deny_t
     assert outcome.result.succeeded, outcome.result.failure_reason
     refused = failed_calls(outcome.turns)
     assert set(refused) == {"shell", "edit-out"}
-    assert refused["shell"].startswith("denied by Orchestra's permission policy: a execute call")
+    assert refused["shell"].startswith("denied by Orchestra's permission policy: a call of kind 'execute'")
     assert "outside the node's worktree" in refused["edit-out"]
 
 
