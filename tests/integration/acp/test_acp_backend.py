@@ -14,13 +14,21 @@ import pytest
 
 from orchestra_adapters.backends.acp import create_acp_backend
 from orchestra_adapters.git.subprocess_git import SubprocessGit
+from orchestra_adapters.process.sandbox import agent_sandbox
 from orchestra_core import parse_pipeline, run_pipeline
 from orchestra_core.model.events import AgentTurnCompleted
-from orchestra_core.model.settings import AcpSettings, OrchestraSettings, RepoSettings, WorkspaceSettings
+from orchestra_core.model.settings import (
+    AcpSettings,
+    OrchestraSettings,
+    RepoSettings,
+    SandboxSettings,
+    WorkspaceSettings,
+)
 from orchestra_core.model.turn import AgentTurn
 from orchestra_core.runs.ports import AgentRuntime
 from tests.support.git_repos import GitRepo, git
 from tests.support.processes import alive, kill_quietly, wait_until
+from tests.support.sandbox import needs_bwrap
 
 STAND_IN = Path(__file__).resolve().parents[2] / "support" / "acp_agent.py"
 
@@ -47,7 +55,12 @@ class Run:
 
 
 def run(
-    project: Path, tmp_path: Path, script: dict[str, Any], node_attrs: str = "", timeout: float | None = None
+    project: Path,
+    tmp_path: Path,
+    script: dict[str, Any],
+    node_attrs: str = "",
+    timeout: float | None = None,
+    sandbox: SandboxSettings | None = None,
 ) -> Run:
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script), encoding="utf-8")
@@ -56,12 +69,13 @@ def run(
         "start -> impl -> exit }"
     )
     settings = OrchestraSettings(
-        workspace=WorkspaceSettings(repos={"project": RepoSettings(path=str(project))})
+        workspace=WorkspaceSettings(repos={"project": RepoSettings(path=str(project))}),
+        sandbox=sandbox or SandboxSettings(),
     )
     acp = AcpSettings(command=(sys.executable, str(STAND_IN), str(path)), timeout=timeout)
 
     def factory(runtime: AgentRuntime) -> Any:
-        return create_acp_backend(acp, runtime)
+        return create_acp_backend(acp, runtime, agent_sandbox(settings))
 
     events: list[object] = []
     result = run_pipeline(
@@ -314,3 +328,32 @@ def test_cancelling_the_node_sends_session_cancel_before_the_group_is_killed(
     assert not outcome.result.succeeded
     assert "timed out after 6s; the attempt was cancelled" in (outcome.result.failure_reason or "")
     assert note.read_text(encoding="utf-8") == "session/cancel came"
+
+
+PROBE = """probe() {{ if sh -c "$2" 2>/dev/null; then echo "$1:ok"; else echo "$1:refused"; fi; }}
+probe worktree 'echo inside > inside.txt'
+probe outside 'touch {outside}/escaped.txt'
+probe dotgit 'echo x >> .git/config'
+probe scratch 'touch "$TMPDIR/scratch.txt"'
+"""
+
+
+@needs_bwrap()
+def test_in_the_sandbox_the_agents_own_shell_writes_only_its_worktree(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    steps = [
+        {"shell": {"id": "sh", "command": PROBE.format(outside=outside)}},
+        write("w", "mcp.txt", "m\n"),
+        {"message": "ok"},
+    ]
+    outcome = run(project, tmp_path, {"steps": steps}, sandbox=SandboxSettings(kind="bubblewrap"))
+    assert outcome.result.succeeded, outcome.result.failure_reason
+    [probe] = [call for turn in outcome.turns for call in turn.tool_calls if call.call_id == "sh"]
+    assert [line for line in str(probe.result).splitlines() if ":" in line] == [
+        "worktree:ok", "outside:refused", "dotgit:refused", "scratch:ok",
+    ]  # fmt: skip
+    assert not (outside / "escaped.txt").exists()
+    written = [turn.files_written for turn in outcome.turns if turn.files_written]
+    assert written == [("project:inside.txt",), ("project:mcp.txt",)]  # the shell's write committed apart
+    assert [turn.untracked for turn in outcome.turns if turn.files_written] == [True, False]
