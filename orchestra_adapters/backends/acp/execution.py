@@ -29,7 +29,8 @@ from orchestra_adapters.process.sandbox import SandboxUnavailable
 from orchestra_core.agents.tools import provider_safe_name
 from orchestra_core.model.errors import OrchestraError
 from orchestra_core.model.outcome import Outcome
-from orchestra_core.model.turn import PERMISSION_DENIED, ToolCall
+from orchestra_core.model.money import Money
+from orchestra_core.model.turn import PERMISSION_DENIED, TokenUsage, ToolCall
 
 REPORT_OUTCOME = "report_outcome"
 INVALID_PARAMS = -32602  # JSON-RPC's code for a request whose parameters are refused
@@ -201,6 +202,18 @@ class AcpExecution(Execution):
             if ran is not None:
                 return evolve(call, name=ran)
         return call
+
+    def _cost(self, model: str, usage: TokenUsage) -> float | None:
+        """A turn's cost: what the agent's running cost (`usage_update`, in US dollars) rose by since the turns
+        before, when it reports one (so a cost budget stops it at the turn that reached it); else priced from the
+        turn's tokens, as the CLI agents' turns are."""
+        total = self._mapper.cost_usd
+        if total is None:
+            return super()._cost(model, usage)
+        self._settled = True
+        turn = max(Money.usd(total) - self._priced, Money())
+        self._priced = self._priced + turn
+        return turn.to_float()
 
     def _orchestra_name(self, agent_name: str) -> str:
         return agent_name  # the mapper has named the call already

@@ -19,6 +19,7 @@ from orchestra_core import parse_pipeline, run_pipeline
 from orchestra_core.model.events import AgentTurnCompleted
 from orchestra_core.model.settings import (
     AcpSettings,
+    BudgetSettings,
     OrchestraSettings,
     RepoSettings,
     SandboxSettings,
@@ -61,6 +62,7 @@ def run(
     node_attrs: str = "",
     timeout: float | None = None,
     sandbox: SandboxSettings | None = None,
+    budget: BudgetSettings | None = None,
 ) -> Run:
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script), encoding="utf-8")
@@ -71,6 +73,7 @@ def run(
     settings = OrchestraSettings(
         workspace=WorkspaceSettings(repos={"project": RepoSettings(path=str(project))}),
         sandbox=sandbox or SandboxSettings(),
+        budget=budget or BudgetSettings(),
     )
     acp = AcpSettings(command=(sys.executable, str(STAND_IN), str(path)), timeout=timeout)
 
@@ -357,3 +360,26 @@ def test_in_the_sandbox_the_agents_own_shell_writes_only_its_worktree(project: P
     written = [turn.files_written for turn in outcome.turns if turn.files_written]
     assert written == [("project:inside.txt",), ("project:mcp.txt",)]  # the shell's write committed apart
     assert [turn.untracked for turn in outcome.turns if turn.files_written] == [True, False]
+
+
+def test_the_agents_running_cost_is_spread_over_its_turns_and_a_cost_budget_stops_it(
+    project: Path, tmp_path: Path
+) -> None:
+    steps = [
+        {"usage": {"amount": 0.1}},
+        write("c1", "a.py", "A = 1\n"),
+        {"usage": {"amount": 0.3}},
+        {"message": "more"},
+        write("c2", "b.py", "B = 2\n"),
+        {"message": "done"},
+    ]
+    spent = run(project, tmp_path, {"steps": steps})
+    assert spent.result.succeeded, spent.result.failure_reason
+    assert [turn.cost_usd for turn in spent.turns] == pytest.approx([0.1, 0.2, 0.0])
+
+    stopped = run(project, tmp_path, {"steps": steps}, budget=BudgetSettings(max_cost_usd=0.05))  # type: ignore[arg-type]
+    assert stopped.result.status == "budget_exceeded", stopped.result.failure_reason
+    first, *after = stopped.turns
+    assert (first.files_written, first.cost_usd) == (("project:a.py",), pytest.approx(0.1))
+    # The agent runs ahead of the turns read: what it wrote through Orchestra before it was stopped is kept.
+    assert all(turn.messages[0]["role"] == "system" for turn in after)
