@@ -28,8 +28,8 @@ from orchestra_adapters.backends.cli_agent.turns import TurnAssembler, TurnDraft
 from orchestra_adapters.process.sandbox import SandboxUnavailable
 from orchestra_core.agents.tools import provider_safe_name
 from orchestra_core.model.errors import OrchestraError
-from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.money import Money
+from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.turn import PERMISSION_DENIED, TokenUsage, ToolCall
 
 REPORT_OUTCOME = "report_outcome"
