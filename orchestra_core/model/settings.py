@@ -378,11 +378,14 @@ class AcpSettings:
             a path (`~` expanded, relative to the project root), else looked up on PATH.
         env: Environment variables for the agent, on top of the inherited ones.
         timeout: Seconds before the agent and everything it started are stopped (a node's `timeout` wins).
+        auth_method: The id of the agent's authentication method Orchestra asks for (`authenticate`) before it
+            opens a session (`gemini-api-key`); None: none asked for (the agent's own settings decide).
     """
 
     command: tuple[str, ...] = field(default=(), converter=str_tuple)
     env: Mapping[str, str] = field(factory=dict, converter=frozen_map)
     timeout: Seconds | None = None
+    auth_method: str | None = None
 
 
 # orchestra.yaml's key of each CLI agent -> its backend name (the key under `OrchestraSettings.cli_agents`).

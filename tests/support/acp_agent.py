@@ -21,7 +21,8 @@ run in order on `session/prompt`, then the prompt is answered with `stop_reason`
 - `{"record": path}`: writes what it was given (initialize's capabilities, session/new's cwd and MCP servers,
   the prompt) to `path` as JSON.
 
-The prompt's response carries `usage` from the script's `prompt_usage`, when given.
+The prompt's response carries `usage` from the script's `prompt_usage`, when given. With `auth_method`, the agent
+offers that authentication method and opens no session before the client authenticates with it.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    AuthMethodAgent,
     ContentToolCallContent,
     Cost,
     Implementation,
@@ -83,14 +85,24 @@ class StandIn:
             client_capabilities.model_dump(mode="json", by_alias=True) if client_capabilities else None
         )
         self.given["client"] = client_info.name if client_info else None
+        methods = (
+            [AuthMethodAgent(id=self.script["auth_method"], name="key")]
+            if self.script.get("auth_method")
+            else []
+        )
         return InitializeResponse(
             protocol_version=self.script.get("protocol_version", PROTOCOL_VERSION),
             agent_info=Implementation(name="acp-stand-in", version="1.0"),
+            auth_methods=methods,
         )
 
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> NewSessionResponse:
+        if self.script.get("auth_method") and self.given.get("authenticated") != self.script["auth_method"]:
+            from acp import RequestError
+
+            raise RequestError.auth_required()
         if "refuse_session" in self.script:
             from acp import RequestError
 
@@ -101,8 +113,8 @@ class StandIn:
         self.given["mcp_servers"] = [s.model_dump(mode="json", by_alias=True) for s in self.servers]
         return NewSessionResponse(session_id="standin-session-1")
 
-    async def authenticate(self, *args: Any, **kwargs: Any) -> None:
-        return None
+    async def authenticate(self, method_id: str, **_: Any) -> None:
+        self.given["authenticated"] = method_id
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         self.cancelled.set()

@@ -73,6 +73,10 @@ class AcpBackend(CLIAgentBackend):
         )
         super().__init__(AcpAgent(), runtime, agent, sandbox, prices)  # type: ignore[arg-type]
 
+    def _configure(self, execution: Execution) -> None:
+        if isinstance(execution, AcpExecution):
+            execution.auth_method = self.acp.auth_method
+
     def executable(self) -> tuple[str, ...]:
         """The agent's program, found.
 

@@ -45,6 +45,7 @@ EXIT_GRACE_S = (
     2.0  # after the agent exits, how long its last messages have to arrive (its output may stay open)
 )
 
+AUTH_REQUIRED = -32000  # ACP's error for a session the agent will not open before `authenticate`
 _SHOWN_DATA = 500  # characters of an error's data, in the node's failure
 
 How = Literal["answered", "cancelled", "timed_out", "died", "malformed", "refused"]
@@ -104,6 +105,7 @@ class Conversation:
         mcp_servers: The MCP servers the agent connects to (Orchestra's tool server).
         timeout_s: Seconds for the whole conversation; None: no limit.
         cancel: The node's cancellation.
+        auth_method: The authentication method to ask the agent for before the session (`acp.auth_method`).
     """
 
     def __init__(
@@ -116,7 +118,10 @@ class Conversation:
         mcp_servers: tuple[McpServerSpec, ...],
         timeout_s: float | None,
         cancel: Cancellation | None = None,
+        auth_method: str | None = None,
     ) -> None:
+        self._auth_method = auth_method
+        self._auth_methods: list[str] = []
         self._pipes = pipes
         self._methods = methods
         self._on_update = on_update
@@ -190,6 +195,9 @@ class Conversation:
             raise _Refused(
                 f"it speaks ACP protocol version {started.protocol_version}; Orchestra speaks {PROTOCOL_VERSION}"
             )
+        self._auth_methods = [method.id for method in started.auth_methods or ()]
+        if self._auth_method:
+            await connection.authenticate(method_id=self._auth_method)
         session = await connection.new_session(
             cwd=str(self._cwd), mcp_servers=[_stdio(s) for s in self._servers]
         )
@@ -220,7 +228,10 @@ class Conversation:
             return self._ending("refused", detail=str(error))
         if isinstance(error, RequestError):
             data = f": {str(error.data)[:_SHOWN_DATA]}" if error.data else ""
-            return self._ending("refused", detail=f"{error}{data} (JSON-RPC error {error.code})")
+            hint = ""
+            if error.code == AUTH_REQUIRED and not self._auth_method and self._auth_methods:
+                hint = f"; set acp.auth_method in orchestra.yaml to one of its methods: {', '.join(self._auth_methods)}"
+            return self._ending("refused", detail=f"{error}{data} (JSON-RPC error {error.code}){hint}")
         if isinstance(error, ValidationError):
             return self._ending("malformed", detail=f"a response of the wrong shape ({_first_error(error)})")
         if isinstance(error, ConnectionError):

@@ -56,6 +56,7 @@ class AcpExecution(Execution):
         self._fs_calls = 0
         self._plan_shown: list[dict[str, str]] = []
         self._agent_name = ""
+        self.auth_method: str | None = None  # `acp.auth_method`, set by the backend
 
     # The run -------------------------------------------------------------------------------------------
     def _run(self, spec: CliAgentSpec, prompt: str, scratch: Path, assembler: TurnAssembler) -> str | Outcome:
@@ -73,7 +74,7 @@ class AcpExecution(Execution):
         try:
             conversation = Conversation(
                 pipes, self, self._update, cwd=spec.cwd, mcp_servers=spec.mcp_servers, timeout_s=spec.timeout_s,
-                cancel=self._cancel,
+                cancel=self._cancel, auth_method=self.auth_method,
             )  # fmt: skip
             ending = conversation.run(prompt)
             self._session = ending.session_id or self._session

@@ -63,6 +63,7 @@ def run(
     timeout: float | None = None,
     sandbox: SandboxSettings | None = None,
     budget: BudgetSettings | None = None,
+    auth_method: str | None = None,
 ) -> Run:
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script), encoding="utf-8")
@@ -75,7 +76,9 @@ def run(
         sandbox=sandbox or SandboxSettings(),
         budget=budget or BudgetSettings(),
     )
-    acp = AcpSettings(command=(sys.executable, str(STAND_IN), str(path)), timeout=timeout)
+    acp = AcpSettings(
+        command=(sys.executable, str(STAND_IN), str(path)), timeout=timeout, auth_method=auth_method
+    )
 
     def factory(runtime: AgentRuntime) -> Any:
         return create_acp_backend(acp, runtime, agent_sandbox(settings))
@@ -383,3 +386,16 @@ def test_the_agents_running_cost_is_spread_over_its_turns_and_a_cost_budget_stop
     assert (first.files_written, first.cost_usd) == (("project:a.py",), pytest.approx(0.1))
     # The agent runs ahead of the turns read: what it wrote through Orchestra before it was stopped is kept.
     assert all(turn.messages[0]["role"] == "system" for turn in after)
+
+
+def test_an_agent_that_wants_authentication_gets_the_configured_method_or_a_hint(
+    project: Path, tmp_path: Path
+) -> None:
+    script = {"auth_method": "agent-api-key", "steps": [{"message": "in"}]}
+    refused = run(project, tmp_path, script)
+    assert not refused.result.succeeded
+    assert (
+        "the ACP agent refused: Authentication required (JSON-RPC error -32000); set acp.auth_method in "
+        "orchestra.yaml to one of its methods: agent-api-key"
+    ) in (refused.result.failure_reason or "")
+    assert run(project, tmp_path, script, auth_method="agent-api-key").result.succeeded

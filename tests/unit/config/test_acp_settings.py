@@ -26,6 +26,7 @@ def test_the_section_is_read(tmp_path: Path) -> None:
           command: [gemini, --experimental-acp]
           env: {GEMINI_API_KEY: k}
           timeout: 15m
+          auth_method: gemini-api-key
         """,
     )
     assert settings.backend == "acp"
@@ -33,6 +34,7 @@ def test_the_section_is_read(tmp_path: Path) -> None:
         command=("gemini", "--experimental-acp"),
         env={"GEMINI_API_KEY": "k"},
         timeout=900.0,  # type: ignore[arg-type]
+        auth_method="gemini-api-key",
     )
 
 
