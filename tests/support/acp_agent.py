@@ -82,7 +82,9 @@ class StandIn:
         self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **_: Any
     ) -> InitializeResponse:
         self.given["capabilities"] = (
-            client_capabilities.model_dump(mode="json", by_alias=True) if client_capabilities else None
+            client_capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
+            if client_capabilities
+            else None
         )
         self.given["client"] = client_info.name if client_info else None
         methods = (

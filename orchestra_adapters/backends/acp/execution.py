@@ -123,7 +123,7 @@ class AcpExecution(Execution):
         """The session is open: its id, the model and agent name the agent gave (either may be empty)."""
         self._session = session_id
         self._agent_name = agent_name
-        self._model = model or self._model or agent_name
+        self._model = model or agent_name  # a node's llm_model is not passed to the agent: not claimed either
 
     def _update(self, update: Mapping[str, Any]) -> None:
         assert self._assembler is not None

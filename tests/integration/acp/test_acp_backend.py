@@ -399,3 +399,21 @@ def test_an_agent_that_wants_authentication_gets_the_configured_method_or_a_hint
         "orchestra.yaml to one of its methods: agent-api-key"
     ) in (refused.result.failure_reason or "")
     assert run(project, tmp_path, script, auth_method="agent-api-key").result.succeeded
+
+
+def test_the_agent_is_offered_the_file_system_no_terminal_and_orchestras_tool_server_in_the_worktree(
+    project: Path, tmp_path: Path
+) -> None:
+    given = tmp_path / "given.json"
+    outcome = run(project, tmp_path, {"steps": [{"record": str(given)}, {"message": "seen"}]})
+    assert outcome.result.succeeded, outcome.result.failure_reason
+    seen = json.loads(given.read_text(encoding="utf-8"))
+    assert seen["capabilities"]["fs"] == {"readTextFile": True, "writeTextFile": True}
+    assert seen["capabilities"]["terminal"] is False and seen["client"] == "orchestra"
+    worktree = Path(seen["cwd"])
+    assert worktree != project and git(worktree, "rev-parse", "--abbrev-ref", "HEAD").startswith("orchestra/")
+    [server] = seen["mcp_servers"]
+    assert server["name"] == "orchestra" and server["args"][:3] == ["-P", "-m", "orchestra_adapters.mcp"]
+    assert [variable["name"] for variable in server["env"]] == ["ORCHESTRA_MCP_TOKEN"]
+    assert "Build it" in seen["prompt"]
+    assert {turn.model for turn in outcome.turns} == {"acp-stand-in"}
