@@ -7,7 +7,7 @@ run in order on `session/prompt`, then the prompt is answered with `stop_reason`
 - `{"mcp": {"id", "tool", "arguments"}}`: a tool call of Orchestra's MCP server (the session's first server,
   over the `mcp` library's stdio client): `tool_call` (titled `mcp__<server>__<tool>`), the call, its result.
 - `{"fs_write": {"id", "path", "content"}}`: a `kind: edit` tool call done with `fs/write_text_file` (a relative
-  path is joined to the session's cwd); `{"fs_read": {"id", "path", "line", "limit"}}` likewise with a read.
+  path is joined to the session's cwd; `"bare": true` shows no tool call); `{"fs_read": {"id", "path", "line", "limit"}}` likewise with a read.
 - `{"permission": {"id", "kind", "title", "locations"?}}`: a tool call that asks `session/request_permission`;
   allowed, it completes; rejected, it fails.
 - `{"native_write": {"path", "content"}}`: writes the file itself, past Orchestra (an `edit` tool call).
@@ -260,6 +260,10 @@ class StandIn:
 
     async def fs_write(self, session_id: str, value: dict[str, Any]) -> None:
         path = self._path(value["path"])
+        if value.get("bare"):  # no tool call shown: the write alone
+            with contextlib.suppress(Exception):
+                await self.conn.write_text_file(session_id=session_id, path=path, content=value["content"])
+            return
         await self.tool_start(
             session_id, value["id"], f"WriteFile {value['path']}", "edit", {"file_path": path}, [path]
         )

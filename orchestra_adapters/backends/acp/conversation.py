@@ -143,7 +143,7 @@ class Conversation:
     async def _run(self, prompt: str) -> Ending:
         transport = CheckedTransport(self._pipes, self._message)
         await transport.open()
-        connection = connect_to_agent(_Client(self._methods), transport)
+        connection = connect_to_agent(_Client(self._methods, transport.fail), transport)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         forget = (
@@ -254,15 +254,30 @@ class _Refused(Exception):
 
 
 class _Client:
-    """The client side Orchestra serves: the file system and permission answers; no terminal."""
+    """The client side Orchestra serves: the file system and permission answers; no terminal.
 
-    def __init__(self, methods: ClientMethods) -> None:
+    A failure answering (a turn's commit failed, the run asked to stop at this turn) is no error of the agent's: it
+    ends the conversation (`fail`), and the agent hears an internal error.
+    """
+
+    def __init__(self, methods: ClientMethods, fail: Callable[[BaseException], None]) -> None:
         self._methods = methods
+        self._fail = fail
+
+    def _answer(self, answer: Callable[[], Any]) -> Any:
+        try:
+            return answer()
+        except RequestError:
+            raise
+        except BaseException as error:
+            self._fail(error)
+            raise RequestError.internal_error({"details": "Orchestra stopped this session"}) from None
 
     async def request_permission(
         self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kwargs: Any
     ) -> RequestPermissionResponse:
-        denied = self._methods.permission(tool_call.model_dump(mode="json", by_alias=True, exclude_none=True))
+        call = tool_call.model_dump(mode="json", by_alias=True, exclude_none=True)
+        denied = self._answer(lambda: self._methods.permission(call))
         wanted = ("reject_once", "reject_always") if denied is not None else ("allow_once", "allow_always")
         for kind in wanted:
             chosen = next((option for option in options if option.kind == kind), None)
@@ -278,13 +293,15 @@ class _Client:
     async def write_text_file(
         self, session_id: str, path: str, content: str, **kwargs: Any
     ) -> WriteTextFileResponse:
-        self._methods.write_text_file(path, content)
+        self._answer(lambda: self._methods.write_text_file(path, content))
         return WriteTextFileResponse()
 
     async def read_text_file(
         self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any
     ) -> ReadTextFileResponse:
-        return ReadTextFileResponse(content=self._methods.read_text_file(path, line, limit))
+        return ReadTextFileResponse(
+            content=self._answer(lambda: self._methods.read_text_file(path, line, limit))
+        )
 
     async def create_terminal(self, *args: Any, **kwargs: Any) -> Any:
         raise RequestError.method_not_found("terminal/create")

@@ -417,3 +417,16 @@ def test_the_agent_is_offered_the_file_system_no_terminal_and_orchestras_tool_se
     assert [variable["name"] for variable in server["env"]] == ["ORCHESTRA_MCP_TOKEN"]
     assert "Build it" in seen["prompt"]
     assert {turn.model for turn in outcome.turns} == {"acp-stand-in"}
+
+
+def test_a_budget_reached_by_a_turn_closed_while_answering_the_agent_stops_it_there(
+    project: Path, tmp_path: Path
+) -> None:
+    steps = [
+        {"usage": {"amount": 0.1}},
+        {"fs_write": {"id": "w", "path": "a.py", "content": "A = 1\n", "bare": True}},
+        {"message": "after"},
+    ]
+    stopped = run(project, tmp_path, {"steps": steps}, budget=BudgetSettings(max_cost_usd=0.05))  # type: ignore[arg-type]
+    assert stopped.result.status == "budget_exceeded", stopped.result.failure_reason
+    assert [turn.files_written for turn in stopped.turns] == [("project:a.py",)]
