@@ -158,12 +158,13 @@ class Conversation:
             done, _ = await asyncio.wait(
                 {talk, ended, stopped, exited}, timeout=self._timeout_s, return_when=asyncio.FIRST_COMPLETED
             )
-            if talk not in done and (
-                ended in done or exited in done
-            ):  # its last messages, then its request fails
-                await asyncio.wait({talk}, timeout=EXIT_GRACE_S)  # at the end of its output, at once
+            gone = ended in done or exited in done
+            if (
+                gone and talk not in done
+            ):  # its last messages are read, and the request fails at its output's end
+                await asyncio.wait({talk}, timeout=EXIT_GRACE_S)
                 if not talk.done() and not transport.fault and transport.error is None:
-                    return self._ending("died")
+                    return self._ending("died")  # what it started holds its output open
             if transport.error is not None:
                 raise transport.error
             if transport.fault:

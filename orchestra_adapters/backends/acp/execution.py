@@ -115,7 +115,10 @@ class AcpExecution(Execution):
         if ending.how == "refused":
             return Outcome.fail(f"node {node}: the ACP agent refused: {ending.detail}; {tail}")
         status = pipes.exit_status()
-        exited = f"exited with status {status}" if status is not None else "closed its output"
+        if status is None:
+            exited = "closed its output"
+        else:
+            exited = f"exited with status {status}" if status >= 0 else f"was ended by signal {-status}"
         return Outcome.fail(f"node {node}: the ACP agent {exited} before it answered; {tail}")
 
     # The conversation's callbacks (ClientMethods) ---------------------------------------------------------
