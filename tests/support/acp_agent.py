@@ -270,7 +270,9 @@ class StandIn:
         try:
             await self.conn.write_text_file(session_id=session_id, path=path, content=value["content"])
         except Exception as error:
-            await self.tool_end(session_id, value["id"], f"refused: {error}", failed=True)
+            await self.tool_end(
+                session_id, value["id"], f"refused ({getattr(error, 'code', '')}): {error}", failed=True
+            )
             return
         await self.tool_end(session_id, value["id"], "written")
 
@@ -284,7 +286,9 @@ class StandIn:
                 session_id=session_id, path=path, line=value.get("line"), limit=value.get("limit")
             )
         except Exception as error:
-            await self.tool_end(session_id, value["id"], f"refused: {error}", failed=True)
+            await self.tool_end(
+                session_id, value["id"], f"refused ({getattr(error, 'code', '')}): {error}", failed=True
+            )
             return
         await self.tool_end(session_id, value["id"], response.content)
 

@@ -34,6 +34,9 @@ from orchestra_core.model.turn import PERMISSION_DENIED, TokenUsage, ToolCall
 
 REPORT_OUTCOME = "report_outcome"
 INVALID_PARAMS = -32602  # JSON-RPC's code for a request whose parameters are refused
+RESOURCE_NOT_FOUND = (
+    -32002
+)  # ACP's code for a file that does not exist (an agent about to create it reads it first)
 MAX_READ_BYTES = 10 * 1024 * 1024
 _PREFIXES = ("mcp__orchestra__", "orchestra__", "mcp_orchestra_")
 _TOKEN = re.compile(r"[A-Za-z0-9_.:-]+")
@@ -155,6 +158,8 @@ class AcpExecution(Execution):
             _guarded, handle = repo.guard.open_file(relative)
             with handle:
                 data = handle.read(MAX_READ_BYTES + 1)
+        except FileNotFoundError:
+            raise RequestError(RESOURCE_NOT_FOUND, f"no such file: {path}", {"uri": path}) from None
         except (OSError, ValueError, OrchestraError) as error:  # the guard refuses with a ToolPathError
             raise _refused(path, _why(path, error)) from None
         if len(data) > MAX_READ_BYTES:

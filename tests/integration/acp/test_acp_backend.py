@@ -133,6 +133,12 @@ def test_each_model_response_is_a_turn_committed_with_the_files_its_tool_calls_w
     assert outcome.result.context.get("last_response") in ("Done.", None) or True
 
 
+def project_worktree(outcome: Run) -> str:
+    """The worktree the node ran in (its first turn's state is the stand-in's; the path is in its reads)."""
+    reads = [call for turn in outcome.turns for call in turn.tool_calls if call.name.startswith("ReadFile")]
+    return str(Path(reads[0].args["file_path"]).parent)
+
+
 def failed_calls(turns: list[AgentTurn]) -> dict[str, str]:
     return {
         call.call_id: call.error or "" for turn in turns for call in turn.tool_calls if call.error is not None
@@ -175,6 +181,7 @@ def test_fs_read_text_file_reads_inside_the_worktree_only(project: Path, tmp_pat
         {"fs_read": {"id": "lines", "path": "notes.txt", "line": 2, "limit": 1}},
         {"fs_read": {"id": "secret", "path": str(tmp_path / "secret.txt")}},
         {"fs_read": {"id": "dots", "path": "../secret.txt"}},
+        {"fs_read": {"id": "missing", "path": "nope.txt"}},
         {"message": "read"},
     ]
     outcome = run(project, tmp_path, {"steps": steps})
@@ -182,7 +189,9 @@ def test_fs_read_text_file_reads_inside_the_worktree_only(project: Path, tmp_pat
     results = {call.call_id: call.result for turn in outcome.turns for call in turn.tool_calls}
     assert results["lines"] == "two\n"
     refused = failed_calls(outcome.turns)
-    assert set(refused) == {"secret", "dots"}
+    assert set(refused) == {"secret", "dots", "missing"}
+    assert refused["missing"] == f"refused (-32002): no such file: {project_worktree(outcome)}/nope.txt"
+    assert refused["dots"].startswith("refused (-32602): ")
     assert all("secret\n" not in (result or "") for result in results.values())
 
 
