@@ -9,7 +9,6 @@ the tool host, so the turn in progress claims them exactly as it claims the call
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from attrs import evolve
 from orchestra_adapters.backends.acp.channel import AgentPipes
 from orchestra_adapters.backends.acp.conversation import Conversation, Ending
 from orchestra_adapters.backends.acp.files import OutsideWorktree, locate, read_lines, write_inside
+from orchestra_adapters.backends.acp.names import orchestra_tool_of
 from orchestra_adapters.backends.acp.updates import UpdateMapper
 from orchestra_adapters.backends.cli_agent.events import AgentResult, ToolFinished, ToolStarted
 from orchestra_adapters.backends.cli_agent.execution import Execution
@@ -32,15 +32,11 @@ from orchestra_core.model.money import Money
 from orchestra_core.model.outcome import Outcome
 from orchestra_core.model.turn import PERMISSION_DENIED, TokenUsage, ToolCall
 
-REPORT_OUTCOME = "report_outcome"
 INVALID_PARAMS = -32602  # JSON-RPC's code for a request whose parameters are refused
 RESOURCE_NOT_FOUND = (
     -32002
 )  # ACP's code for a file that does not exist (an agent about to create it reads it first)
 MAX_READ_BYTES = 10 * 1024 * 1024
-_PREFIXES = ("mcp__orchestra__", "orchestra__", "mcp_orchestra_")
-_TOKEN = re.compile(r"[A-Za-z0-9_.:-]+")
-_CALL_SUFFIX = re.compile(r"-\d+$")  # Gemini CLI's call ids: `<tool>-<milliseconds>`
 _STOPPED = {
     "max_tokens": "it ran out of tokens (max_tokens)",
     "max_turn_requests": "it reached its limit of model requests (max_turn_requests)",
@@ -228,30 +224,7 @@ class AcpExecution(Execution):
         return agent_name  # the mapper has named the call already
 
     def _tool_name_of(self, call: Mapping[str, Any]) -> str | None:
-        """The Orchestra tool an ACP tool call calls, read from its title, id or `_meta` (agents name them their
-        own way: `mcp__orchestra__project__write-file`, `project__write-file-1712345678`); None: not one."""
-        meta = call.get("_meta")
-        texts = [call.get("title"), call.get("toolCallId"), *_strings(meta)]
-        for text in texts:
-            for token in _TOKEN.findall(text if isinstance(text, str) else ""):
-                name = self._tool_named(token)
-                if name is not None:
-                    return name
-        return None
-
-    def _tool_named(self, token: str) -> str | None:
-        for prefix in _PREFIXES:
-            if token.startswith(prefix):
-                token = token[len(prefix) :]
-                break
-        for candidate in dict.fromkeys((token, _CALL_SUFFIX.sub("", token))):
-            safe = self._toolbox.safe_name_of(provider_safe_name(candidate))
-            if safe == REPORT_OUTCOME:
-                return REPORT_OUTCOME
-            name = self._toolbox.orchestra_name(safe)
-            if name != safe:
-                return name
-        return None
+        return orchestra_tool_of(call, self._toolbox)
 
 
 def _why(path: str, error: BaseException) -> str:
@@ -265,15 +238,6 @@ def _why(path: str, error: BaseException) -> str:
 def _refused(path: str, reason: str) -> RequestError:
     """The error answering a file request Orchestra refuses: the reason is its message (what the agent shows)."""
     return RequestError(INVALID_PARAMS, reason, {"path": path})
-
-
-def _strings(value: Any, depth: int = 0) -> list[str]:
-    """The strings in an agent's `_meta` (two levels deep at most)."""
-    if isinstance(value, str):
-        return [value]
-    if depth >= 2 or not isinstance(value, Mapping):
-        return []
-    return [text for inner in value.values() for text in _strings(inner, depth + 1)]
 
 
 def _tail(pipes: AgentPipes) -> str:
