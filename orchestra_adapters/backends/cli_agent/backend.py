@@ -63,6 +63,8 @@ class CLIAgentBackend:
             None: the run's meter prices them.
     """
 
+    execution_class: type[Execution] = Execution  # how one node's run talks to the agent
+
     def gives_agents_a_shell(self, node: Node) -> bool:
         """Yes: the agent reads the repo itself, so a parallel branch of its nodes gets full checkouts."""
         return True
@@ -155,17 +157,21 @@ class CLIAgentBackend:
                 fallback_models=choice.fallbacks,
             )
             watch = self._runtime.watch_worktrees(context)
-            execution = Execution(
+            execution = self.execution_class(
                 self.adapter, self.sandbox, node, choice, toolbox, calls, on_turn, watch, host, cancel,
                 on_failover=on_failover, prices=self.prices,
             )
             execution.confine_to(repos.values() if repos else [RepoContext("project", self._runtime.project_root)])
+            self._configure(execution)
             if session is not None and resume is not None:
                 execution.number_turns_from(resume.turn_number + 1)
             try:
                 return execution.run(spec, prompt, Path(scratch))
             finally:
                 self.usage.add(node.id, execution.usage)
+
+    def _configure(self, execution: Execution) -> None:
+        """What a subclass sets on one node's execution before it runs (nothing here)."""
 
     def _session_to_resume(self, resume: AgentResume | None) -> str | None:
         """The CLI session an interactive node's next message continues (None: not such a call)."""

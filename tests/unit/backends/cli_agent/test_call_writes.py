@@ -70,3 +70,12 @@ def test_arguments_match_whatever_their_spelling() -> None:
     agent.call(WRITE, {"a.py": "a"}, path="a.py", content="A", options={"mode": [1, 2]})
     shown = ToolCall(WRITE, {"options": {"mode": (1, 2)}, "content": "A", "path": "a.py"}, "toolu-1")
     assert agent.calls.claim([shown]).files == ("project:a.py",)
+
+
+def test_a_call_shown_under_another_name_is_named_by_the_unclaimed_host_call_with_its_arguments() -> None:
+    agent = _Agent()
+    shown = agent.call(WRITE, {"a.py": "a1"}, path="a.py", content="A = 1")
+    assert agent.calls.name_for({"content": "A = 1", "path": "a.py"}) == WRITE
+    assert agent.calls.name_for({"path": "a.py"}) is None
+    agent.calls.claim([shown])
+    assert agent.calls.name_for({"content": "A = 1", "path": "a.py"}) is None  # claimed: no longer a candidate
