@@ -9,7 +9,7 @@ install: $(BIN)/orchestra sandbox-tools browser fleet-servers cli-agents cxdb-ui
 $(BIN)/orchestra: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,fleet,otel]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,fleet,otel,acp]'
 	$(MAKE) --no-print-directory bytecode
 	@touch $(BIN)/orchestra
 

@@ -8,9 +8,11 @@ import shutil
 from collections.abc import Callable, Iterator
 
 from orchestra_adapters.backends.registry import (
+    ACP_BACKEND,
     BACKEND_NAMES,
     CLI_AGENT_BACKENDS,
     cli_agent_command,
+    find_acp_agent,
     find_cli_agent,
     settings_key,
 )
@@ -102,11 +104,28 @@ def backend_lint_rules(
                 node_id=own[0] if own else None,
                 fix=f"install it or set {settings_key(name)}.command in orchestra.yaml",
             )
+        yield from acp_executable(graph, used.get(ACP_BACKEND))
+
+    def acp_executable(graph: Graph, nodes: list[str] | None) -> Iterator[Diagnostic]:
+        if not nodes:
+            return
+        command = settings.acp.command
+        if command and find_acp_agent(settings, which) is not None:
+            return
+        own = [node_id for node_id in nodes if node_backend(graph.nodes[node_id]) == ACP_BACKEND]
+        problem = f"its program {command[0]!r} is not found" if command else "acp.command is not set"
+        yield Diagnostic(
+            rule="cli_agent_executable",
+            severity=Severity.ERROR,
+            message=f"the {ACP_BACKEND} backend runs node(s) {', '.join(nodes)}, but {problem}",
+            node_id=own[0] if own else None,
+            fix="set acp.command in orchestra.yaml to the agent's program and arguments (e.g. [gemini, --experimental-acp])",
+        )
 
     def workdirs(graph: Graph) -> Iterator[Diagnostic]:
         used = backends_in_use(graph, run_backend(settings, graph.name, requested))
         repos = tuple(settings.workspace.repos)
-        for name in CLI_AGENT_BACKENDS:
+        for name in (*CLI_AGENT_BACKENDS, ACP_BACKEND):
             for node_id in used.get(name, ()):
                 wanted = graph.nodes[node_id].attrs.get(WORKDIR_ATTR, "").strip()
                 if wanted and wanted not in repos:

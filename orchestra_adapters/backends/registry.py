@@ -1,4 +1,4 @@
-"""Backends by name (`simulate`, `langgraph`, `direct`, `claude-code`, `codex`) for the composition root;
+"""Backends by name (`simulate`, `langgraph`, `direct`, `claude-code`, `codex`, `acp`) for the composition root;
 imports lazily."""
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from orchestra_core.runs.ports import AgentRuntime
 
 CLI_AGENT_BACKENDS = ("claude-code", "codex")
-BACKEND_NAMES = ("simulate", "langgraph", "direct", *CLI_AGENT_BACKENDS)
+ACP_BACKEND = "acp"
+BACKEND_NAMES = ("simulate", "langgraph", "direct", *CLI_AGENT_BACKENDS, ACP_BACKEND)
 DEFAULT_BACKEND = "langgraph"
 SIMULATE = "simulate"
 
@@ -43,14 +44,14 @@ def create_backend(
     """The backend called `name`; None for `simulate` (the engine's backend-less simulation mode).
 
     Args:
-        name: `simulate`, `langgraph`, `direct`, `claude-code` or `codex` ("" means `langgraph`).
+        name: `simulate`, `langgraph`, `direct`, `claude-code`, `codex` or `acp` ("" means `langgraph`).
         chat_models: The run's chat model factory (one per run: it holds the scripted cassette's position).
         resolver: Resolves a node's agent (provider, model).
         toolset: Builds a node's tools (the LangGraph backend only).
         state_path: The LangGraph agent state database, e.g. `.orchestra/agents.db` beside the session store.
         tool_hooks: Builds a node's tool call hooks (the LangGraph backend only).
         runtime: The run (the CLI agent backends: tools, hooks, repos, worktree watch).
-        settings: orchestra.yaml's settings (the CLI agent backends: `claude_code:` / `codex:`).
+        settings: orchestra.yaml's settings (the CLI agent backends: `claude_code:` / `codex:`; `acp:`).
 
     Raises:
         UnknownBackendError: `name` is not a known backend.
@@ -59,6 +60,16 @@ def create_backend(
     chosen = name or DEFAULT_BACKEND
     if chosen == SIMULATE:
         return None
+    if chosen == ACP_BACKEND:
+        if runtime is None:
+            raise OrchestraError(f"the {chosen} backend needs the run's agent runtime; none was given")
+        from orchestra_adapters.backends.acp import create_acp_backend
+        from orchestra_adapters.process.sandbox import agent_sandbox
+        from orchestra_core.model.builtin_prices import price_table
+
+        sandbox = agent_sandbox(settings) if settings is not None else None
+        prices = price_table(settings.pricing) if settings is not None else price_table()
+        return create_acp_backend(settings.acp if settings is not None else None, runtime, sandbox, prices)
     if chosen in CLI_AGENT_BACKENDS:
         if runtime is None:
             raise OrchestraError(f"the {chosen} backend needs the run's agent runtime; none was given")
@@ -93,12 +104,22 @@ def cli_agent_command(name: str, settings: OrchestraSettings) -> str:
     return (configured.command if configured is not None else None) or DEFAULT_COMMANDS[name]
 
 
+def find_acp_agent(settings: OrchestraSettings, which: Callable[[str], str | None] = shutil.which) -> str | None:
+    """Where the ACP agent's program (`acp.command`'s first word) is, by the rules of `find_cli_agent`; None when
+    `acp.command` is empty or the program is not found."""
+    command = settings.acp.command
+    return _find_program(command[0], settings, which) if command else None
+
+
 def find_cli_agent(
     name: str, settings: OrchestraSettings, which: Callable[[str], str | None] = shutil.which
 ) -> str | None:
     """Where a CLI agent's executable is: a path (`~` expanded, relative to the project root) when the
     command has a `/`, else looked up on PATH; None when not found or not executable."""
-    command = cli_agent_command(name, settings)
+    return _find_program(cli_agent_command(name, settings), settings, which)
+
+
+def _find_program(command: str, settings: OrchestraSettings, which: Callable[[str], str | None]) -> str | None:
     if os.sep not in command:
         return which(command)
     path = Path(command).expanduser()

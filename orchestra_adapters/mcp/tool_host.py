@@ -106,6 +106,11 @@ class ToolHost:
         """A block during which no tool call runs or is half done (what the agent wrote is all recorded)."""
         return self._source.paused()
 
+    def call(self, name: str, arguments: Any) -> ExecutedCall:
+        """Run one call of the toolbox (by its provider-safe name) here, as the agent's MCP proxy would: kept with
+        the others, `on_call` told."""
+        return self._source.execute(name, arguments)
+
     def calls(self) -> list[ExecutedCall]:
         """Every call executed so far, in order (a copy)."""
         return self._source.calls()

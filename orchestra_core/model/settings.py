@@ -368,6 +368,23 @@ class BudgetSettings:
         return Budget(cost, self.max_tokens, self.max_wall_time)
 
 
+@frozen
+class AcpSettings:
+    """`acp:`: how the ACP backend starts its agent, a program speaking the Agent Client Protocol on stdio
+    (docs/backends.md, "ACP agents").
+
+    Attributes:
+        command: The agent's program and its arguments (`[gemini, --experimental-acp]`); a program with a `/` is
+            a path (`~` expanded, relative to the project root), else looked up on PATH.
+        env: Environment variables for the agent, on top of the inherited ones.
+        timeout: Seconds before the agent and everything it started are stopped (a node's `timeout` wins).
+    """
+
+    command: tuple[str, ...] = field(default=(), converter=str_tuple)
+    env: Mapping[str, str] = field(factory=dict, converter=frozen_map)
+    timeout: Seconds | None = None
+
+
 # orchestra.yaml's key of each CLI agent -> its backend name (the key under `OrchestraSettings.cli_agents`).
 CLI_AGENT_KEYS: Mapping[str, str] = {"claude_code": "claude-code", "codex": "codex"}
 
@@ -398,6 +415,7 @@ class OrchestraSettings:
     sandbox: SandboxSettings = field(factory=SandboxSettings)
     dispatch: DispatchSettings = field(factory=DispatchSettings)
     cli_agents: Mapping[str, CliAgentSettings] = field(factory=dict, converter=frozen_map)
+    acp: AcpSettings = field(factory=AcpSettings)
     notify: tuple[NotifyTargetSettings, ...] = field(default=(), converter=_notify_targets)
     telemetry: TelemetrySettings = field(factory=TelemetrySettings)
     pricing: Mapping[str, ModelPrice] = field(factory=dict, converter=frozen_map)

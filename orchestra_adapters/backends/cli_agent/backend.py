@@ -63,6 +63,8 @@ class CLIAgentBackend:
             None: the run's meter prices them.
     """
 
+    execution_class: type[Execution] = Execution  # how one node's run talks to the agent
+
     def gives_agents_a_shell(self, node: Node) -> bool:
         """Yes: the agent reads the repo itself, so a parallel branch of its nodes gets full checkouts."""
         return True
@@ -155,7 +157,7 @@ class CLIAgentBackend:
                 fallback_models=choice.fallbacks,
             )
             watch = self._runtime.watch_worktrees(context)
-            execution = Execution(
+            execution = self.execution_class(
                 self.adapter, self.sandbox, node, choice, toolbox, calls, on_turn, watch, host, cancel,
                 on_failover=on_failover, prices=self.prices,
             )

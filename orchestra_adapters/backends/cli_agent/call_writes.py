@@ -67,6 +67,13 @@ class CallWrites:
             claimed, self._calls = self._calls[: last + 1], self._calls[last + 1 :]
         return _joined(claimed)
 
+    def name_for(self, arguments: Mapping[str, Any]) -> str | None:
+        """The tool of the first unclaimed call the host ran with these arguments (an agent that names the calls
+        it shows its own way still shows their arguments); None when no such call."""
+        wanted = _canonical(arguments)
+        with self._lock:
+            return next((call.name for call in self._calls if call.arguments == wanted), None)
+
     def unclaimed(self) -> TurnWrites:
         """The writes of every call no turn claimed (the stream never showed them); forgotten after."""
         with self._lock:

@@ -35,6 +35,7 @@ class TurnDraft:
     usage: TokenUsage = field(factory=TokenUsage)
     started: float = field(factory=time.monotonic)
     call_started: dict[str, float] = field(factory=dict)  # monotonic, by call id: each call's duration
+    notes: list[dict[str, Any]] = field(factory=list)  # records the backend adds after the turn's (ACP: a plan)
 
     @property
     def empty(self) -> bool:
@@ -67,7 +68,7 @@ class TurnDraft:
                 if call.error is not None:
                     record["status"] = "error"
                 records.append(record)
-        return records
+        return records + self.notes
 
 
 class TurnAssembler:

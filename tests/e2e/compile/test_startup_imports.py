@@ -20,7 +20,7 @@ from orchestra_cli.version import version_line
 HEAVY = (
     "langchain", "langchain_core", "langgraph", "mcp", "httpx", "requests", "openai", "anthropic", "google",
     "opentelemetry", "pydantic", "pydantic_core", "starlette", "fastapi", "uvicorn", "werkzeug", "yaml",
-    "celery", "kombu", "redis", "psycopg", "psycopg_pool", "rich", "pygments",
+    "celery", "kombu", "redis", "psycopg", "psycopg_pool", "rich", "pygments", "acp",
 )  # fmt: skip
 PROBE = """
 import atexit, gc, json, sys

@@ -1,0 +1,369 @@
+"""One node's conversation with an ACP agent: `initialize`, `session/new`, `session/prompt`, and how it ends.
+
+Orchestra is the client. It offers the file-system methods (through the node's path guard and write tracker) and
+no terminal; the agent's `session/update` notifications are handed on in the order they arrive. The conversation
+ends when the agent answers the prompt, or on the first of: the node's cancellation or time limit (the session is
+cancelled, the agent given a moment to stop, then its process group killed), the agent's exit, a malformed
+message. The `acp` library is imported here only, when an ACP node runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Callable, Coroutine, Mapping
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from acp import PROTOCOL_VERSION, RequestError, connect_to_agent
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    EnvVariable,
+    FileSystemCapabilities,
+    Implementation,
+    McpServerStdio,
+    PermissionOption,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    TextContentBlock,
+    ToolCallUpdate,
+    WriteTextFileResponse,
+)
+from attrs import frozen
+from pydantic import ValidationError
+
+from orchestra_adapters.backends.acp.channel import AgentPipes, CheckedTransport
+from orchestra_adapters.mcp.spec import McpServerSpec
+from orchestra_core.model.cancellation import Cancellation
+from orchestra_core.model.turn import TokenUsage
+
+CANCEL_GRACE_S = 3.0  # after `session/cancel`, how long the agent has to answer before its group is killed
+EXIT_GRACE_S = (
+    2.0  # after the agent exits, how long its last messages have to arrive (its output may stay open)
+)
+
+_SHOWN_DATA = 500  # characters of an error's data, in the node's failure
+
+How = Literal["answered", "cancelled", "timed_out", "died", "malformed", "refused"]
+
+
+@frozen
+class Ending:
+    """How the conversation ended.
+
+    Attributes:
+        how: `answered` (the prompt's response came: `stop_reason`), `cancelled`, `timed_out`, `died` (the agent's
+            output ended first), `malformed` (it sent a message that is not JSON-RPC), `refused` (it answered a
+            request with an error).
+        detail: What the agent said or sent, for the node's failure.
+        usage: The prompt's token usage, when the agent reports it.
+        session_id: The agent's session, once opened.
+        model: The model the agent says it answers with, when it says.
+    """
+
+    how: How
+    stop_reason: str = ""
+    detail: str = ""
+    usage: TokenUsage | None = None
+    session_id: str = ""
+    model: str = ""
+
+
+class ClientMethods(Protocol):
+    """What the agent may ask of Orchestra (the node's execution answers)."""
+
+    def started(self, session_id: str, model: str, agent_name: str) -> None:
+        """The session is open: its id, the model the agent says it uses and the agent's name (either may be "")."""
+        ...
+
+    def permission(self, tool_call: Mapping[str, Any]) -> str | None:
+        """None to allow the call, else why it is denied (the denial is recorded)."""
+        ...
+
+    def read_text_file(self, path: str, line: int | None, limit: int | None) -> str:
+        """A file's text (raises RequestError when refused)."""
+        ...
+
+    def write_text_file(self, path: str, content: str) -> None:
+        """Write a file through Orchestra's tools (raises RequestError when refused)."""
+        ...
+
+
+class Conversation:
+    """Talks to the agent in `pipes` for one node.
+
+    Args:
+        pipes: The agent's process.
+        methods: Answers the agent's requests.
+        on_update: Takes each `session/update`'s `update`, in order (raising ends the conversation; `run`
+            raises it again).
+        cwd: The session's working directory (the node's worktree).
+        mcp_servers: The MCP servers the agent connects to (Orchestra's tool server).
+        timeout_s: Seconds for the whole conversation; None: no limit.
+        cancel: The node's cancellation.
+    """
+
+    def __init__(
+        self,
+        pipes: AgentPipes,
+        methods: ClientMethods,
+        on_update: Callable[[Mapping[str, Any]], None],
+        *,
+        cwd: Path,
+        mcp_servers: tuple[McpServerSpec, ...],
+        timeout_s: float | None,
+        cancel: Cancellation | None = None,
+    ) -> None:
+        self._pipes = pipes
+        self._methods = methods
+        self._on_update = on_update
+        self._cwd = cwd
+        self._servers = mcp_servers
+        self._timeout_s = timeout_s
+        self._cancel = cancel
+        self._session = ""
+        self._model = ""
+
+    def run(self, prompt: str) -> Ending:
+        """Hold the conversation to its end.
+
+        Raises:
+            Exception: What `on_update` raised (a turn's commit failed; the run asked to stop).
+        """
+        return _in_own_loop(lambda: self._run(prompt))
+
+    async def _run(self, prompt: str) -> Ending:
+        transport = CheckedTransport(self._pipes, self._message)
+        await transport.open()
+        connection = connect_to_agent(_Client(self._methods), transport)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        forget = (
+            self._cancel.on_cancel(lambda: _call_soon(loop, stop.set)) if self._cancel is not None else None
+        )
+        talk = asyncio.ensure_future(self._talk(connection, prompt))
+        ended = asyncio.ensure_future(_wait(transport.ended))
+        stopped = asyncio.ensure_future(stop.wait())
+        # The agent's exit, watched apart from its output: what it started may hold its stdout open.
+        exited = asyncio.ensure_future(asyncio.to_thread(self._pipes.process.wait))
+        try:
+            done, _ = await asyncio.wait(
+                {talk, ended, stopped, exited}, timeout=self._timeout_s, return_when=asyncio.FIRST_COMPLETED
+            )
+            if talk not in done and (
+                ended in done or exited in done
+            ):  # its last messages, then its request fails
+                await asyncio.wait({talk}, timeout=EXIT_GRACE_S)  # at the end of its output, at once
+                if not talk.done() and not transport.fault and transport.error is None:
+                    return self._ending("died")
+            if transport.error is not None:
+                raise transport.error
+            if transport.fault:
+                return self._ending("malformed", detail=transport.fault)
+            if talk.done():
+                return self._answered(talk)
+            how: How = "cancelled" if stopped in done else "timed_out"
+            await self._stop_session(connection, talk)
+            return self._ending(how)
+        finally:
+            if forget is not None:
+                forget()
+            for task in (talk, ended, stopped):
+                task.cancel()
+            self._pipes.kill()
+            await asyncio.wait({exited}, timeout=5)  # reaped once its group is killed
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(connection.close(), timeout=2)
+
+    async def _talk(self, connection: Any, prompt: str) -> Any:
+        started = await connection.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=False
+            ),
+            client_info=Implementation(name="orchestra", title="Orchestra", version=_version()),
+        )
+        if started.protocol_version != PROTOCOL_VERSION:
+            raise _Refused(
+                f"it speaks ACP protocol version {started.protocol_version}; Orchestra speaks {PROTOCOL_VERSION}"
+            )
+        session = await connection.new_session(
+            cwd=str(self._cwd), mcp_servers=[_stdio(s) for s in self._servers]
+        )
+        self._session = session.session_id
+        models = getattr(session, "models", None)
+        self._model = str(getattr(models, "current_model_id", "") or "") if models is not None else ""
+        agent = started.agent_info
+        self._methods.started(self._session, self._model, agent.name if agent is not None else "")
+        return await connection.prompt(
+            session_id=session.session_id, prompt=[TextContentBlock(type="text", text=prompt)]
+        )
+
+    def _message(self, message: Mapping[str, Any]) -> None:
+        if message.get("method") != "session/update":
+            return
+        params = message["params"]
+        if self._session and params.get("sessionId") != self._session:
+            return  # another session's (there is none): not this node's
+        self._on_update(params["update"])
+
+    def _answered(self, talk: asyncio.Future[Any]) -> Ending:
+        error = talk.exception()
+        if error is None:
+            response = talk.result()
+            usage = getattr(response, "usage", None)
+            return self._ending("answered", stop_reason=str(response.stop_reason), usage=_tokens(usage))
+        if isinstance(error, _Refused):
+            return self._ending("refused", detail=str(error))
+        if isinstance(error, RequestError):
+            data = f": {str(error.data)[:_SHOWN_DATA]}" if error.data else ""
+            return self._ending("refused", detail=f"{error}{data} (JSON-RPC error {error.code})")
+        if isinstance(error, ValidationError):
+            return self._ending("malformed", detail=f"a response of the wrong shape ({_first_error(error)})")
+        if isinstance(error, ConnectionError):
+            return self._ending("died")
+        raise error
+
+    async def _stop_session(self, connection: Any, talk: asyncio.Future[Any]) -> None:
+        """`session/cancel`, a moment for the agent to answer, then its group is killed (by the caller)."""
+        if self._session:
+            with contextlib.suppress(Exception):
+                await connection.cancel(session_id=self._session)
+                await asyncio.wait({talk}, timeout=CANCEL_GRACE_S)
+
+    def _ending(self, how: How, **fields: Any) -> Ending:
+        return Ending(how, session_id=self._session, model=self._model, **fields)
+
+
+class _Refused(Exception):
+    """The agent cannot hold this conversation (another protocol version)."""
+
+
+class _Client:
+    """The client side Orchestra serves: the file system and permission answers; no terminal."""
+
+    def __init__(self, methods: ClientMethods) -> None:
+        self._methods = methods
+
+    async def request_permission(
+        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kwargs: Any
+    ) -> RequestPermissionResponse:
+        denied = self._methods.permission(tool_call.model_dump(mode="json", by_alias=True, exclude_none=True))
+        wanted = ("reject_once", "reject_always") if denied is not None else ("allow_once", "allow_always")
+        for kind in wanted:
+            chosen = next((option for option in options if option.kind == kind), None)
+            if chosen is not None:
+                return RequestPermissionResponse(
+                    outcome=AllowedOutcome(outcome="selected", option_id=chosen.option_id)
+                )
+        return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        return None  # read in the order it came, before the library dispatched it (Conversation._message)
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> WriteTextFileResponse:
+        self._methods.write_text_file(path, content)
+        return WriteTextFileResponse()
+
+    async def read_text_file(
+        self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any
+    ) -> ReadTextFileResponse:
+        return ReadTextFileResponse(content=self._methods.read_text_file(path, line, limit))
+
+    async def create_terminal(self, *args: Any, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found("terminal/create")
+
+    async def terminal_output(self, *args: Any, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found("terminal/output")
+
+    async def release_terminal(self, *args: Any, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found("terminal/release")
+
+    async def wait_for_terminal_exit(self, *args: Any, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found("terminal/wait_for_exit")
+
+    async def kill_terminal(self, *args: Any, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found("terminal/kill")
+
+    async def create_elicitation(self, *args: Any, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found("elicitation/create")
+
+    async def complete_elicitation(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+    def on_connect(self, conn: Any) -> None:
+        return None
+
+
+def _stdio(server: McpServerSpec) -> McpServerStdio:
+    env = [EnvVariable(name=name, value=value) for name, value in server.env.items()]
+    return McpServerStdio(name=server.name, command=server.command, args=list(server.args), env=env)
+
+
+def _tokens(usage: Any) -> TokenUsage | None:
+    if usage is None:
+        return None
+    read, written = usage.cached_read_tokens or 0, usage.cached_write_tokens or 0
+    return TokenUsage(usage.input_tokens, usage.output_tokens + (usage.thought_tokens or 0), read, written)
+
+
+def _first_error(error: ValidationError) -> str:
+    errors = error.errors()
+    if not errors:
+        return str(error)
+    first = errors[0]
+    return f"{'.'.join(str(part) for part in first.get('loc', ()))}: {first.get('msg', '')}"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("orchestra")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+async def _wait(event: asyncio.Event | None) -> None:
+    if event is not None:
+        await event.wait()
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[[], None]) -> None:
+    with contextlib.suppress(RuntimeError):  # the loop has closed: the conversation is over anyway
+        loop.call_soon_threadsafe(callback)
+
+
+def _in_own_loop(make: Callable[[], Coroutine[Any, Any, Ending]]) -> Ending:
+    """Run the coroutine in an event loop of its own: this thread's, or a new thread's when one already runs
+    here."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    box: list[Ending] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            box.append(asyncio.run(make()))
+        except BaseException as error:
+            failure.append(error)
+
+    thread = threading.Thread(target=run, name="orchestra-acp", daemon=True)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return box[0]

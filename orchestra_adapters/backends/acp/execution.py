@@ -1,0 +1,260 @@
+"""One node's run of an ACP agent: the conversation, its updates read into turns, its requests answered.
+
+It is the CLI agents' execution (cli_agent/execution.py: turns, the writes each claims, the untracked-writes
+net, costs, budgets) with the conversation in place of the output stream. The agent's file writes come as
+`fs/write_text_file` requests, in order with its updates, and run as calls of the node's `write-file` tool through
+the tool host, so the turn in progress claims them exactly as it claims the calls of Orchestra's MCP server.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from acp import RequestError
+from attrs import evolve
+
+from orchestra_adapters.backends.acp.channel import AgentPipes
+from orchestra_adapters.backends.acp.conversation import Conversation, Ending
+from orchestra_adapters.backends.acp.files import OutsideWorktree, locate, read_lines, write_inside
+from orchestra_adapters.backends.acp.updates import UpdateMapper
+from orchestra_adapters.backends.cli_agent.events import AgentResult, ToolFinished, ToolStarted
+from orchestra_adapters.backends.cli_agent.execution import Execution
+from orchestra_adapters.backends.cli_agent.spec import CliAgentSpec
+from orchestra_adapters.backends.cli_agent.turns import TurnAssembler, TurnDraft
+from orchestra_adapters.process.sandbox import SandboxUnavailable
+from orchestra_core.agents.tools import provider_safe_name
+from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.outcome import Outcome
+from orchestra_core.model.turn import ToolCall
+
+REPORT_OUTCOME = "report_outcome"
+INVALID_PARAMS = -32602  # JSON-RPC's code for a request whose parameters are refused
+MAX_READ_BYTES = 10 * 1024 * 1024
+DENIED = "denied by Orchestra's permission policy"
+_PREFIXES = ("mcp__orchestra__", "orchestra__", "mcp_orchestra_")
+_TOKEN = re.compile(r"[A-Za-z0-9_.:-]+")
+_CALL_SUFFIX = re.compile(r"-\d+$")  # Gemini CLI's call ids: `<tool>-<milliseconds>`
+_STOPPED = {
+    "max_tokens": "it ran out of tokens (max_tokens)",
+    "max_turn_requests": "it reached its limit of model requests (max_turn_requests)",
+    "refusal": "the model refused (refusal)",
+    "cancelled": "it cancelled the prompt itself",
+}
+
+
+class AcpExecution(Execution):
+    """A node's run of an ACP agent (the adapter's name, `acp`, and provider name its turns)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._mapper = UpdateMapper(self._tool_name_of)
+        self._denials: dict[str, str] = {}
+        self._fs_calls = 0
+        self._plan_shown: list[dict[str, str]] = []
+        self._agent_name = ""
+
+    # The run -------------------------------------------------------------------------------------------
+    def _run(self, spec: CliAgentSpec, prompt: str, scratch: Path, assembler: TurnAssembler) -> str | Outcome:
+        argv = self._adapter.command(spec, scratch)
+        env = {**os.environ, **spec.env}
+        node = self._node.id
+        try:
+            if self._sandbox is not None:
+                argv = self._sandboxed(argv, spec, env, scratch)
+            if self._cancel is not None:
+                self._cancel.raise_if_stopped()
+            pipes = AgentPipes(argv, cwd=spec.cwd, env=env)
+        except (OSError, SandboxUnavailable) as error:
+            return Outcome.fail(f"node {node}: could not start the ACP agent {spec.executable[0]!r}: {error}")
+        try:
+            conversation = Conversation(
+                pipes, self, self._update, cwd=spec.cwd, mcp_servers=spec.mcp_servers, timeout_s=spec.timeout_s,
+                cancel=self._cancel,
+            )  # fmt: skip
+            ending = conversation.run(prompt)
+            self._session = ending.session_id or self._session
+            if ending.how == "answered" and ending.stop_reason == "end_turn":
+                assembler.feed(
+                    AgentResult(self._mapper.reply, usage=ending.usage, cost_usd=self._mapper.cost_usd)
+                )
+            assembler.close()
+        finally:
+            pipes.close()
+            try:
+                self._commit_unclaimed()
+            finally:
+                self._sweep()
+        return self._ended(ending, pipes, spec)
+
+    def _ended(self, ending: Ending, pipes: AgentPipes, spec: CliAgentSpec) -> str | Outcome:
+        node = self._node.id
+        tail = _tail(pipes)
+        if ending.how == "answered" and ending.stop_reason == "end_turn":
+            outcome = self._host.reported_outcome
+            if outcome is not None:
+                return outcome if outcome.notes else evolve(outcome, notes=self._mapper.reply)
+            return self._mapper.reply
+        if ending.how == "answered":
+            why = _STOPPED.get(ending.stop_reason, f"it stopped ({ending.stop_reason})")
+            return Outcome.fail(f"node {node}: the ACP agent did not finish: {why}")
+        if ending.how == "cancelled":
+            reason = self._cancel.reason if self._cancel is not None else "cancelled"
+            return Outcome.fail(f"node {node}: {reason}; the ACP agent and its processes were stopped")
+        if ending.how == "timed_out":
+            limit = f"{spec.timeout_s:g} s" if spec.timeout_s is not None else "its time limit"
+            return Outcome.fail(
+                f"node {node}: the ACP agent did not finish within {limit}; it was stopped; {tail}"
+            )
+        if ending.how == "malformed":
+            return Outcome.fail(f"node {node}: the ACP agent sent {ending.detail}; it was stopped; {tail}")
+        if ending.how == "refused":
+            return Outcome.fail(f"node {node}: the ACP agent refused: {ending.detail}; {tail}")
+        status = pipes.exit_status()
+        exited = f"exited with status {status}" if status is not None else "closed its output"
+        return Outcome.fail(f"node {node}: the ACP agent {exited} before it answered; {tail}")
+
+    # The conversation's callbacks (ClientMethods) ---------------------------------------------------------
+    def started(self, session_id: str, model: str, agent_name: str) -> None:
+        """The session is open: its id, the model and agent name the agent gave (either may be empty)."""
+        self._session = session_id
+        self._agent_name = agent_name
+        self._model = model or self._model or agent_name
+
+    def _update(self, update: Mapping[str, Any]) -> None:
+        assert self._assembler is not None
+        for event in self._mapper.map(update):
+            self._assembler.feed(event)
+
+    def permission(self, tool_call: Mapping[str, Any]) -> str | None:
+        """Allow calls of Orchestra's tools and writes inside the worktree (done through `fs/write_text_file`);
+        deny anything else, recorded with the call."""
+        if self._tool_name_of(tool_call) is not None:
+            return None
+        reason = write_inside(tool_call, self._roots)
+        if reason is None:
+            return None
+        call_id = str(tool_call.get("toolCallId") or "")
+        self._denials[call_id] = reason
+        if not self._mapper.knows(call_id) and self._assembler is not None:
+            started = self._mapper.tool_started(tool_call)
+            self._assembler.feed(started)
+            self._assembler.feed(ToolFinished(call_id, f"{DENIED}: {reason}", is_error=True))
+        return reason
+
+    def read_text_file(self, path: str, line: int | None, limit: int | None) -> str:
+        repo, relative = self._locate(path)
+        try:
+            _guarded, handle = repo.guard.open_file(relative)
+            with handle:
+                data = handle.read(MAX_READ_BYTES + 1)
+        except (OSError, ValueError, OrchestraError) as error:  # the guard refuses with a ToolPathError
+            raise _refused(path, _why(path, error)) from None
+        if len(data) > MAX_READ_BYTES:
+            raise _refused(path, f"{path} is larger than {MAX_READ_BYTES} bytes")
+        return read_lines(data.decode("utf-8", errors="replace"), line, limit)
+
+    def write_text_file(self, path: str, content: str) -> None:
+        repo, relative = self._locate(path)
+        safe = provider_safe_name(f"{repo.name}:write-file")
+        name = self._toolbox.orchestra_name(self._toolbox.safe_name_of(safe))
+        if name == safe:
+            raise _refused(path, f"this node has no {repo.name}:write-file tool")
+        self._fs_calls += 1
+        call_id = f"fs-write-{self._fs_calls}"
+        arguments = {"path": relative, "content": content}
+        assert self._assembler is not None
+        self._assembler.feed(ToolStarted(call_id, name, arguments))
+        executed = self._host.call(safe, arguments)
+        self._assembler.feed(ToolFinished(call_id, executed.text, is_error=executed.failed))
+        if executed.failed:
+            raise _refused(path, executed.record.error or "the write failed")
+
+    def _locate(self, path: str) -> tuple[Any, str]:
+        try:
+            return locate(path, self._roots)
+        except OutsideWorktree as error:
+            raise _refused(path, str(error)) from None
+
+    # Turns -------------------------------------------------------------------------------------------------
+    def _report(self, draft: TurnDraft) -> None:
+        for call_id, call in list(draft.calls.items()):
+            draft.calls[call_id] = self._as_recorded(call_id, call, draft)
+        plan = self._mapper.plan
+        if plan and plan != self._plan_shown:
+            self._plan_shown = list(plan)
+            lines = "\n".join(f"[{entry['status'] or 'pending'}] {entry['content']}" for entry in plan)
+            draft.notes.append({"role": "system", "content": f"The agent's plan:\n{lines}"})
+        super()._report(draft)
+
+    def _as_recorded(self, call_id: str, call: ToolCall, draft: TurnDraft) -> ToolCall:
+        """A call as the turn records it: a denied one with the denial; one the agent names its own way, by the
+        Orchestra tool the host ran with its arguments."""
+        reason = self._denials.pop(call_id, None)
+        if reason is not None:
+            draft.finished.add(call_id)
+            return evolve(call, result=None, error=f"{DENIED}: {reason}")
+        if call_id in draft.natives:
+            ran = self._calls.name_for(call.args)
+            if ran is not None:
+                return evolve(call, name=ran)
+        return call
+
+    def _orchestra_name(self, agent_name: str) -> str:
+        return agent_name  # the mapper has named the call already
+
+    def _tool_name_of(self, call: Mapping[str, Any]) -> str | None:
+        """The Orchestra tool an ACP tool call calls, read from its title, id or `_meta` (agents name them their
+        own way: `mcp__orchestra__project__write-file`, `project__write-file-1712345678`); None: not one."""
+        meta = call.get("_meta")
+        texts = [call.get("title"), call.get("toolCallId"), *_strings(meta)]
+        for text in texts:
+            for token in _TOKEN.findall(text if isinstance(text, str) else ""):
+                name = self._tool_named(token)
+                if name is not None:
+                    return name
+        return None
+
+    def _tool_named(self, token: str) -> str | None:
+        for prefix in _PREFIXES:
+            if token.startswith(prefix):
+                token = token[len(prefix) :]
+                break
+        for candidate in dict.fromkeys((token, _CALL_SUFFIX.sub("", token))):
+            safe = self._toolbox.safe_name_of(provider_safe_name(candidate))
+            if safe == REPORT_OUTCOME:
+                return REPORT_OUTCOME
+            name = self._toolbox.orchestra_name(safe)
+            if name != safe:
+                return name
+        return None
+
+
+def _why(path: str, error: BaseException) -> str:
+    if isinstance(error, FileNotFoundError | NotADirectoryError):
+        return f"no such file: {path}"
+    if isinstance(error, IsADirectoryError):
+        return f"{path} is a directory"
+    return str(error) or type(error).__name__
+
+
+def _refused(path: str, reason: str) -> RequestError:
+    """The error answering a file request Orchestra refuses: the reason is its message (what the agent shows)."""
+    return RequestError(INVALID_PARAMS, reason, {"path": path})
+
+
+def _strings(value: Any, depth: int = 0) -> list[str]:
+    """The strings in an agent's `_meta` (two levels deep at most)."""
+    if isinstance(value, str):
+        return [value]
+    if depth >= 2 or not isinstance(value, Mapping):
+        return []
+    return [text for inner in value.values() for text in _strings(inner, depth + 1)]
+
+
+def _tail(pipes: AgentPipes) -> str:
+    tail = pipes.stderr_tail()
+    return f"its stderr ends: {tail[-2000:]}" if tail else "it wrote nothing to stderr"
