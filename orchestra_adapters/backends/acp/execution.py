@@ -183,6 +183,7 @@ class AcpExecution(Execution):
     def _report(self, draft: TurnDraft) -> None:
         for call_id, call in list(draft.calls.items()):
             draft.calls[call_id] = self._as_recorded(call_id, call, draft)
+        draft.calls = dict(zip(draft.calls, self._calls.with_arguments(draft.tool_calls()), strict=True))
         plan = self._mapper.plan
         if plan and plan != self._plan_shown:
             self._plan_shown = list(plan)
