@@ -378,11 +378,14 @@ class AcpSettings:
             a path (`~` expanded, relative to the project root), else looked up on PATH.
         env: Environment variables for the agent, on top of the inherited ones.
         timeout: Seconds before the agent and everything it started are stopped (a node's `timeout` wins).
+        model: The model the agent is set to answer with (in its own configuration, e.g. `env`), which its turns
+            and their commits name: ACP does not tell the client. Unset: the agent's name.
     """
 
     command: tuple[str, ...] = field(default=(), converter=str_tuple)
     env: Mapping[str, str] = field(factory=dict, converter=frozen_map)
     timeout: Seconds | None = None
+    model: str | None = None
 
 
 # orchestra.yaml's key of each CLI agent -> its backend name (the key under `OrchestraSettings.cli_agents`).

@@ -70,6 +70,7 @@ class AcpBackend(CLIAgentBackend):
             args=command[1:],
             env=self.acp.env,
             timeout=self.acp.timeout,
+            model=self.acp.model,
         )
         super().__init__(AcpAgent(), runtime, agent, sandbox, prices)  # type: ignore[arg-type]
 
