@@ -204,6 +204,8 @@ def test_claude_code_acp_calls_orchestras_mcp_tools_with_the_model_named_in_the_
     script = [
         Reply("Writing a.py.", [ToolUse(f"mcp__orchestra__{WRITE}", {"path": "a.py", "content": "A = 1\n"})]),
         Reply("Reading it back.", [ToolUse(f"mcp__orchestra__{READ}", {"path": "a.py"})]),
+        # its own Write (served by the adapter's `acp` MCP server) is the client's fs/write_text_file, new file too
+        Reply("Notes.", [ToolUse("mcp__acp__Write", {"file_path": str(project / "notes.txt"), "content": "n\n"})]),
         Reply("a.py is written."),
     ]
     client = RecordingClient()
@@ -223,13 +225,14 @@ def test_claude_code_acp_calls_orchestras_mcp_tools_with_the_model_named_in_the_
     offered = {tool["name"] for tool in api.requests[0]["tools"]}
     assert {f"mcp__orchestra__{WRITE}", f"mcp__orchestra__{READ}"} <= offered
     assert (project / "a.py").read_text() == "A = 1\n"
-    assert client.text() == "Writing a.py.Reading it back.a.py is written."
+    assert client.text() == "Writing a.py.Reading it back.Notes.a.py is written."
+    assert client.writes == [(str(project / "notes.txt"), "n\n")]
     done = [update for update in client.of_kind("tool_call_update") if update.get("status") == "completed"]
     assert [update["_meta"]["claudeCode"]["toolName"] for update in done] == [
-        f"mcp__orchestra__{WRITE}", f"mcp__orchestra__{READ}"
+        f"mcp__orchestra__{WRITE}", f"mcp__orchestra__{READ}", "mcp__acp__Write"
     ]  # fmt: skip
     assert [call["rawInput"] for call, _ in client.permissions] == [
-        {"path": "a.py", "content": "A = 1\n"}, {"path": "a.py"}
+        {"path": "a.py", "content": "A = 1\n"}, {"path": "a.py"}, {"file_path": str(project / "notes.txt"), "content": "n\n"}
     ]  # fmt: skip
     # allowed once, the adapter wrote no permission rule into the project (allow_always writes .claude/)
     assert not (project / ".claude").exists()
