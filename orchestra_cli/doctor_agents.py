@@ -1,5 +1,5 @@
-"""`orchestra doctor`'s CLI agent lines: each agent configured (`claude_code:`, `codex:`) or selected by
-`backend` / `pipelines`, found or not, and the version it reports."""
+"""`orchestra doctor`'s CLI agent lines: each agent configured (`claude_code:`, `codex:`, `acp:`) or selected by
+`backend` / `pipelines`, found or not, and the version it reports (the ACP agent: found, and the `acp` library)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,11 @@ def cli_agent_checks(settings: Any, *, timeout_s: float = VERSION_TIMEOUT_S) -> 
         command = cli_agent_command(name, settings)
         path = find_cli_agent(name, settings)
         if path is None:
-            why = "selected by orchestra.yaml's backend" if in_use else "configured but not selected by any backend"
+            why = (
+                "selected by orchestra.yaml's backend"
+                if in_use
+                else "configured but not selected by any backend"
+            )
             detail = f"{command!r} not found ({why}); install it or set {settings_key(name)}.command in orchestra.yaml"
             checks.append(Check(label, ERROR if in_use else WARNING, detail))
             continue
@@ -48,7 +52,38 @@ def cli_agent_checks(settings: Any, *, timeout_s: float = VERSION_TIMEOUT_S) -> 
             checks.append(Check(label, WARNING, f"{path}: `--version` {problem}"))
         else:
             checks.append(Check(label, OK, f"{version} ({path})"))
-    return checks
+    acp = _acp_check(settings, in_use="acp" in selected)
+    return checks if acp is None else [*checks, acp]
+
+
+def _acp_check(settings: Any, *, in_use: bool) -> Check | None:
+    """The ACP agent's line when `acp.command` is set or `acp` selected: its program found, the `acp` extra
+    installed (looked for, not imported). An ACP agent is not asked its version: its command line is its own."""
+    import importlib.util
+
+    from orchestra_adapters.backends.registry import find_acp_agent
+
+    command = settings.acp.command
+    if not in_use and not command:
+        return None
+    level = ERROR if in_use else WARNING
+    why = "selected by orchestra.yaml's backend" if in_use else "configured but not selected by any backend"
+    if not command:
+        return Check(
+            "acp agent", level, f"acp.command is not set ({why}); set it to the agent's program and arguments"
+        )
+    path = find_acp_agent(settings)
+    if path is None:
+        return Check(
+            "acp agent",
+            level,
+            f"{command[0]!r} not found ({why}); install it or fix acp.command in orchestra.yaml",
+        )
+    if importlib.util.find_spec("acp") is None:
+        return Check(
+            "acp agent", level, f"{path}: the acp extra is not installed: pip install 'orchestra[acp]'"
+        )
+    return Check("acp agent", OK, f"{' '.join(command)} ({path})")
 
 
 def agent_version(path: str, timeout_s: float = VERSION_TIMEOUT_S) -> tuple[str, str | None]:

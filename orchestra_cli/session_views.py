@@ -11,7 +11,7 @@ from orchestra_core.model.values import format_duration
 
 if TYPE_CHECKING:
     from orchestra_core.model.money import CostTally
-    from orchestra_core.model.turn import TokenUsage
+    from orchestra_core.model.turn import TokenUsage, ToolCall
     from orchestra_core.session.listing import SessionRow
     from orchestra_core.session.pages import SessionPage
     from orchestra_core.session.summary import SessionSummary
@@ -258,7 +258,7 @@ def _print_agent_turns(turns: Sequence[TurnView], branches: bool, session_id: st
         model = f"{record.model} (for {record.requested_model})" if record.requested_model else record.model
         row = [
             turn.turn_id, record.node_id, str(record.turn_number), model,
-            ", ".join(call.name for call in record.tool_calls), ", ".join(record.files_written), commit,
+            tool_names(record.tool_calls), ", ".join(record.files_written), commit,
             token_text(record.token_usage), _turn_cost_text(record), format_duration(record.duration_s, "readable"),
         ]
         rows.append([*row, turn.branch or ""] if branches else row)
@@ -418,12 +418,17 @@ def _node_text(record: object) -> str:
     return f"ok {node} {status} in {took}" + (f" ({', '.join(extra)})" if extra else "")
 
 
+def tool_names(calls: Sequence[ToolCall]) -> str:
+    """`project:write-file, Shell (denied)`: a turn's tool calls, those Orchestra's permission policy refused marked."""
+    return ", ".join(f"{call.name} (denied)" if call.denied else call.name for call in calls)
+
+
 def _agent_text(view: TurnView) -> str:
     from orchestra_core.model.turn import AgentTurn
 
     record = view.record
     assert isinstance(record, AgentTurn)
-    tools = ", ".join(call.name for call in record.tool_calls) or "no tools"
+    tools = tool_names(record.tool_calls) or "no tools"
     line = f". {record.node_id} turn {record.turn_number} ({record.model}): {tools}"
     for commit in view.commits:
         repo = f"{commit.repo} " if commit.repo else ""

@@ -10,13 +10,18 @@ from attrs import evolve, field, frozen
 
 from orchestra_core.model.immutable import frozen_map, str_tuple
 
+# How the error of a tool call Orchestra refused to let the agent make begins (an ACP agent's permission request
+# its policy denied); the rest says why.
+PERMISSION_DENIED = "denied by Orchestra's permission policy"
+
 
 @frozen
 class ToolCall:
     """One tool call the model made: the tool's Orchestra name (`repo:tool`), arguments and result.
 
     `started_at` and `duration_s` say when it ran, where the backend saw it (for traces); they are not stored,
-    and two calls that differ only in them are equal.
+    and two calls that differ only in them are equal. A call Orchestra did not permit has an error starting with
+    PERMISSION_DENIED (`denied`).
     """
 
     name: str
@@ -26,6 +31,11 @@ class ToolCall:
     error: str | None = None
     started_at: datetime | None = field(default=None, eq=False, repr=False)
     duration_s: float | None = field(default=None, eq=False, repr=False)
+
+    @property
+    def denied(self) -> bool:
+        """Whether Orchestra's permission policy refused the call."""
+        return self.error is not None and self.error.startswith(PERMISSION_DENIED)
 
 
 @frozen

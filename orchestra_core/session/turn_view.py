@@ -177,8 +177,10 @@ def _files_written(record: object) -> list[str]:
 
 
 def _agent_turn(record: AgentTurn) -> dict[str, Any]:
-    """The AgentTurn's own fields; `untracked` only on the safety net's turns (so other entries keep their shape).
-    `requested_model` and `fallback_reason` are null unless a fallback model answered (failover)."""
+    """The AgentTurn's own fields; `untracked` only on the safety net's turns and `denied` (the tool calls
+    Orchestra's permission policy refused: tool and reason) only on turns that have one (so other entries keep
+    their shape). `requested_model` and `fallback_reason` are null unless a fallback model answered (failover)."""
+    denied = [{"tool": call.name, "reason": call.error} for call in record.tool_calls if call.denied]
     return {
         "requested_model": record.requested_model or None,
         "fallback_reason": record.fallback_reason or None,
@@ -189,7 +191,7 @@ def _agent_turn(record: AgentTurn) -> dict[str, Any]:
         "commits": [
             {"repo": c.repo, "sha": c.sha, "message": c.message, "branch": c.branch} for c in _agent_commits(record)
         ],
-    } | ({"untracked": True} if record.untracked else {})
+    } | ({"untracked": True} if record.untracked else {}) | ({"denied": denied} if denied else {})
 
 
 def _model_failover(record: ModelFailover) -> dict[str, Any]:

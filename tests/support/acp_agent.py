@@ -11,6 +11,8 @@ run in order on `session/prompt`, then the prompt is answered with `stop_reason`
 - `{"permission": {"id", "kind", "title", "locations"?}}`: a tool call that asks `session/request_permission`;
   allowed, it completes; rejected, it fails.
 - `{"native_write": {"path", "content"}}`: writes the file itself, past Orchestra (an `edit` tool call).
+- `{"shell": {"id", "command"}}`: runs `sh -c command` itself, unasked (an `execute` tool call; its output the
+  result).
 - `{"plan": [{"content", "status"}]}`, `{"usage": {"amount": 0.5}}` (a `usage_update` with a USD cost).
 - `{"crash": status}`: exits at once. `{"garbage": text}`: prints a line that is not JSON-RPC.
 - `{"hang": {"honour_cancel": bool, "note": path}}`: waits forever (or until `session/cancel`, then notes it in
@@ -40,6 +42,7 @@ from acp.schema import (
     AgentThoughtChunk,
     ContentToolCallContent,
     Cost,
+    Implementation,
     InitializeResponse,
     NewSessionResponse,
     PermissionOption,
@@ -80,7 +83,10 @@ class StandIn:
             client_capabilities.model_dump(mode="json", by_alias=True) if client_capabilities else None
         )
         self.given["client"] = client_info.name if client_info else None
-        return InitializeResponse(protocol_version=self.script.get("protocol_version", PROTOCOL_VERSION))
+        return InitializeResponse(
+            protocol_version=self.script.get("protocol_version", PROTOCOL_VERSION),
+            agent_info=Implementation(name="acp-stand-in", version="1.0"),
+        )
 
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
@@ -141,6 +147,14 @@ class StandIn:
             await self.tool_start(session_id, value.get("id", "native"), "Write", "edit", value)
             (self.cwd / value["path"]).write_text(value["content"], encoding="utf-8")
             await self.tool_end(session_id, value.get("id", "native"), "written")
+        elif kind == "shell":
+            await self.tool_start(session_id, value["id"], "Shell", "execute", {"command": value["command"]})
+            done = subprocess.run(
+                ["sh", "-c", value["command"]], capture_output=True, text=True, cwd=self.cwd
+            )
+            await self.tool_end(
+                session_id, value["id"], done.stdout + done.stderr, failed=done.returncode != 0
+            )
         elif kind == "plan":
             entries = [
                 PlanEntry(content=e["content"], status=e.get("status", "pending"), priority="medium")

@@ -93,6 +93,7 @@ class CheckedTransport:
         self._pipes = pipes
         self._on_message = on_message
         self._reader: asyncio.StreamReader | None = None
+        self._reading: asyncio.ReadTransport | None = None
         self._writer: asyncio.WriteTransport | None = None
         self.fault = ""  # what was malformed, when a message was
         self.error: BaseException | None = None
@@ -103,9 +104,11 @@ class CheckedTransport:
         loop = asyncio.get_running_loop()
         self.ended = asyncio.Event()
         reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self._pipes.process.stdout)
+        reading, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), self._pipes.process.stdout
+        )
         writer, _ = await loop.connect_write_pipe(asyncio.Protocol, self._pipes.process.stdin)
-        self._reader, self._writer = reader, writer
+        self._reader, self._reading, self._writer = reader, reading, writer
 
     async def send(self, message: dict[str, Any]) -> None:
         writer = self._writer
@@ -144,8 +147,9 @@ class CheckedTransport:
             return message
 
     async def close(self) -> None:
-        if self._writer is not None:
-            self._writer.close()
+        for transport in (self._writer, self._reading):
+            if transport is not None:
+                transport.close()
 
     def _end(self, fault: str = "") -> None:
         if fault and not self.fault:

@@ -28,13 +28,13 @@ from orchestra_adapters.backends.cli_agent.turns import TurnAssembler, TurnDraft
 from orchestra_adapters.process.sandbox import SandboxUnavailable
 from orchestra_core.agents.tools import provider_safe_name
 from orchestra_core.model.errors import OrchestraError
+from orchestra_core.model.money import Money
 from orchestra_core.model.outcome import Outcome
-from orchestra_core.model.turn import ToolCall
+from orchestra_core.model.turn import PERMISSION_DENIED, TokenUsage, ToolCall
 
 REPORT_OUTCOME = "report_outcome"
 INVALID_PARAMS = -32602  # JSON-RPC's code for a request whose parameters are refused
 MAX_READ_BYTES = 10 * 1024 * 1024
-DENIED = "denied by Orchestra's permission policy"
 _PREFIXES = ("mcp__orchestra__", "orchestra__", "mcp_orchestra_")
 _TOKEN = re.compile(r"[A-Za-z0-9_.:-]+")
 _CALL_SUFFIX = re.compile(r"-\d+$")  # Gemini CLI's call ids: `<tool>-<milliseconds>`
@@ -142,7 +142,7 @@ class AcpExecution(Execution):
         if not self._mapper.knows(call_id) and self._assembler is not None:
             started = self._mapper.tool_started(tool_call)
             self._assembler.feed(started)
-            self._assembler.feed(ToolFinished(call_id, f"{DENIED}: {reason}", is_error=True))
+            self._assembler.feed(ToolFinished(call_id, f"{PERMISSION_DENIED}: {reason}", is_error=True))
         return reason
 
     def read_text_file(self, path: str, line: int | None, limit: int | None) -> str:
@@ -197,12 +197,24 @@ class AcpExecution(Execution):
         reason = self._denials.pop(call_id, None)
         if reason is not None:
             draft.finished.add(call_id)
-            return evolve(call, result=None, error=f"{DENIED}: {reason}")
+            return evolve(call, result=None, error=f"{PERMISSION_DENIED}: {reason}")
         if call_id in draft.natives:
             ran = self._calls.name_for(call.args)
             if ran is not None:
                 return evolve(call, name=ran)
         return call
+
+    def _cost(self, model: str, usage: TokenUsage) -> float | None:
+        """A turn's cost: what the agent's running cost (`usage_update`, in US dollars) rose by since the turns
+        before, when it reports one (so a cost budget stops it at the turn that reached it); else priced from the
+        turn's tokens, as the CLI agents' turns are."""
+        total = self._mapper.cost_usd
+        if total is None:
+            return super()._cost(model, usage)
+        self._settled = True
+        turn = max(Money.usd(total) - self._priced, Money())
+        self._priced = self._priced + turn
+        return turn.to_float()
 
     def _orchestra_name(self, agent_name: str) -> str:
         return agent_name  # the mapper has named the call already

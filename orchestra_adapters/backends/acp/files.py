@@ -45,7 +45,7 @@ def write_inside(tool_call: Mapping[str, Any], repos: Sequence[RepoContext]) -> 
     and Orchestra's and git's state; else why not."""
     kind = str(tool_call.get("kind") or "other")
     if kind != WRITE_KIND:
-        return f"a {kind} call, not a write inside the worktree through Orchestra"
+        return f"a call of kind {kind!r}, neither one of Orchestra's tools nor a write inside the worktree"
     paths = [mapping(location).get("path") for location in items(tool_call.get("locations"))]
     if not paths:
         return "a write that names no file"

@@ -51,7 +51,7 @@ def test_compile_reports_an_unknown_backend_and_a_missing_cli_agent(tmp_path: Pa
     found = {d["rule"]: d for d in document["diagnostics"] if d["severity"] == "error"}
     assert found["backend_known"]["node_id"] == "review"
     assert found["backend_known"]["message"] == (
-        "unknown backend 'codx' (did you mean 'codex'?); known: simulate, langgraph, direct, claude-code, codex"
+        "unknown backend 'codx' (did you mean 'codex'?); known: simulate, langgraph, direct, claude-code, codex, acp"
     )
     assert found["cli_agent_executable"]["node_id"] == "implement"
     assert found["cli_agent_executable"]["fix"] == "install it or set claude_code.command in orchestra.yaml"

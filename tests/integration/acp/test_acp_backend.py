@@ -14,13 +14,22 @@ import pytest
 
 from orchestra_adapters.backends.acp import create_acp_backend
 from orchestra_adapters.git.subprocess_git import SubprocessGit
+from orchestra_adapters.process.sandbox import agent_sandbox
 from orchestra_core import parse_pipeline, run_pipeline
 from orchestra_core.model.events import AgentTurnCompleted
-from orchestra_core.model.settings import AcpSettings, OrchestraSettings, RepoSettings, WorkspaceSettings
+from orchestra_core.model.settings import (
+    AcpSettings,
+    BudgetSettings,
+    OrchestraSettings,
+    RepoSettings,
+    SandboxSettings,
+    WorkspaceSettings,
+)
 from orchestra_core.model.turn import AgentTurn
 from orchestra_core.runs.ports import AgentRuntime
 from tests.support.git_repos import GitRepo, git
 from tests.support.processes import alive, kill_quietly, wait_until
+from tests.support.sandbox import needs_bwrap
 
 STAND_IN = Path(__file__).resolve().parents[2] / "support" / "acp_agent.py"
 
@@ -47,7 +56,13 @@ class Run:
 
 
 def run(
-    project: Path, tmp_path: Path, script: dict[str, Any], node_attrs: str = "", timeout: float | None = None
+    project: Path,
+    tmp_path: Path,
+    script: dict[str, Any],
+    node_attrs: str = "",
+    timeout: float | None = None,
+    sandbox: SandboxSettings | None = None,
+    budget: BudgetSettings | None = None,
 ) -> Run:
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script), encoding="utf-8")
@@ -56,12 +71,14 @@ def run(
         "start -> impl -> exit }"
     )
     settings = OrchestraSettings(
-        workspace=WorkspaceSettings(repos={"project": RepoSettings(path=str(project))})
+        workspace=WorkspaceSettings(repos={"project": RepoSettings(path=str(project))}),
+        sandbox=sandbox or SandboxSettings(),
+        budget=budget or BudgetSettings(),
     )
     acp = AcpSettings(command=(sys.executable, str(STAND_IN), str(path)), timeout=timeout)
 
     def factory(runtime: AgentRuntime) -> Any:
-        return create_acp_backend(acp, runtime)
+        return create_acp_backend(acp, runtime, agent_sandbox(settings))
 
     events: list[object] = []
     result = run_pipeline(
@@ -194,7 +211,7 @@ def test_permission_requests_allow_orchestras_tools_and_writes_inside_and_deny_t
     assert outcome.result.succeeded, outcome.result.failure_reason
     refused = failed_calls(outcome.turns)
     assert set(refused) == {"shell", "edit-out"}
-    assert refused["shell"].startswith("denied by Orchestra's permission policy: a execute call")
+    assert refused["shell"].startswith("denied by Orchestra's permission policy: a call of kind 'execute'")
     assert "outside the node's worktree" in refused["edit-out"]
 
 
@@ -314,3 +331,55 @@ def test_cancelling_the_node_sends_session_cancel_before_the_group_is_killed(
     assert not outcome.result.succeeded
     assert "timed out after 6s; the attempt was cancelled" in (outcome.result.failure_reason or "")
     assert note.read_text(encoding="utf-8") == "session/cancel came"
+
+
+PROBE = """probe() {{ if sh -c "$2" 2>/dev/null; then echo "$1:ok"; else echo "$1:refused"; fi; }}
+probe worktree 'echo inside > inside.txt'
+probe outside 'touch {outside}/escaped.txt'
+probe dotgit 'echo x >> .git/config'
+probe scratch 'touch "$TMPDIR/scratch.txt"'
+"""
+
+
+@needs_bwrap()
+def test_in_the_sandbox_the_agents_own_shell_writes_only_its_worktree(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    steps = [
+        {"shell": {"id": "sh", "command": PROBE.format(outside=outside)}},
+        write("w", "mcp.txt", "m\n"),
+        {"message": "ok"},
+    ]
+    outcome = run(project, tmp_path, {"steps": steps}, sandbox=SandboxSettings(kind="bubblewrap"))
+    assert outcome.result.succeeded, outcome.result.failure_reason
+    [probe] = [call for turn in outcome.turns for call in turn.tool_calls if call.call_id == "sh"]
+    assert [line for line in str(probe.result).splitlines() if ":" in line] == [
+        "worktree:ok", "outside:refused", "dotgit:refused", "scratch:ok",
+    ]  # fmt: skip
+    assert not (outside / "escaped.txt").exists()
+    written = [turn.files_written for turn in outcome.turns if turn.files_written]
+    assert written == [("project:inside.txt",), ("project:mcp.txt",)]  # the shell's write committed apart
+    assert [turn.untracked for turn in outcome.turns if turn.files_written] == [True, False]
+
+
+def test_the_agents_running_cost_is_spread_over_its_turns_and_a_cost_budget_stops_it(
+    project: Path, tmp_path: Path
+) -> None:
+    steps = [
+        {"usage": {"amount": 0.1}},
+        write("c1", "a.py", "A = 1\n"),
+        {"usage": {"amount": 0.3}},
+        {"message": "more"},
+        write("c2", "b.py", "B = 2\n"),
+        {"message": "done"},
+    ]
+    spent = run(project, tmp_path, {"steps": steps})
+    assert spent.result.succeeded, spent.result.failure_reason
+    assert [turn.cost_usd for turn in spent.turns] == pytest.approx([0.1, 0.2, 0.0])
+
+    stopped = run(project, tmp_path, {"steps": steps}, budget=BudgetSettings(max_cost_usd=0.05))  # type: ignore[arg-type]
+    assert stopped.result.status == "budget_exceeded", stopped.result.failure_reason
+    first, *after = stopped.turns
+    assert (first.files_written, first.cost_usd) == (("project:a.py",), pytest.approx(0.1))
+    # The agent runs ahead of the turns read: what it wrote through Orchestra before it was stopped is kept.
+    assert all(turn.messages[0]["role"] == "system" for turn in after)

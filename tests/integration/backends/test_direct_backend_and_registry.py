@@ -68,7 +68,7 @@ def test_registry_builds_each_backend_by_name(write_cassette: Settings, tmp_path
         "toolset": RepoToolset(repo),
         "state_path": tmp_path / "agents.db",
     }
-    assert BACKEND_NAMES == ("simulate", "langgraph", "direct", "claude-code", "codex")
+    assert BACKEND_NAMES == ("simulate", "langgraph", "direct", "claude-code", "codex", "acp")
     assert create_backend("simulate", **parts) is None
     assert isinstance(create_backend("direct", **parts), DirectLLMBackend)
     langgraph = create_backend("langgraph", **parts)
@@ -76,7 +76,7 @@ def test_registry_builds_each_backend_by_name(write_cassette: Settings, tmp_path
     assert isinstance(create_backend("", **parts), LangGraphBackend)
     with pytest.raises(
         UnknownBackendError,
-        match="unknown backend 'claude'; choose one of: simulate, langgraph, direct, claude-code, codex",
+        match="unknown backend 'claude'; choose one of: simulate, langgraph, direct, claude-code, codex, acp",
     ):
         create_backend("claude", **parts)
     langgraph.close()

@@ -1,4 +1,4 @@
-"""`backend_known` and `cli_agent_executable`: compile's checks of the backends a pipeline uses."""
+"""`backend_known` and `cli_agent_executable` (the CLI agents and `acp`): compile's checks of the backends a pipeline uses."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from orchestra_adapters.backends.lint import backend_lint_rules, backends_in_use, run_backend
 from orchestra_core.graph.dot_loader import parse_dot
 from orchestra_core.model.graph import Graph
-from orchestra_core.model.settings import CliAgentSettings, OrchestraSettings, PipelineSettings
+from orchestra_core.model.settings import AcpSettings, CliAgentSettings, OrchestraSettings, PipelineSettings
 from orchestra_core.validation import Diagnostic
 
 MIXED = """
@@ -42,7 +42,7 @@ def test_an_unknown_node_backend_names_the_node_and_the_known_ones() -> None:
     assert unknown.node_id == "review" and unknown.severity.value == "error"
     assert unknown.location == "node review"  # named once, by the location, not again in the message
     assert unknown.message == (
-        "unknown backend 'codx' (did you mean 'codex'?); known: simulate, langgraph, direct, claude-code, codex"
+        "unknown backend 'codx' (did you mean 'codex'?); known: simulate, langgraph, direct, claude-code, codex, acp"
     )
 
 
@@ -102,7 +102,7 @@ def test_an_unknown_run_backend_is_reported_unless_the_run_checks_it_itself() ->
     )
     [unknown] = _diagnostics(settings, graph)
     assert unknown.node_id is None and unknown.message == (
-        "orchestra.yaml backend: 'langchain' is not a backend; known: simulate, langgraph, direct, claude-code, codex"
+        "orchestra.yaml backend: 'langchain' is not a backend; known: simulate, langgraph, direct, claude-code, codex, acp"
     )
     assert _diagnostics(settings, graph, check_run_backend=False) == []
 
@@ -120,20 +120,25 @@ def test_which_nodes_use_which_backend() -> None:
 def test_every_unknown_backend_in_orchestra_yaml_and_on_the_command_line_is_an_error() -> None:
     settings = OrchestraSettings(
         backend="codx",
-        pipelines={"plain": PipelineSettings(backend="langgraf"), "other": PipelineSettings(backend="direct")},
+        pipelines={
+            "plain": PipelineSettings(backend="langgraf"),
+            "other": PipelineSettings(backend="direct"),
+        },
     )
     graph = _graph(
         'digraph plain { start [shape=Mdiamond]; done [shape=Msquare]; a [prompt="A"]; start -> a -> done }'
     )
     found = _diagnostics(settings, graph, requested="simulat", which=_nothing_found)
-    assert [(d.rule, d.severity.value, d.location) for d in found] == [("backend_known", "error", "graph")] * 3
+    assert [(d.rule, d.severity.value, d.location) for d in found] == [
+        ("backend_known", "error", "graph")
+    ] * 3
     assert [d.message.split(";")[0] for d in found] == [
         "--backend 'simulat' is not a backend (did you mean 'simulate'?)",
         "orchestra.yaml backend: 'codx' is not a backend (did you mean 'codex'?)",
         "orchestra.yaml pipelines.plain.backend: 'langgraf' is not a backend (did you mean 'langgraph'?)",
     ]
     assert found[2].fix == (
-        "set pipelines.plain.backend in orchestra.yaml to one of simulate, langgraph, direct, claude-code, codex"
+        "set pipelines.plain.backend in orchestra.yaml to one of simulate, langgraph, direct, claude-code, codex, acp"
     )
 
 
@@ -141,10 +146,32 @@ def test_an_agent_workdir_a_cli_agent_would_refuse_is_a_compile_error() -> None:
     from orchestra_core.model.settings import RepoSettings, WorkspaceSettings
 
     pipeline = _graph(MIXED.replace('backend="claude-code"]', 'backend="claude-code", agent.workdir="docs"]'))
-    found = [d for d in _diagnostics(OrchestraSettings(), pipeline, which=lambda c: c) if d.rule == "agent_workdir"]
+    found = [
+        d for d in _diagnostics(OrchestraSettings(), pipeline, which=lambda c: c) if d.rule == "agent_workdir"
+    ]
     assert [(d.node_id, d.severity.value) for d in found] == [("implement", "error")]
     assert found[0].message == "agent.workdir='docs' names no repo of workspace.repos (none)"
     with_docs = OrchestraSettings(workspace=WorkspaceSettings(repos={"docs": RepoSettings(path="../docs")}))
     assert not [d for d in _diagnostics(with_docs, pipeline, which=lambda c: c) if d.rule == "agent_workdir"]
     langgraph = _graph(MIXED.replace('backend="claude-code"]', 'agent.workdir="docs"]'))
-    assert not [d for d in _diagnostics(OrchestraSettings(), langgraph, which=lambda c: c) if d.rule == "agent_workdir"]
+    assert not [
+        d
+        for d in _diagnostics(OrchestraSettings(), langgraph, which=lambda c: c)
+        if d.rule == "agent_workdir"
+    ]
+
+
+ACP = 'digraph a { start [shape=Mdiamond]; done [shape=Msquare]; work [prompt="W", backend="acp"]; start -> work -> done }'
+
+
+def test_the_acp_backend_in_use_needs_acp_command_and_its_program() -> None:
+    [unset] = _diagnostics(OrchestraSettings(), _graph(ACP), which=_nothing_found)
+    assert (unset.rule, unset.node_id) == ("cli_agent_executable", "work")
+    assert unset.message == "the acp backend runs node(s) work, but acp.command is not set"
+    assert "set acp.command in orchestra.yaml" in (unset.fix or "")
+    settings = OrchestraSettings(acp=AcpSettings(command=("gemini", "--experimental-acp")))
+    looked: list[str] = []
+    [missing] = _diagnostics(settings, _graph(ACP), which=lambda c: looked.append(c) or None)
+    assert looked == ["gemini"]
+    assert missing.message == "the acp backend runs node(s) work, but its program 'gemini' is not found"
+    assert _diagnostics(settings, _graph(ACP), which=lambda c: f"/bin/{c}") == []

@@ -12,7 +12,7 @@ import orchestra_adapters.backends.cli_agent as cli_agent
 from orchestra_adapters.backends import registry
 from orchestra_core.model.builtin_prices import price_table
 from orchestra_core.model.errors import OrchestraError
-from orchestra_core.model.settings import CliAgentSettings, OrchestraSettings, SandboxSettings
+from orchestra_core.model.settings import AcpSettings, CliAgentSettings, OrchestraSettings, SandboxSettings
 
 PARTS: dict[str, Any] = {
     "chat_models": None,
@@ -23,7 +23,7 @@ PARTS: dict[str, Any] = {
 
 
 def test_the_cli_agents_are_backends_with_the_adapters_default_commands() -> None:
-    assert registry.BACKEND_NAMES == ("simulate", "langgraph", "direct", "claude-code", "codex")
+    assert registry.BACKEND_NAMES == ("simulate", "langgraph", "direct", "claude-code", "codex", "acp")
     assert registry.CLI_AGENT_BACKENDS == cli_agent.CLI_AGENT_NAMES
     for name in registry.CLI_AGENT_BACKENDS:
         assert registry.DEFAULT_COMMANDS[name] == cli_agent.default_command(name)
@@ -45,7 +45,9 @@ def test_create_backend_hands_the_agents_settings_and_the_runtime_to_the_cli_bac
 
 
 def test_a_sandbox_in_the_settings_reaches_the_cli_backend(tmp_path: Path) -> None:
-    settings = OrchestraSettings(sandbox=SandboxSettings(kind="bubblewrap", writable=("cache",)), project_root=tmp_path)
+    settings = OrchestraSettings(
+        sandbox=SandboxSettings(kind="bubblewrap", writable=("cache",)), project_root=tmp_path
+    )
     backend = registry.create_backend("claude-code", **PARTS, runtime=object(), settings=settings)  # type: ignore[arg-type]
     assert backend.sandbox is not None and backend.sandbox.extra_writable == (str(tmp_path / "cache"),)  # type: ignore[union-attr]
     plain = registry.create_backend("claude-code", **PARTS, runtime=object(), settings=OrchestraSettings())  # type: ignore[arg-type]
@@ -87,3 +89,27 @@ def test_find_cli_agent_looks_names_up_on_path_and_paths_from_the_project_root(
     assert registry.find_cli_agent("codex", relative) is None
     assert registry.cli_agent_command("codex", relative) == "tools/codex"
     assert registry.settings_key("claude-code") == "claude_code"
+
+
+def test_the_acp_backend_is_built_from_the_acp_section_with_the_sandbox_and_prices(tmp_path: Path) -> None:
+    acp = AcpSettings(command=("agent", "--acp"), env={"K": "v"}, timeout=60.0)  # type: ignore[arg-type]
+    sandbox = SandboxSettings(kind="bubblewrap", writable=("cache",))
+    settings = OrchestraSettings(acp=acp, sandbox=sandbox, project_root=tmp_path)
+    backend: Any = registry.create_backend("acp", **PARTS, runtime=object(), settings=settings)  # type: ignore[arg-type]
+    assert type(backend).__name__ == "AcpBackend" and backend.acp == acp and backend.prices == price_table()
+    assert backend.sandbox is not None and backend.sandbox.extra_writable == (str(tmp_path / "cache"),)
+    with pytest.raises(OrchestraError, match="acp backend needs the run's agent runtime"):
+        registry.create_backend("acp", **PARTS)
+
+
+def test_find_acp_agent_looks_up_the_commands_program(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _executable(tmp_path / "project" / "bin" / "agent")
+    local = OrchestraSettings(
+        acp=AcpSettings(command=("bin/agent", "--acp")), project_root=tmp_path / "project"
+    )
+    assert registry.find_acp_agent(local) == str(tmp_path / "project" / "bin" / "agent")
+    assert registry.find_acp_agent(OrchestraSettings()) is None
+    on_path = OrchestraSettings(acp=AcpSettings(command=("gemini",)))
+    assert registry.find_acp_agent(on_path, which=lambda name: f"/usr/bin/{name}") == "/usr/bin/gemini"

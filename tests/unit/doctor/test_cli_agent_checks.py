@@ -10,7 +10,7 @@ import pytest
 
 from orchestra_cli.doctor_agents import agent_version, cli_agent_checks
 from orchestra_cli.doctor_check import ERROR, OK, WARNING
-from orchestra_core.model.settings import CliAgentSettings, OrchestraSettings, PipelineSettings
+from orchestra_core.model.settings import AcpSettings, CliAgentSettings, OrchestraSettings, PipelineSettings
 
 
 def _script(path: Path, body: str) -> Path:
@@ -36,7 +36,11 @@ def test_nothing_configured_or_selected_gives_no_line(bin_dir: Path) -> None:
 def test_a_selected_agent_found_reports_its_version_and_path(bin_dir: Path) -> None:
     claude = _script(bin_dir / "claude", "echo '2.1.332 (Claude Code)'")
     [check] = cli_agent_checks(OrchestraSettings(backend="claude-code"))
-    assert (check.name, check.status, check.detail) == ("cli agent claude-code", OK, f"2.1.332 (Claude Code) ({claude})")
+    assert (check.name, check.status, check.detail) == (
+        "cli agent claude-code",
+        OK,
+        f"2.1.332 (Claude Code) ({claude})",
+    )
 
 
 def test_a_selected_agent_missing_is_an_error_a_configured_one_a_warning(bin_dir: Path) -> None:
@@ -49,7 +53,9 @@ def test_a_selected_agent_missing_is_an_error_a_configured_one_a_warning(bin_dir
         "'my-claude' not found (configured but not selected by any backend); "
         "install it or set claude_code.command in orchestra.yaml"
     )
-    assert codex.status == ERROR and codex.detail.startswith("'codex' not found (selected by orchestra.yaml's backend)")
+    assert codex.status == ERROR and codex.detail.startswith(
+        "'codex' not found (selected by orchestra.yaml's backend)"
+    )
 
 
 def test_a_configured_path_is_used(tmp_path: Path, bin_dir: Path) -> None:
@@ -74,3 +80,17 @@ def test_a_hung_agent_and_the_child_it_left_holding_the_output_never_hang_doctor
     started = time.monotonic()
     assert agent_version(str(leaver), timeout_s=5) == ("1.0", None)
     assert time.monotonic() - started < 4
+
+
+def test_the_acp_agent_is_checked_when_configured_or_selected(bin_dir: Path) -> None:
+    assert cli_agent_checks(OrchestraSettings()) == []
+    [unset] = cli_agent_checks(OrchestraSettings(backend="acp"))
+    assert (unset.name, unset.status) == ("acp agent", ERROR) and "acp.command is not set" in unset.detail
+    configured = OrchestraSettings(acp=AcpSettings(command=("gemini", "--experimental-acp")))
+    [missing] = cli_agent_checks(configured)
+    assert missing.status == WARNING and missing.detail.startswith(
+        "'gemini' not found (configured but not selected"
+    )
+    gemini = _script(bin_dir / "gemini", "exit 0")
+    [found] = cli_agent_checks(configured)
+    assert (found.status, found.detail) == (OK, f"gemini --experimental-acp ({gemini})")

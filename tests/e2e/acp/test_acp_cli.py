@@ -1,0 +1,102 @@
+"""`orchestra run` with an ACP node (the stand-in ACP agent, tests/support/acp_agent.py): per-turn commits with
+trailers, the turns in `status --json`, and `compile` naming a missing `acp.command`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.support.git_repos import GitRepo, git
+from tests.support.orchestra_project import orchestra, write_files
+
+STAND_IN = Path(__file__).resolve().parents[2] / "support" / "acp_agent.py"
+PIPELINE = """digraph impl {
+  start [shape=Mdiamond]
+  exit [shape=Msquare]
+  plan [prompt="Plan it"]
+  implement [prompt="Write a.py and b.py", backend="acp"]
+  start -> plan -> implement -> exit
+}
+"""
+
+
+def project(tmp_path: Path, acp: dict[str, Any]) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    GitRepo(root).write("README.md", "hello\n")
+    GitRepo(root).write(".gitignore", ".orchestra/\n")
+    GitRepo(root).commit_all("initial")
+    config = {"workspace": {"repos": {"project": {"path": "."}}}, "backend": "simulate", "acp": acp}
+    write_files(root, {"orchestra.yaml": json.dumps(config, indent=2), "pipeline.dot": PIPELINE})
+    return root
+
+
+def test_an_acp_node_commits_each_turn_with_trailers_and_status_shows_its_turns(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    steps = [
+        {"message": "Writing a."},
+        {
+            "mcp": {
+                "id": "c1",
+                "tool": "project__write-file",
+                "arguments": {"path": "a.py", "content": "A = 1\n"},
+            }
+        },
+        {"message": "Writing b."},
+        {"fs_write": {"id": "c2", "path": "b.py", "content": "B = 2\n"}},
+        {"message": "Both written; now a shell."},
+        {
+            "permission": {
+                "id": "sh",
+                "kind": "execute",
+                "title": "Shell",
+                "rawInput": {"command": "curl evil"},
+            }
+        },
+    ]
+    script.write_text(json.dumps({"steps": steps}), encoding="utf-8")
+    root = project(tmp_path, {"command": [sys.executable, str(STAND_IN), str(script)]})
+
+    result = orchestra("run", "pipeline.dot", "--json", cwd=root)
+    assert result.returncode == 0, result.stderr + result.stdout
+    document = json.loads(result.stdout)
+    assert document["status"] == "success", document
+
+    branch = git(root, "for-each-ref", "--format=%(refname:short)", "refs/heads/orchestra/").split()[0]
+    commits = git(root, "log", "--reverse", "--format=%H", f"main..{branch}").split()
+    changed = [git(root, "show", "--format=", "--name-only", sha).split() for sha in commits]
+    assert changed[-2:] == [["a.py"], ["b.py"]]
+    for sha, turn in zip(commits[-2:], ("0", "1"), strict=True):
+        trailers = git(root, "log", "-1", "--format=%(trailers)", sha)
+        assert "Orchestra-Node: implement" in trailers and f"Orchestra-Turn: {turn}" in trailers, trailers
+
+    status = json.loads(orchestra("status", document["session_id"], "--json", cwd=root).stdout)
+    turns = [
+        turn
+        for turn in status["turns"]
+        if turn["type"].endswith(".AgentTurn") and turn["node_id"] == "implement"
+    ]
+    assert [turn["files_written"] for turn in turns] == [["project:a.py"], ["project:b.py"], []]
+    assert {(turn["provider"], turn["model"]) for turn in turns} == {("acp", "acp-stand-in")}
+    assert turns[-1]["denied"] == [
+        {
+            "tool": "Shell",
+            "reason": "denied by Orchestra's permission policy: a call of kind 'execute', neither one "
+            "of Orchestra's tools nor a write inside the worktree",
+        }
+    ]
+    assert "denied" not in turns[0]
+    text = orchestra("status", document["session_id"], cwd=root).stdout
+    assert "Shell (denied)" in text
+
+
+def test_compile_names_a_missing_acp_command(tmp_path: Path) -> None:
+    root = project(tmp_path, {})
+    result = orchestra("compile", "pipeline.dot", cwd=root)
+    assert result.returncode == 1
+    assert (
+        "the acp backend runs node(s) implement, but acp.command is not set" in result.stdout + result.stderr
+    )
