@@ -159,3 +159,16 @@ def test_claude_code_acp_writes_through_orchestras_tools_turn_by_turn(project: G
         assert {request["model"] for request in api.requests} == {"claude-test-model"}
     _assert_turns_committed(project, document, "claude-test-model", TOGETHER)
     assert not (project.path / ".claude").exists()
+
+
+def test_gemini_cli_relaunched_in_a_child_process_is_stopped_with_it(project: GitRepo, tmp_path: Path) -> None:
+    # without GEMINI_CLI_NO_RELAUNCH the CLI runs itself again as a child node process, which SIGTERM to the
+    # parent leaves running: the agent's process group must go as a whole (_run checks no process is left)
+    env = gemini_env("", tmp_path / "home", model="gemini-test-model")
+    del env["GEMINI_CLI_NO_RELAUNCH"]
+    _configure(project, [str(gemini_binary()), "--acp"], {}, "gemini-test-model")
+    with FakeGeminiAPI([Reply("Nothing to change.")]) as api:
+        env["GOOGLE_GEMINI_BASE_URL"] = api.base_url
+        document = _run(project, env)
+        assert api.remaining == 0
+    assert [turn.model for _, turn in agent_turns(project.path, document["session_id"])] == ["gemini-test-model"]
