@@ -380,12 +380,15 @@ class AcpSettings:
         timeout: Seconds before the agent and everything it started are stopped (a node's `timeout` wins).
         model: The model the agent is set to answer with (in its own configuration, e.g. `env`), which its turns
             and their commits name: ACP does not tell the client. Unset: the agent's name.
+        auth_method: The id of the agent's authentication method Orchestra asks for (`authenticate`) before it
+            opens a session (`gemini-api-key`); None: none asked for (the agent's own settings decide).
     """
 
     command: tuple[str, ...] = field(default=(), converter=str_tuple)
     env: Mapping[str, str] = field(factory=dict, converter=frozen_map)
     timeout: Seconds | None = None
     model: str | None = None
+    auth_method: str | None = None
 
 
 # orchestra.yaml's key of each CLI agent -> its backend name (the key under `OrchestraSettings.cli_agents`).

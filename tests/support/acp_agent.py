@@ -7,7 +7,7 @@ run in order on `session/prompt`, then the prompt is answered with `stop_reason`
 - `{"mcp": {"id", "tool", "arguments"}}`: a tool call of Orchestra's MCP server (the session's first server,
   over the `mcp` library's stdio client): `tool_call` (titled `mcp__<server>__<tool>`), the call, its result.
 - `{"fs_write": {"id", "path", "content"}}`: a `kind: edit` tool call done with `fs/write_text_file` (a relative
-  path is joined to the session's cwd); `{"fs_read": {"id", "path", "line", "limit"}}` likewise with a read.
+  path is joined to the session's cwd; `"bare": true` shows no tool call); `{"fs_read": {"id", "path", "line", "limit"}}` likewise with a read.
 - `{"permission": {"id", "kind", "title", "locations"?}}`: a tool call that asks `session/request_permission`;
   allowed, it completes; rejected, it fails.
 - `{"native_write": {"path", "content"}}`: writes the file itself, past Orchestra (an `edit` tool call).
@@ -21,7 +21,8 @@ run in order on `session/prompt`, then the prompt is answered with `stop_reason`
 - `{"record": path}`: writes what it was given (initialize's capabilities, session/new's cwd and MCP servers,
   the prompt) to `path` as JSON.
 
-The prompt's response carries `usage` from the script's `prompt_usage`, when given.
+The prompt's response carries `usage` from the script's `prompt_usage`, when given. With `auth_method`, the agent
+offers that authentication method and opens no session before the client authenticates with it.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    AuthMethodAgent,
     ContentToolCallContent,
     Cost,
     Implementation,
@@ -80,17 +82,29 @@ class StandIn:
         self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **_: Any
     ) -> InitializeResponse:
         self.given["capabilities"] = (
-            client_capabilities.model_dump(mode="json", by_alias=True) if client_capabilities else None
+            client_capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
+            if client_capabilities
+            else None
         )
         self.given["client"] = client_info.name if client_info else None
+        methods = (
+            [AuthMethodAgent(id=self.script["auth_method"], name="key")]
+            if self.script.get("auth_method")
+            else []
+        )
         return InitializeResponse(
             protocol_version=self.script.get("protocol_version", PROTOCOL_VERSION),
             agent_info=Implementation(name="acp-stand-in", version="1.0"),
+            auth_methods=methods,
         )
 
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> NewSessionResponse:
+        if self.script.get("auth_method") and self.given.get("authenticated") != self.script["auth_method"]:
+            from acp import RequestError
+
+            raise RequestError.auth_required()
         if "refuse_session" in self.script:
             from acp import RequestError
 
@@ -101,8 +115,8 @@ class StandIn:
         self.given["mcp_servers"] = [s.model_dump(mode="json", by_alias=True) for s in self.servers]
         return NewSessionResponse(session_id="standin-session-1")
 
-    async def authenticate(self, *args: Any, **kwargs: Any) -> None:
-        return None
+    async def authenticate(self, method_id: str, **_: Any) -> None:
+        self.given["authenticated"] = method_id
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         self.cancelled.set()
@@ -246,13 +260,19 @@ class StandIn:
 
     async def fs_write(self, session_id: str, value: dict[str, Any]) -> None:
         path = self._path(value["path"])
+        if value.get("bare"):  # no tool call shown: the write alone
+            with contextlib.suppress(Exception):
+                await self.conn.write_text_file(session_id=session_id, path=path, content=value["content"])
+            return
         await self.tool_start(
             session_id, value["id"], f"WriteFile {value['path']}", "edit", {"file_path": path}, [path]
         )
         try:
             await self.conn.write_text_file(session_id=session_id, path=path, content=value["content"])
         except Exception as error:
-            await self.tool_end(session_id, value["id"], f"refused: {error}", failed=True)
+            await self.tool_end(
+                session_id, value["id"], f"refused ({getattr(error, 'code', '')}): {error}", failed=True
+            )
             return
         await self.tool_end(session_id, value["id"], "written")
 
@@ -266,7 +286,9 @@ class StandIn:
                 session_id=session_id, path=path, line=value.get("line"), limit=value.get("limit")
             )
         except Exception as error:
-            await self.tool_end(session_id, value["id"], f"refused: {error}", failed=True)
+            await self.tool_end(
+                session_id, value["id"], f"refused ({getattr(error, 'code', '')}): {error}", failed=True
+            )
             return
         await self.tool_end(session_id, value["id"], response.content)
 

@@ -70,9 +70,13 @@ class AcpBackend(CLIAgentBackend):
             args=command[1:],
             env=self.acp.env,
             timeout=self.acp.timeout,
-            model=self.acp.model,
         )
         super().__init__(AcpAgent(), runtime, agent, sandbox, prices)  # type: ignore[arg-type]
+
+    def _configure(self, execution: Execution) -> None:
+        if isinstance(execution, AcpExecution):
+            execution.auth_method = self.acp.auth_method
+            execution.set_model = self.acp.model or ""
 
     def executable(self) -> tuple[str, ...]:
         """The agent's program, found.

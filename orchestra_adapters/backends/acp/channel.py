@@ -146,6 +146,12 @@ class CheckedTransport:
                 return None
             return message
 
+    def fail(self, error: BaseException) -> None:
+        """End the stream because of `error` raised while answering the agent (kept in `error`)."""
+        if self.error is None:
+            self.error = error
+        self._end()
+
     async def close(self) -> None:
         for transport in (self._writer, self._reading):
             if transport is not None:

@@ -14,28 +14,22 @@ import contextlib
 import threading
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent
 from acp.schema import (
-    AllowedOutcome,
     ClientCapabilities,
-    DeniedOutcome,
     EnvVariable,
     FileSystemCapabilities,
     Implementation,
     McpServerStdio,
-    PermissionOption,
-    ReadTextFileResponse,
-    RequestPermissionResponse,
     TextContentBlock,
-    ToolCallUpdate,
-    WriteTextFileResponse,
 )
 from attrs import frozen
 from pydantic import ValidationError
 
 from orchestra_adapters.backends.acp.channel import AgentPipes, CheckedTransport
+from orchestra_adapters.backends.acp.client import ClientMethods, OrchestraClient
 from orchestra_adapters.mcp.spec import McpServerSpec
 from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.turn import TokenUsage
@@ -45,6 +39,7 @@ EXIT_GRACE_S = (
     2.0  # after the agent exits, how long its last messages have to arrive (its output may stay open)
 )
 
+AUTH_REQUIRED = -32000  # ACP's error for a session the agent will not open before `authenticate`
 _SHOWN_DATA = 500  # characters of an error's data, in the node's failure
 
 How = Literal["answered", "cancelled", "timed_out", "died", "malformed", "refused"]
@@ -72,26 +67,6 @@ class Ending:
     model: str = ""
 
 
-class ClientMethods(Protocol):
-    """What the agent may ask of Orchestra (the node's execution answers)."""
-
-    def started(self, session_id: str, model: str, agent_name: str) -> None:
-        """The session is open: its id, the model the agent says it uses and the agent's name (either may be "")."""
-        ...
-
-    def permission(self, tool_call: Mapping[str, Any]) -> str | None:
-        """None to allow the call, else why it is denied (the denial is recorded)."""
-        ...
-
-    def read_text_file(self, path: str, line: int | None, limit: int | None) -> str:
-        """A file's text (raises RequestError when refused)."""
-        ...
-
-    def write_text_file(self, path: str, content: str) -> None:
-        """Write a file through Orchestra's tools (raises RequestError when refused)."""
-        ...
-
-
 class Conversation:
     """Talks to the agent in `pipes` for one node.
 
@@ -104,6 +79,7 @@ class Conversation:
         mcp_servers: The MCP servers the agent connects to (Orchestra's tool server).
         timeout_s: Seconds for the whole conversation; None: no limit.
         cancel: The node's cancellation.
+        auth_method: The authentication method to ask the agent for before the session (`acp.auth_method`).
     """
 
     def __init__(
@@ -116,7 +92,10 @@ class Conversation:
         mcp_servers: tuple[McpServerSpec, ...],
         timeout_s: float | None,
         cancel: Cancellation | None = None,
+        auth_method: str | None = None,
     ) -> None:
+        self._auth_method = auth_method
+        self._auth_methods: list[str] = []
         self._pipes = pipes
         self._methods = methods
         self._on_update = on_update
@@ -138,7 +117,7 @@ class Conversation:
     async def _run(self, prompt: str) -> Ending:
         transport = CheckedTransport(self._pipes, self._message)
         await transport.open()
-        connection = connect_to_agent(_Client(self._methods), transport)
+        connection = connect_to_agent(OrchestraClient(self._methods, transport.fail), transport)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         forget = (
@@ -153,12 +132,13 @@ class Conversation:
             done, _ = await asyncio.wait(
                 {talk, ended, stopped, exited}, timeout=self._timeout_s, return_when=asyncio.FIRST_COMPLETED
             )
-            if talk not in done and (
-                ended in done or exited in done
-            ):  # its last messages, then its request fails
-                await asyncio.wait({talk}, timeout=EXIT_GRACE_S)  # at the end of its output, at once
+            gone = ended in done or exited in done
+            if (
+                gone and talk not in done
+            ):  # its last messages are read, and the request fails at its output's end
+                await asyncio.wait({talk}, timeout=EXIT_GRACE_S)
                 if not talk.done() and not transport.fault and transport.error is None:
-                    return self._ending("died")
+                    return self._ending("died")  # what it started holds its output open
             if transport.error is not None:
                 raise transport.error
             if transport.fault:
@@ -190,6 +170,9 @@ class Conversation:
             raise _Refused(
                 f"it speaks ACP protocol version {started.protocol_version}; Orchestra speaks {PROTOCOL_VERSION}"
             )
+        self._auth_methods = [method.id for method in started.auth_methods or ()]
+        if self._auth_method:
+            await connection.authenticate(method_id=self._auth_method)
         session = await connection.new_session(
             cwd=str(self._cwd), mcp_servers=[_stdio(s) for s in self._servers]
         )
@@ -220,7 +203,10 @@ class Conversation:
             return self._ending("refused", detail=str(error))
         if isinstance(error, RequestError):
             data = f": {str(error.data)[:_SHOWN_DATA]}" if error.data else ""
-            return self._ending("refused", detail=f"{error}{data} (JSON-RPC error {error.code})")
+            hint = ""
+            if error.code == AUTH_REQUIRED and not self._auth_method and self._auth_methods:
+                hint = f"; set acp.auth_method in orchestra.yaml to one of its methods: {', '.join(self._auth_methods)}"
+            return self._ending("refused", detail=f"{error}{data} (JSON-RPC error {error.code}){hint}")
         if isinstance(error, ValidationError):
             return self._ending("malformed", detail=f"a response of the wrong shape ({_first_error(error)})")
         if isinstance(error, ConnectionError):
@@ -240,70 +226,6 @@ class Conversation:
 
 class _Refused(Exception):
     """The agent cannot hold this conversation (another protocol version)."""
-
-
-class _Client:
-    """The client side Orchestra serves: the file system and permission answers; no terminal."""
-
-    def __init__(self, methods: ClientMethods) -> None:
-        self._methods = methods
-
-    async def request_permission(
-        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kwargs: Any
-    ) -> RequestPermissionResponse:
-        denied = self._methods.permission(tool_call.model_dump(mode="json", by_alias=True, exclude_none=True))
-        wanted = ("reject_once", "reject_always") if denied is not None else ("allow_once", "allow_always")
-        for kind in wanted:
-            chosen = next((option for option in options if option.kind == kind), None)
-            if chosen is not None:
-                return RequestPermissionResponse(
-                    outcome=AllowedOutcome(outcome="selected", option_id=chosen.option_id)
-                )
-        return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        return None  # read in the order it came, before the library dispatched it (Conversation._message)
-
-    async def write_text_file(
-        self, session_id: str, path: str, content: str, **kwargs: Any
-    ) -> WriteTextFileResponse:
-        self._methods.write_text_file(path, content)
-        return WriteTextFileResponse()
-
-    async def read_text_file(
-        self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any
-    ) -> ReadTextFileResponse:
-        return ReadTextFileResponse(content=self._methods.read_text_file(path, line, limit))
-
-    async def create_terminal(self, *args: Any, **kwargs: Any) -> Any:
-        raise RequestError.method_not_found("terminal/create")
-
-    async def terminal_output(self, *args: Any, **kwargs: Any) -> Any:
-        raise RequestError.method_not_found("terminal/output")
-
-    async def release_terminal(self, *args: Any, **kwargs: Any) -> Any:
-        raise RequestError.method_not_found("terminal/release")
-
-    async def wait_for_terminal_exit(self, *args: Any, **kwargs: Any) -> Any:
-        raise RequestError.method_not_found("terminal/wait_for_exit")
-
-    async def kill_terminal(self, *args: Any, **kwargs: Any) -> Any:
-        raise RequestError.method_not_found("terminal/kill")
-
-    async def create_elicitation(self, *args: Any, **kwargs: Any) -> Any:
-        raise RequestError.method_not_found("elicitation/create")
-
-    async def complete_elicitation(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        raise RequestError.method_not_found(method)
-
-    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
-        return None
-
-    def on_connect(self, conn: Any) -> None:
-        return None
 
 
 def _stdio(server: McpServerSpec) -> McpServerStdio:

@@ -34,6 +34,9 @@ from orchestra_core.model.turn import PERMISSION_DENIED, TokenUsage, ToolCall
 
 REPORT_OUTCOME = "report_outcome"
 INVALID_PARAMS = -32602  # JSON-RPC's code for a request whose parameters are refused
+RESOURCE_NOT_FOUND = (
+    -32002
+)  # ACP's code for a file that does not exist (an agent about to create it reads it first)
 MAX_READ_BYTES = 10 * 1024 * 1024
 _PREFIXES = ("mcp__orchestra__", "orchestra__", "mcp_orchestra_")
 _TOKEN = re.compile(r"[A-Za-z0-9_.:-]+")
@@ -56,6 +59,8 @@ class AcpExecution(Execution):
         self._fs_calls = 0
         self._plan_shown: list[dict[str, str]] = []
         self._agent_name = ""
+        self.auth_method: str | None = None  # `acp.auth_method`, set by the backend
+        self.set_model = ""  # `acp.model`, the model the user set the agent to use; set by the backend
 
     # The run -------------------------------------------------------------------------------------------
     def _run(self, spec: CliAgentSpec, prompt: str, scratch: Path, assembler: TurnAssembler) -> str | Outcome:
@@ -73,7 +78,7 @@ class AcpExecution(Execution):
         try:
             conversation = Conversation(
                 pipes, self, self._update, cwd=spec.cwd, mcp_servers=spec.mcp_servers, timeout_s=spec.timeout_s,
-                cancel=self._cancel,
+                cancel=self._cancel, auth_method=self.auth_method,
             )  # fmt: skip
             ending = conversation.run(prompt)
             self._session = ending.session_id or self._session
@@ -114,7 +119,10 @@ class AcpExecution(Execution):
         if ending.how == "refused":
             return Outcome.fail(f"node {node}: the ACP agent refused: {ending.detail}; {tail}")
         status = pipes.exit_status()
-        exited = f"exited with status {status}" if status is not None else "closed its output"
+        if status is None:
+            exited = "closed its output"
+        else:
+            exited = f"exited with status {status}" if status >= 0 else f"was ended by signal {-status}"
         return Outcome.fail(f"node {node}: the ACP agent {exited} before it answered; {tail}")
 
     # The conversation's callbacks (ClientMethods) ---------------------------------------------------------
@@ -122,7 +130,8 @@ class AcpExecution(Execution):
         """The session is open: its id, the model and agent name the agent gave (either may be empty)."""
         self._session = session_id
         self._agent_name = agent_name
-        self._model = model or self._model or agent_name
+        # a node's llm_model is not passed to the agent: not claimed either; `acp.model` is the user's word for it
+        self._model = model or self.set_model or agent_name
 
     def _update(self, update: Mapping[str, Any]) -> None:
         assert self._assembler is not None
@@ -151,6 +160,8 @@ class AcpExecution(Execution):
             _guarded, handle = repo.guard.open_file(relative)
             with handle:
                 data = handle.read(MAX_READ_BYTES + 1)
+        except FileNotFoundError:
+            raise RequestError(RESOURCE_NOT_FOUND, f"no such file: {path}", {"uri": path}) from None
         except (OSError, ValueError, OrchestraError) as error:  # the guard refuses with a ToolPathError
             raise _refused(path, _why(path, error)) from None
         if len(data) > MAX_READ_BYTES:

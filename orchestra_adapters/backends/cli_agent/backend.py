@@ -162,12 +162,16 @@ class CLIAgentBackend:
                 on_failover=on_failover, prices=self.prices,
             )
             execution.confine_to(repos.values() if repos else [RepoContext("project", self._runtime.project_root)])
+            self._configure(execution)
             if session is not None and resume is not None:
                 execution.number_turns_from(resume.turn_number + 1)
             try:
                 return execution.run(spec, prompt, Path(scratch))
             finally:
                 self.usage.add(node.id, execution.usage)
+
+    def _configure(self, execution: Execution) -> None:
+        """What a subclass sets on one node's execution before it runs (nothing here)."""
 
     def _session_to_resume(self, resume: AgentResume | None) -> str | None:
         """The CLI session an interactive node's next message continues (None: not such a call)."""

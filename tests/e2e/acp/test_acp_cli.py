@@ -1,15 +1,20 @@
 """`orchestra run` with an ACP node (the stand-in ACP agent, tests/support/acp_agent.py): per-turn commits with
-trailers, the turns in `status --json`, and `compile` naming a missing `acp.command`."""
+trailers, the turns in `status --json`, `compile` naming a missing `acp.command`, and Ctrl-C leaving no agent
+process."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from tests.support.git_repos import GitRepo, git
-from tests.support.orchestra_project import orchestra, write_files
+from tests.support.orchestra_project import ORCHESTRA, orchestra, write_files
+from tests.support.processes import alive, kill_quietly, wait_for_file, wait_until
 
 STAND_IN = Path(__file__).resolve().parents[2] / "support" / "acp_agent.py"
 PIPELINE = """digraph impl {
@@ -100,3 +105,29 @@ def test_compile_names_a_missing_acp_command(tmp_path: Path) -> None:
     assert (
         "the acp backend runs node(s) implement, but acp.command is not set" in result.stdout + result.stderr
     )
+
+
+def test_ctrl_c_stops_the_run_and_leaves_no_acp_agent_process(tmp_path: Path) -> None:
+    pids_file = tmp_path / "pids"
+    script = tmp_path / "script.json"
+    steps = [{"message": "thinking"}, {"child": str(pids_file)}, {"hang": {}}]
+    script.write_text(json.dumps({"steps": steps}), encoding="utf-8")
+    root = project(tmp_path, {"command": [sys.executable, str(STAND_IN), str(script)]})
+    process = subprocess.Popen(
+        [str(ORCHESTRA), "run", "pipeline.dot"],
+        cwd=root,
+        env={**os.environ, "NO_COLOR": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    pids = [int(pid) for pid in wait_for_file(pids_file, 60).split()]
+    try:
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+        assert process.returncode != 0
+        assert "Traceback" not in stderr
+        assert wait_until(lambda: not any(alive(pid) for pid in pids), 5), "an agent process survived Ctrl-C"
+    finally:
+        process.kill()
+        kill_quietly(pids, within=tmp_path)

@@ -63,6 +63,7 @@ def run(
     timeout: float | None = None,
     sandbox: SandboxSettings | None = None,
     budget: BudgetSettings | None = None,
+    auth_method: str | None = None,
 ) -> Run:
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script), encoding="utf-8")
@@ -75,7 +76,9 @@ def run(
         sandbox=sandbox or SandboxSettings(),
         budget=budget or BudgetSettings(),
     )
-    acp = AcpSettings(command=(sys.executable, str(STAND_IN), str(path)), timeout=timeout)
+    acp = AcpSettings(
+        command=(sys.executable, str(STAND_IN), str(path)), timeout=timeout, auth_method=auth_method
+    )
 
     def factory(runtime: AgentRuntime) -> Any:
         return create_acp_backend(acp, runtime, agent_sandbox(settings))
@@ -130,6 +133,12 @@ def test_each_model_response_is_a_turn_committed_with_the_files_its_tool_calls_w
     assert outcome.result.context.get("last_response") in ("Done.", None) or True
 
 
+def project_worktree(outcome: Run) -> str:
+    """The worktree the node ran in (its first turn's state is the stand-in's; the path is in its reads)."""
+    reads = [call for turn in outcome.turns for call in turn.tool_calls if call.name.startswith("ReadFile")]
+    return str(Path(reads[0].args["file_path"]).parent)
+
+
 def failed_calls(turns: list[AgentTurn]) -> dict[str, str]:
     return {
         call.call_id: call.error or "" for turn in turns for call in turn.tool_calls if call.error is not None
@@ -172,6 +181,7 @@ def test_fs_read_text_file_reads_inside_the_worktree_only(project: Path, tmp_pat
         {"fs_read": {"id": "lines", "path": "notes.txt", "line": 2, "limit": 1}},
         {"fs_read": {"id": "secret", "path": str(tmp_path / "secret.txt")}},
         {"fs_read": {"id": "dots", "path": "../secret.txt"}},
+        {"fs_read": {"id": "missing", "path": "nope.txt"}},
         {"message": "read"},
     ]
     outcome = run(project, tmp_path, {"steps": steps})
@@ -179,7 +189,9 @@ def test_fs_read_text_file_reads_inside_the_worktree_only(project: Path, tmp_pat
     results = {call.call_id: call.result for turn in outcome.turns for call in turn.tool_calls}
     assert results["lines"] == "two\n"
     refused = failed_calls(outcome.turns)
-    assert set(refused) == {"secret", "dots"}
+    assert set(refused) == {"secret", "dots", "missing"}
+    assert refused["missing"] == f"refused (-32002): no such file: {project_worktree(outcome)}/nope.txt"
+    assert refused["dots"].startswith("refused (-32602): ")
     assert all("secret\n" not in (result or "") for result in results.values())
 
 
@@ -383,3 +395,47 @@ def test_the_agents_running_cost_is_spread_over_its_turns_and_a_cost_budget_stop
     assert (first.files_written, first.cost_usd) == (("project:a.py",), pytest.approx(0.1))
     # The agent runs ahead of the turns read: what it wrote through Orchestra before it was stopped is kept.
     assert all(turn.messages[0]["role"] == "system" for turn in after)
+
+
+def test_an_agent_that_wants_authentication_gets_the_configured_method_or_a_hint(
+    project: Path, tmp_path: Path
+) -> None:
+    script = {"auth_method": "agent-api-key", "steps": [{"message": "in"}]}
+    refused = run(project, tmp_path, script)
+    assert not refused.result.succeeded
+    assert (
+        "the ACP agent refused: Authentication required (JSON-RPC error -32000); set acp.auth_method in "
+        "orchestra.yaml to one of its methods: agent-api-key"
+    ) in (refused.result.failure_reason or "")
+    assert run(project, tmp_path, script, auth_method="agent-api-key").result.succeeded
+
+
+def test_the_agent_is_offered_the_file_system_no_terminal_and_orchestras_tool_server_in_the_worktree(
+    project: Path, tmp_path: Path
+) -> None:
+    given = tmp_path / "given.json"
+    outcome = run(project, tmp_path, {"steps": [{"record": str(given)}, {"message": "seen"}]})
+    assert outcome.result.succeeded, outcome.result.failure_reason
+    seen = json.loads(given.read_text(encoding="utf-8"))
+    assert seen["capabilities"]["fs"] == {"readTextFile": True, "writeTextFile": True}
+    assert seen["capabilities"]["terminal"] is False and seen["client"] == "orchestra"
+    worktree = Path(seen["cwd"])
+    assert worktree != project and git(worktree, "rev-parse", "--abbrev-ref", "HEAD").startswith("orchestra/")
+    [server] = seen["mcp_servers"]
+    assert server["name"] == "orchestra" and server["args"][:3] == ["-P", "-m", "orchestra_adapters.mcp"]
+    assert [variable["name"] for variable in server["env"]] == ["ORCHESTRA_MCP_TOKEN"]
+    assert "Build it" in seen["prompt"]
+    assert {turn.model for turn in outcome.turns} == {"acp-stand-in"}
+
+
+def test_a_budget_reached_by_a_turn_closed_while_answering_the_agent_stops_it_there(
+    project: Path, tmp_path: Path
+) -> None:
+    steps = [
+        {"usage": {"amount": 0.1}},
+        {"fs_write": {"id": "w", "path": "a.py", "content": "A = 1\n", "bare": True}},
+        {"message": "after"},
+    ]
+    stopped = run(project, tmp_path, {"steps": steps}, budget=BudgetSettings(max_cost_usd=0.05))  # type: ignore[arg-type]
+    assert stopped.result.status == "budget_exceeded", stopped.result.failure_reason
+    assert [turn.files_written for turn in stopped.turns] == [("project:a.py",)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +114,13 @@ def test_find_acp_agent_looks_up_the_commands_program(
     assert registry.find_acp_agent(OrchestraSettings()) is None
     on_path = OrchestraSettings(acp=AcpSettings(command=("gemini",)))
     assert registry.find_acp_agent(on_path, which=lambda name: f"/usr/bin/{name}") == "/usr/bin/gemini"
+
+
+def test_the_acp_backend_without_the_acp_library_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "acp", None)  # what an install without the extra amounts to
+    with pytest.raises(
+        OrchestraError, match=r"needs the agent-client-protocol library: pip install 'orchestra\[acp\]'"
+    ):
+        registry.create_backend("acp", **PARTS, runtime=object(), settings=OrchestraSettings())  # type: ignore[arg-type]

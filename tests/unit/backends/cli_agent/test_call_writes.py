@@ -85,3 +85,12 @@ def test_calls_shown_without_arguments_take_those_of_the_hosts_next_calls_of_the
     ]  # fmt: skip
     assert [call.call_id for call in filled] == ["g-1", "g-2", "toolu-x", "g-3"]
     assert agent.calls.claim(filled).files == ("project:a.py", "project:b.py")
+
+
+def test_a_call_shown_under_another_name_is_named_by_the_unclaimed_host_call_with_its_arguments() -> None:
+    agent = _Agent()
+    shown = agent.call(WRITE, {"a.py": "a1"}, path="a.py", content="A = 1")
+    assert agent.calls.name_for({"content": "A = 1", "path": "a.py"}) == WRITE
+    assert agent.calls.name_for({"path": "a.py"}) is None
+    agent.calls.claim([shown])
+    assert agent.calls.name_for({"content": "A = 1", "path": "a.py"}) is None  # claimed: no longer a candidate
