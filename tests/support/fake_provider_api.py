@@ -1,5 +1,6 @@
-"""Scripted fakes of the model provider HTTP APIs that the real `claude` and `codex` CLIs talk to, served on
-loopback so the CLI agent backend is tested against the real binaries offline (tests/cli_agents/README.md).
+"""Scripted fakes of the model provider HTTP APIs that the real `claude` and `codex` CLIs (and `claude-code-acp`)
+talk to, served on loopback so the CLI and ACP agent backends are tested against the real binaries offline
+(tests/cli_agents/README.md); the Gemini API's fake, on the same base, is in fake_gemini_api.py.
 
 A script is a list of `Reply` steps; each model request consumes the next one. Requests the CLIs make on the
 side (Claude Code's title/quota calls, token counts) are answered without consuming a step and recorded in
