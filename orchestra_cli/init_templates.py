@@ -19,7 +19,8 @@ providers:
   #   models: {smart: claude-opus-4-20250514, worker: claude-sonnet-4-20250514, cheap: claude-3-5-haiku-latest}
 
 # The codergen backend: langgraph (a tool-using agent loop), direct (one model call), simulate (no model),
-# claude-code or codex (a CLI agent with Orchestra's tools; docs/backends.md).
+# claude-code or codex (a CLI agent with Orchestra's tools), acp (any Agent Client Protocol agent, such as
+# Gemini CLI, with `acp: {command: [gemini, --experimental-acp]}`; docs/backends.md).
 backend: langgraph
 
 # The git repositories agents work in: each run gets a session branch in a worktree of its own under

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.git_repos import GitRepo, git
-from tests.support.orchestra_project import ORCHESTRA, orchestra, write_files
+from tests.support.orchestra_project import ORCHESTRA, agent_turns, committed_files, orchestra, write_files
 from tests.support.processes import alive, kill_quietly, wait_for_file, wait_until
 
 STAND_IN = Path(__file__).resolve().parents[2] / "support" / "acp_agent.py"
@@ -131,3 +131,52 @@ def test_ctrl_c_stops_the_run_and_leaves_no_acp_agent_process(tmp_path: Path) ->
     finally:
         process.kill()
         kill_quietly(pids, within=tmp_path)
+
+
+CASSETTE = """\
+delay: 1
+commit_messages:
+  - "Add module a\\n\\nA is 1."
+  - "Add module b and set A to 3\\n\\nB is 2."
+  - "Add module c\\n\\nC is 4."
+default: "Done."
+"""
+
+
+def test_each_turn_commit_holds_what_that_turn_wrote_while_the_agent_runs_ahead(tmp_path: Path) -> None:
+    def mcp(call_id: str, tool: str, **arguments: str) -> dict[str, Any]:
+        return {"mcp": {"id": call_id, "tool": f"project__{tool}", "arguments": arguments}}
+
+    steps = [
+        {"message": "Module a."},
+        mcp("c1", "write-file", path="a.py", content="A = 1\n"),
+        {"message": "Module b, and A becomes 3."},  # written while Orchestra commits turn 0 (a 1 s message)
+        mcp("c2", "write-file", path="b.py", content="B = 2\n"),
+        mcp("c3", "edit-file", path="a.py", old_text="A = 1", new_text="A = 3"),
+        {"message": "Module c."},
+        {"fs_write": {"id": "c4", "path": "c.py", "content": "C = 4\n"}},
+        {"message": "All written."},
+    ]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"steps": steps}), encoding="utf-8")
+    root = project(tmp_path, {"command": [sys.executable, str(STAND_IN), str(script)]})
+    config = json.loads((root / "orchestra.yaml").read_text(encoding="utf-8"))
+    config["providers"] = {"default": "scripted", "scripted": {"cassette": "cassette.yaml"}}
+    config["backend"] = "langgraph"  # the plan node: the cassette's default answer
+    write_files(root, {"orchestra.yaml": json.dumps(config), "cassette.yaml": CASSETTE})
+
+    result = orchestra("run", "pipeline.dot", "--json", cwd=root)
+    assert result.returncode == 0, result.stderr + result.stdout
+    document = json.loads(result.stdout)
+    turns = [turn for _, turn in agent_turns(root, document["session_id"]) if turn.files_written]
+    # ACP marks no response's end: calls run one after another are a turn each (as Codex's are).
+    assert [turn.files_written for turn in turns] == [
+        ("project:a.py",), ("project:b.py",), ("project:a.py",), ("project:c.py",),
+    ]  # fmt: skip
+    first, second, third, fourth = (turn.git_sha or "" for turn in turns)
+    repo = GitRepo(root)
+    assert committed_files(repo, first) == ["a.py"] and repo.git("show", f"{first}:a.py") == "A = 1\n"
+    assert committed_files(repo, second) == ["b.py"] and repo.git("show", f"{second}:a.py") == "A = 1\n"
+    assert committed_files(repo, third) == ["a.py"] and repo.git("show", f"{third}:a.py") == "A = 3\n"
+    assert committed_files(repo, fourth) == ["c.py"]
+    assert repo.git("log", "-1", "--format=%s", first).strip() == "Add module a"
