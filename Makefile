@@ -67,19 +67,21 @@ fleet-servers:
 	    fi; \
 	}
 
-# The real Claude Code and Codex CLIs (pinned in tests/cli_agents/package-lock.json) that the CLI agent backend's
-# tests run offline against fake provider APIs: installed again only when missing or older than the lock; without
-# npm, a note (those tests skip, or fail under CI=1 and say why).
+# The real Claude Code, Codex and Gemini CLIs and the Claude Code ACP adapter (pinned in
+# tests/cli_agents/package-lock.json) that the CLI and ACP agent backends' tests run offline against fake provider
+# APIs: installed again only when one is missing or older than the lock; without npm, a note (those tests skip, or
+# fail under CI=1 and say why).
 CLI_AGENTS := tests/cli_agents
+CLI_AGENT_BINS := claude codex gemini claude-code-acp
 cli-agents: $(BIN)/orchestra
-	@if [ -x $(CLI_AGENTS)/node_modules/.bin/claude ] && [ -x $(CLI_AGENTS)/node_modules/.bin/codex ] && \
+	@if [ -z "$$(for bin in $(CLI_AGENT_BINS); do [ -x $(CLI_AGENTS)/node_modules/.bin/$$bin ] || echo $$bin; done)" ] && \
 	    [ ! $(CLI_AGENTS)/package-lock.json -nt $(CLI_AGENTS)/node_modules/.bin/claude ]; then :; \
 	elif command -v npm >/dev/null 2>&1; then \
-	    echo "installing the Claude Code and Codex CLIs into $(CLI_AGENTS)/node_modules"; \
+	    echo "installing the Claude Code, Codex and Gemini CLIs and claude-code-acp into $(CLI_AGENTS)/node_modules"; \
 	    npm ci --prefix $(CLI_AGENTS) --no-audit --no-fund --loglevel=error && \
 	    touch $(CLI_AGENTS)/node_modules/.bin/claude; \
 	else \
-	    echo "note: npm is not installed; the tests that run the real claude and codex CLIs need it (make install)"; \
+	    echo "note: npm is not installed; the tests that run the real claude, codex, gemini and claude-code-acp need it (make install)"; \
 	fi
 
 # React 18 (pinned in tests/cxdb_ui/package-lock.json, the version the CXDB UI uses) whose UMD builds host the

@@ -378,6 +378,8 @@ class AcpSettings:
             a path (`~` expanded, relative to the project root), else looked up on PATH.
         env: Environment variables for the agent, on top of the inherited ones.
         timeout: Seconds before the agent and everything it started are stopped (a node's `timeout` wins).
+        model: The model the agent is set to answer with (in its own configuration, e.g. `env`), which its turns
+            and their commits name: ACP does not tell the client. Unset: the agent's name.
         auth_method: The id of the agent's authentication method Orchestra asks for (`authenticate`) before it
             opens a session (`gemini-api-key`); None: none asked for (the agent's own settings decide).
     """
@@ -385,6 +387,7 @@ class AcpSettings:
     command: tuple[str, ...] = field(default=(), converter=str_tuple)
     env: Mapping[str, str] = field(factory=dict, converter=frozen_map)
     timeout: Seconds | None = None
+    model: str | None = None
     auth_method: str | None = None
 
 

@@ -1,9 +1,11 @@
-"""The real `claude` and `codex` CLIs pinned in tests/cli_agents (installed by `make install`), and the
-hermetic environments that point them at a fake provider API (tests/support/fake_provider_api.py) on loopback.
-Facts about their flags and output: tests/cli_agents/README.md."""
+"""The real `claude`, `codex` and `gemini` CLIs and `claude-code-acp` pinned in tests/cli_agents (installed by
+`make install`), and the hermetic environments that point them at a fake provider API
+(tests/support/fake_provider_api.py, fake_gemini_api.py) on loopback. Facts about their flags and output:
+tests/cli_agents/README.md."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -36,6 +38,16 @@ def claude_binary() -> Path:
 def codex_binary() -> Path:
     """The pinned Codex CLI (skips the test when missing; fails it under CI)."""
     return _binary("codex")
+
+
+def gemini_binary() -> Path:
+    """The pinned Gemini CLI (skips the test when missing; fails it under CI)."""
+    return _binary("gemini")
+
+
+def claude_code_acp_binary() -> Path:
+    """The pinned Claude Code ACP adapter, `claude-code-acp` (skips the test when missing; fails it under CI)."""
+    return _binary("claude-code-acp")
 
 
 def _base_env(home: Path) -> dict[str, str]:
@@ -102,3 +114,38 @@ def codex_provider_args(base_url: str, model: str = FAKE_MODEL) -> list[str]:
         "request_max_retries=0, stream_max_retries=0}"
     )
     return ["-m", model, "-c", 'model_provider="fake"', "-c", f"model_providers.fake={provider}"]
+
+
+# What `gemini --acp` needs to run offline (tests/cli_agents/README.md, "Gemini CLI"): a base URL (which selects its
+# "gateway" auth) and a dummy key, the model named (else "auto" asks a classifier model first), the workspace
+# trusted (else it refuses stdio MCP servers), no relaunch of itself in a child node process (the parent does not
+# pass SIGTERM on, so stopping the agent left the child running), and no usage statistics (settings.json).
+GEMINI_SETTINGS = {"privacy": {"usageStatisticsEnabled": False}, "tools": {"useRipgrep": False}}
+
+
+def gemini_env(base_url: str, home: Path, model: str = FAKE_MODEL) -> dict[str, str]:
+    """A hermetic environment for `gemini --acp` talking to a FakeGeminiAPI at `base_url`: HOME in `home` with a
+    settings.json that turns usage statistics off, a dummy key, the model, no telemetry."""
+    env = _base_env(home)
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps(GEMINI_SETTINGS, indent=2))
+    env.update(
+        GOOGLE_GEMINI_BASE_URL=base_url,
+        GEMINI_API_KEY="fake-gemini-key",
+        GEMINI_MODEL=model,
+        GEMINI_CLI_TRUST_WORKSPACE="true",
+        GEMINI_CLI_NO_RELAUNCH="true",
+        GEMINI_TELEMETRY_ENABLED="false",
+    )
+    return env
+
+
+def claude_code_acp_env(base_url: str, home: Path, model: str = FAKE_MODEL) -> dict[str, str]:
+    """A hermetic environment for `claude-code-acp` talking to a FakeAnthropicAPI at `base_url`: Claude Code's
+    (claude_env; the adapter runs the Claude Code of its Claude Agent SDK, which reads the same variables) and the
+    model. The adapter picks the SDK's "default" model itself (ANTHROPIC_MODEL is overridden), so the model goes
+    where that alias resolves: ANTHROPIC_DEFAULT_SONNET_MODEL."""
+    env = claude_env(base_url, home)
+    env["ANTHROPIC_DEFAULT_SONNET_MODEL"] = model
+    return env

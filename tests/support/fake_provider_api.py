@@ -1,5 +1,6 @@
-"""Scripted fakes of the model provider HTTP APIs that the real `claude` and `codex` CLIs talk to, served on
-loopback so the CLI agent backend is tested against the real binaries offline (tests/cli_agents/README.md).
+"""Scripted fakes of the model provider HTTP APIs that the real `claude` and `codex` CLIs (and `claude-code-acp`)
+talk to, served on loopback so the CLI and ACP agent backends are tested against the real binaries offline
+(tests/cli_agents/README.md); the Gemini API's fake, on the same base, is in fake_gemini_api.py.
 
 A script is a list of `Reply` steps; each model request consumes the next one. Requests the CLIs make on the
 side (Claude Code's title/quota calls, token counts) are answered without consuming a step and recorded in
@@ -170,6 +171,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def send_data_events(self, chunks: Sequence[Mapping[str, Any]]) -> None:
+        """A complete Server-Sent Events stream of unnamed `data:` events (Google's `alt=sse`)."""
+        data = b"".join(f"data: {json.dumps(chunk)}\r\n\r\n".encode() for chunk in chunks)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def not_found(self, method: str, path: str) -> None:
         with self.api._lock:
             self.api.unknown_requests.append((method, path))
@@ -203,10 +214,12 @@ class FakeAnthropicAPI(_FakeAPI):
 
     @staticmethod
     def is_side_request(body: Mapping[str, Any]) -> bool:
-        """Claude Code's own small requests (quota probe, title generation): not streamed, or a 1-token answer.
+        """Claude Code's own small requests (quota probe, title generation): not streamed, or a 1-token answer,
+        or offering no tools (an agent turn always has Orchestra's MCP tools; the Claude Agent SDK's interactive
+        sessions, as claude-code-acp runs them, ask a streamed tool-less question about the git history at start).
         Its agent loop always streams (`-p` with CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 made no side
         request at all in 2.1.332; this keeps a stray one from eating a step)."""
-        return not body.get("stream") or body.get("max_tokens") == 1
+        return not body.get("stream") or body.get("max_tokens") == 1 or not body.get("tools")
 
     def handle(self, handler: _Handler, method: str, path: str, body: dict[str, Any] | None) -> None:
         if method == "POST" and path == "/v1/messages/count_tokens":

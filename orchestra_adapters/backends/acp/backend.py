@@ -76,6 +76,7 @@ class AcpBackend(CLIAgentBackend):
     def _configure(self, execution: Execution) -> None:
         if isinstance(execution, AcpExecution):
             execution.auth_method = self.acp.auth_method
+            execution.set_model = self.acp.model or ""
 
     def executable(self) -> tuple[str, ...]:
         """The agent's program, found.

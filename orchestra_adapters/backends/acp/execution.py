@@ -56,6 +56,7 @@ class AcpExecution(Execution):
         self._plan_shown: list[dict[str, str]] = []
         self._agent_name = ""
         self.auth_method: str | None = None  # `acp.auth_method`, set by the backend
+        self.set_model = ""  # `acp.model`, the model the user set the agent to use; set by the backend
 
     # The run -------------------------------------------------------------------------------------------
     def _run(self, spec: CliAgentSpec, prompt: str, scratch: Path, assembler: TurnAssembler) -> str | Outcome:
@@ -125,7 +126,8 @@ class AcpExecution(Execution):
         """The session is open: its id, the model and agent name the agent gave (either may be empty)."""
         self._session = session_id
         self._agent_name = agent_name
-        self._model = model or agent_name  # a node's llm_model is not passed to the agent: not claimed either
+        # a node's llm_model is not passed to the agent: not claimed either; `acp.model` is the user's word for it
+        self._model = model or self.set_model or agent_name
 
     def _update(self, update: Mapping[str, Any]) -> None:
         assert self._assembler is not None
@@ -188,6 +190,7 @@ class AcpExecution(Execution):
     def _report(self, draft: TurnDraft) -> None:
         for call_id, call in list(draft.calls.items()):
             draft.calls[call_id] = self._as_recorded(call_id, call, draft)
+        draft.calls = dict(zip(draft.calls, self._calls.with_arguments(draft.tool_calls()), strict=True))
         plan = self._mapper.plan
         if plan and plan != self._plan_shown:
             self._plan_shown = list(plan)

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from attrs import frozen
+from attrs import evolve, frozen
 
 from orchestra_adapters.tools.toolbox import ExecutedCall
 from orchestra_core.agents.tools import TurnWrites, WriteTracker
@@ -66,6 +66,22 @@ class CallWrites:
             last = max(taken)
             claimed, self._calls = self._calls[: last + 1], self._calls[last + 1 :]
         return _joined(claimed)
+
+    def with_arguments(self, calls: Sequence[ToolCall]) -> list[ToolCall]:
+        """`calls` (one turn's, in order), those shown without arguments given the arguments the host ran them
+        with: each takes the next unclaimed host call of its tool that no call of the turn shows by its arguments
+        (Gemini CLI's ACP updates name the MCP tool a call calls but carry no arguments)."""
+        with self._lock:
+            shown = {(call.name, _canonical(call.args)) for call in calls if call.args}
+            free = [ran for ran in self._calls if (ran.name, ran.arguments) not in shown]
+        filled: list[ToolCall] = []
+        for call in calls:
+            ran = None if call.args else next((ran for ran in free if ran.name == call.name), None)
+            if ran is not None:
+                free.remove(ran)
+                call = evolve(call, args=json.loads(ran.arguments))
+            filled.append(call)
+        return filled
 
     def name_for(self, arguments: Mapping[str, Any]) -> str | None:
         """The tool of the first unclaimed call the host ran with these arguments (an agent that names the calls

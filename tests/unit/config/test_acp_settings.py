@@ -27,6 +27,7 @@ def test_the_section_is_read(tmp_path: Path) -> None:
           env: {GEMINI_API_KEY: k}
           timeout: 15m
           auth_method: gemini-api-key
+          model: gemini-2.5-pro
         """,
     )
     assert settings.backend == "acp"
@@ -35,6 +36,7 @@ def test_the_section_is_read(tmp_path: Path) -> None:
         env={"GEMINI_API_KEY": "k"},
         timeout=900.0,  # type: ignore[arg-type]
         auth_method="gemini-api-key",
+        model="gemini-2.5-pro",
     )
 
 
@@ -51,6 +53,7 @@ def test_no_section_means_no_command() -> None:
         ("acp:\n  env: {A: 1}\n", ":2: acp.env.A: expected a string, got a number (1)"),
         ("acp:\n  timeout: soon\n", ":2: acp.timeout: expected a duration such as 90, 90s, 10m or 1h"),
         ("acp: [gemini]\n", ":1: acp: expected a mapping, got a list"),
+        ("acp:\n  model: [a]\n", ":2: acp.model: expected a string, got a list"),
     ],
 )
 def test_mistakes_name_the_file_line_and_key(tmp_path: Path, text: str, located: str) -> None:

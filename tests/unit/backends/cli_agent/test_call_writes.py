@@ -72,6 +72,21 @@ def test_arguments_match_whatever_their_spelling() -> None:
     assert agent.calls.claim([shown]).files == ("project:a.py",)
 
 
+def test_calls_shown_without_arguments_take_those_of_the_hosts_next_calls_of_their_tool() -> None:
+    agent = _Agent()
+    shown = agent.call(WRITE, {"a.py": "a"}, path="a.py", content="A")
+    agent.call(READ, path="README.md")
+    agent.call(WRITE, {"b.py": "b"}, path="b.py", content="B")
+    # Gemini CLI over ACP: the tool is named, its arguments are not; one call of the turn does show its own
+    bare = [ToolCall(WRITE, {}, "g-1"), ToolCall(READ, {}, "g-2"), shown, ToolCall(READ, {}, "g-3")]
+    filled = agent.calls.with_arguments(bare)
+    assert [call.args for call in filled] == [
+        {"path": "b.py", "content": "B"}, {"path": "README.md"}, {"path": "a.py", "content": "A"}, {}
+    ]  # fmt: skip
+    assert [call.call_id for call in filled] == ["g-1", "g-2", "toolu-x", "g-3"]
+    assert agent.calls.claim(filled).files == ("project:a.py", "project:b.py")
+
+
 def test_a_call_shown_under_another_name_is_named_by_the_unclaimed_host_call_with_its_arguments() -> None:
     agent = _Agent()
     shown = agent.call(WRITE, {"a.py": "a1"}, path="a.py", content="A = 1")
