@@ -195,6 +195,9 @@ def _session_repos(container: Container, session_id: str) -> dict[str, RepoConte
                 f"session {info.session_id}: the worktree of repo {context.repo_name} ({context.worktree_path}) "
                 f"is gone; `orchestra resume {info.session_id}` recreates it"
             )
+        # An IDE or another agent reads the files from disk too: a lazy worktree (a run of own-tools agents
+        # leaves one) becomes a full checkout before it is served.
+        container.git().materialize(context.worktree_path)
         repos[context.repo_name] = context.repo_context()
     return repos
 
