@@ -10,6 +10,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
+from orchestra_adapters.server.event_log import is_dropped
 from orchestra_adapters.server.runs import ServerRun
 from orchestra_adapters.server.service import PipelineService
 
@@ -35,7 +36,8 @@ async def run_events(run: ServerRun, last_id: int) -> AsyncIterator[bytes]:
         # No wait: a stream must not hold a worker thread. A page at a time, so a long run's first event is as quick.
         events, finished = run.events.after(last_id, limit=PAGE)
         for number, event in events:
-            yield frame(number, str(event.get("kind", "event")), event)
+            if not is_dropped(event):  # live activity the log let go (a node's is kept while it runs)
+                yield frame(number, str(event.get("kind", "event")), event)
             last_id = number
         if finished:
             yield frame(None, "end", run.to_json())

@@ -15,7 +15,7 @@
     "ProjectLinkFailed", "RepoCloned", "RepoFetched", "RemotePushed", "PushFailed", "SessionRolledBack",
     "SessionCleanedUp", "IncludedFilesCopied", "IncludedFileSkipped", "PipelineLifecycle", "NodeExecution",
     "AgentTurn", "Checkpoint", "HumanInteraction", "ParallelExecution", "WorkspaceSnapshot", "InteractionMode",
-    "LifecycleEvent", "NodeEvent", "ParallelEvent", "message",
+    "LifecycleEvent", "NodeEvent", "ParallelEvent", "AgentActivity", "message",
   ];
   const QUIET = new Set(["kind", "session_id", "timestamp", "branch", "type", "turn_id", "created_at", "node_id"]);
 
@@ -123,6 +123,7 @@
       $("#title").textContent = "Session " + this.id;
       $("#cancel").addEventListener("click", () => this.cancel());
       this.review = new window.OrchestraDiff.Review(this.id);
+      this.live = new window.OrchestraLive.Live($("#live"));
       this.costs = new window.OrchestraCosts.Costs(this.id, (nodeId) => this.review.openNode(nodeId));
       $("#session-diff").addEventListener("click", () => this.review.openSession());
       $("#turns").addEventListener("click", (event) => {
@@ -430,7 +431,11 @@
       try { data = JSON.parse(event.data); } catch (_) { return; }
       if (!data || typeof data !== "object") return;
       data.kind = data.kind || event.type;
+      if (data.kind === "AgentActivity") { this.live.add(data); return; } // live text: its own panel, not the log
       this.log(data);
+      if (data.kind === "StageCompleted" || (data.kind === "StageFailed" && !data.will_retry)) {
+        this.live.finish(data.node_id, data.branch, data.kind === "StageCompleted" ? "done" : "failed");
+      }
       const status = nodeStatusOf(data);
       if (status) this.setNode(data.node_id, status);
       if (data.kind === "InterviewStarted") this.pollQuestions();
