@@ -433,11 +433,9 @@
       data.kind = data.kind || event.type;
       if (data.kind === "AgentActivity") { this.live.add(data); return; } // live text: its own panel, not the log
       this.log(data);
-      if (data.kind === "StageCompleted" || (data.kind === "StageFailed" && !data.will_retry)) {
-        this.live.finish(data.node_id, data.branch, data.kind === "StageCompleted" ? "done" : "failed");
-      }
       const status = nodeStatusOf(data);
       if (status) this.setNode(data.node_id, status);
+      if (status === "succeeded" || status === "failed") this.live.finish(data.node_id, data.branch, status === "failed" ? "failed" : "done");
       if (data.kind === "InterviewStarted") this.pollQuestions();
       if (data.kind === "InterviewCompleted" || data.kind === "InterviewTimeout") this.loadQuestions();
       if (/^(HumanInteraction|InteractionMode|AgentTurn|StageStarted)/.test(data.kind)) this.loadChat();

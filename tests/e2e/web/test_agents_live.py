@@ -6,6 +6,7 @@ scripted Anthropic fake). The event stream resumed with Last-Event-ID repeats no
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ import requests
 from tests.support.cli_agents import claude_binary, claude_env
 from tests.support.fake_provider_api import FakeAnthropicAPI, Reply, ToolUse
 from tests.support.git_repos import make_repo
-from tests.support.server import LiveServer, sse_messages
+from tests.support.orchestra_project import ORCHESTRA
+from tests.support.server import LiveServer, sse_messages, wait_until
 
 PIPELINE = """digraph live {
     start [shape=Mdiamond]; exit [shape=Msquare]
@@ -180,3 +182,25 @@ def _read_until(server: LiveServer, session_id: str, headers: dict[str, str], do
             if done(message):
                 return read
     raise AssertionError(f"the stream ended before the awaited message: {read}")
+
+
+def test_a_run_started_from_the_cli_shows_its_agents_live_too(tmp_path: Path, gate: Path, page: Any) -> None:
+    project = live_project(tmp_path / "project", gate, SCRIPTED)
+    run = subprocess.Popen(
+        [str(ORCHESTRA), "run", "live.dot", "--auto-approve", "--quiet"], cwd=project,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    server = LiveServer(project)
+    try:
+        session_id = str(wait_until(lambda: server.get("/sessions").json()["sessions"][:1], "the run's session")[0]["session_id"])
+        assert_live_while_running(server, session_id, page)
+        gate.touch()
+        assert run.wait(timeout=120) == 0, run.stderr.read() if run.stderr else ""
+        page.wait_for_selector('#status[data-status="success"]')
+        page.wait_for_selector('#live .live-node.done[data-node="work"]')
+        assert_shown_as_text(page)
+    finally:
+        gate.touch()
+        if run.poll() is None:
+            run.kill()
+        server.stop()
