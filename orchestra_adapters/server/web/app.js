@@ -198,7 +198,10 @@
         // a node opens its diff over all its turns, by mouse or keyboard
         group.setAttribute("tabindex", "0");
         group.setAttribute("role", "button");
-        group.setAttribute("aria-label", "Node " + nodeId + ": its changes");
+        // named by its visible label (what a voice user says), then what it does
+        const label = [...group.querySelectorAll("text:not(.cost-badge)")].map((text) => text.textContent).join(" ").trim();
+        group.dataset.label = label || nodeId;
+        group.setAttribute("aria-label", group.dataset.label + ": its changes");
         group.addEventListener("click", () => this.review.openNode(nodeId));
         group.addEventListener("keydown", (event) => {
           if (event.key === "Enter" || event.key === " ") { event.preventDefault(); this.review.openNode(nodeId); }
