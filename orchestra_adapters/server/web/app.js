@@ -138,6 +138,8 @@
         $("#status").textContent = "";
         return;
       }
+      // the Agents live box is there (its room kept) for a session that runs; one that ended has nothing live
+      $("#live-section").hidden = !["running", "new"].includes(this.status);
       await Promise.all([this.loadGraph(), this.loadSession(), this.loadQuestions(), this.loadChat()]);
       await this.costs.load(this.nodes);
       this.follow();
@@ -438,6 +440,7 @@
       this.log(data);
       const status = nodeStatusOf(data);
       if (status) this.setNode(data.node_id, status);
+      if (status === "running") this.live.start(data.node_id, data.branch);
       if (status === "succeeded" || status === "failed") this.live.finish(data.node_id, data.branch, status === "failed" ? "failed" : "done");
       if (data.kind === "InterviewStarted") this.pollQuestions();
       if (data.kind === "InterviewCompleted" || data.kind === "InterviewTimeout") this.loadQuestions();

@@ -18,8 +18,10 @@
     add(data) {
       const block = this.block(data.node_id, data.branch);
       const atBottom = this.box.scrollHeight - this.box.scrollTop - this.box.clientHeight < 40;
-      block.status.textContent = "running" + (data.turn !== null && data.turn !== undefined ? " · turn " + data.turn : "");
-      block.section.classList.remove("done");
+      // activity read after its node's end (a stored session's stream reads both every 200 ms) leaves it ended
+      if (!block.section.classList.contains("done")) {
+        block.status.textContent = "running" + (data.turn !== null && data.turn !== undefined ? " · turn " + data.turn : "");
+      }
       const text = String(data.text || "");
       const last = block.list.lastElementChild;
       if (data.activity === "text") {
@@ -44,6 +46,14 @@
       }
       this.trim(block);
       if (atBottom) this.box.scrollTop = this.box.scrollHeight;
+    }
+
+    // The node runs (again): its block, if it has one, is live again.
+    start(nodeId, branch) {
+      const block = this.blocks.get(key(nodeId, branch));
+      if (!block) return;
+      block.status.textContent = "running";
+      block.section.classList.remove("done");
     }
 
     // The node's stage ended: its block stays, marked done, until the next run of it.

@@ -6,6 +6,7 @@ scripted Anthropic fake). The event stream resumed with Last-Event-ID repeats no
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -132,6 +133,9 @@ def test_the_langgraph_agents_text_and_tool_calls_appear_while_the_node_runs(
     assert_live_while_running(scripted_server, session_id, page)
     result = '#live li.live-result:has(code:text-is("project:write-file")) .result'
     assert page.text_content(result).startswith("Wrote ")  # the first call's result, the second call still running
+    shots = os.environ.get("ORCHESTRA_WEB_SCREENSHOTS")
+    if shots:  # for a person to look at (docs/images/web-view.png is one)
+        page.screenshot(path=str(Path(shots) / "session-live.png"), full_page=True)
     page.focus("#live")  # the box takes the keyboard's focus, to scroll it
     assert page.evaluate("document.activeElement.id") == "live"
     assert page.get_attribute("#live", "aria-label")
@@ -197,10 +201,35 @@ def test_a_run_started_from_the_cli_shows_its_agents_live_too(tmp_path: Path, ga
         gate.touch()
         assert run.wait(timeout=120) == 0, run.stderr.read() if run.stderr else ""
         page.wait_for_selector('#status[data-status="success"]')
-        page.wait_for_selector('#live .live-node.done[data-node="work"]')
+        try:
+            page.wait_for_selector('#live .live-node.done[data-node="work"]', timeout=10_000)
+        except Exception:
+            raise AssertionError(page.inner_html("#live") + page.inner_text("#events")) from None
         assert_shown_as_text(page)
     finally:
         gate.touch()
         if run.poll() is None:
             run.kill()
         server.stop()
+
+
+def test_the_box_keeps_a_nodes_latest_32_kb_and_an_ended_node_stays_ended(scripted_server: LiveServer, page: Any) -> None:
+    session_id = _start(scripted_server)
+    page.goto(f"{scripted_server.url}/view/{session_id}")
+    page.wait_for_selector(HOLD_CALL)
+    shown = page.evaluate("""() => {
+        const box = document.createElement("ol");
+        document.body.append(box);
+        const live = new window.OrchestraLive.Live(box);
+        const text = (n, turn) => ({node_id: "n", branch: null, activity: "text", text: String(n).repeat(1000), turn});
+        for (let n = 0; n < 100; n++) live.add(text(n % 10, n < 50 ? 0 : 1));
+        const kept = box.textContent.length;
+        const last = box.querySelector(".live-text:last-child").textContent.slice(-5);
+        live.finish("n", null, "done");
+        live.add(text(7, 1));  // read after the node's end (a stored session's stream): it stays ended
+        const ended = [box.querySelector(".live-status").textContent, box.querySelector(".live-node.done") !== null];
+        live.start("n", null);  // it runs again
+        return {kept, last, ended, again: box.querySelector(".live-node.done") === null};
+    }""")
+    assert 32 * 1024 <= shown["kept"] <= 32 * 1024 + 100 and shown["last"] == "99999"
+    assert shown["ended"] == ["done", True] and shown["again"]
