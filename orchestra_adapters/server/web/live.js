@@ -6,6 +6,7 @@
   const { el, short } = window.OrchestraWeb;
   const LIMIT = 32 * 1024; // characters of live activity the page keeps per node (and branch)
   const RESULT_CHARS = 1200; // a tool result is shown up to this long (the turn's review shows it whole)
+  const ARG_CHARS = 400; // a tool call's argument is shown up to this long
   const BLOCKS = 8; // the nodes shown at once: a finished node's block goes when more are needed
 
   class Live {
@@ -32,11 +33,11 @@
         }
         block.size += text.length;
       } else if (data.activity === "tool_call") {
-        const shown = short(text, RESULT_CHARS);
+        const args = argumentsOf(text);
         block.list.append(el("li", { class: "live-call", "data-call": data.call_id || "" },
           el("span", { class: "arrow", "aria-hidden": "true" }, "→ "), el("code", {}, String(data.tool || "tool")),
-          el("span", { class: "args" }, " " + shown)));
-        block.size += shown.length;
+          el("span", { class: "args" }, ...args)));
+        block.size += args.reduce((size, arg) => size + arg.textContent.length, 0);
       } else if (data.activity === "tool_result") {
         const shown = short(text, RESULT_CHARS);
         block.list.append(el("li", { class: "live-result" + (data.error ? " error" : "") },
@@ -101,6 +102,17 @@
         block.size -= length;
       }
     }
+  }
+
+  // A tool call's arguments (JSON) one per line, `name: value`, a string value as its text (its line breaks kept);
+  // arguments that are not a JSON object as they came.
+  function argumentsOf(text) {
+    let parsed = null;
+    try { parsed = JSON.parse(text); } catch (_) { parsed = null; }
+    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return [el("span", { class: "arg" }, short(text, RESULT_CHARS))];
+    return Object.entries(parsed).map(([name, value]) => el("span", { class: "arg" },
+      el("span", { class: "arg-name" }, name + ": "),
+      short(typeof value === "string" ? value : JSON.stringify(value), ARG_CHARS)));
   }
 
   function key(nodeId, branch) {
