@@ -2,9 +2,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install bytecode sandbox-tools browser fleet-servers cli-agents cxdb-ui test lint bench clean e2e-live
+.PHONY: install bytecode sandbox-tools browser fleet-servers cli-agents cxdb-ui a11y test lint bench clean e2e-live
 
-install: $(BIN)/orchestra sandbox-tools browser fleet-servers cli-agents cxdb-ui
+install: $(BIN)/orchestra sandbox-tools browser fleet-servers cli-agents cxdb-ui a11y
 
 $(BIN)/orchestra: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -96,6 +96,20 @@ cxdb-ui:
 	    touch $(CXDB_UI)/node_modules/react/umd/react.development.js; \
 	else \
 	    echo "note: npm is not installed; the CXDB renderer browser tests need React 18 from it (make install)"; \
+	fi
+
+# axe-core (pinned in tests/a11y/package-lock.json), the accessibility rules the web view's browser tests run
+# (tests/e2e/web/test_axe.py); without npm, a note.
+A11Y := tests/a11y
+a11y:
+	@if [ -f $(A11Y)/node_modules/axe-core/axe.min.js ] && \
+	    [ ! $(A11Y)/package-lock.json -nt $(A11Y)/node_modules/axe-core/axe.min.js ]; then :; \
+	elif command -v npm >/dev/null 2>&1; then \
+	    echo "installing axe-core for the accessibility tests into $(A11Y)/node_modules"; \
+	    npm ci --prefix $(A11Y) --no-audit --no-fund --loglevel=error && \
+	    touch $(A11Y)/node_modules/axe-core/axe.min.js; \
+	else \
+	    echo "note: npm is not installed; the accessibility browser tests need axe-core from it (make install)"; \
 	fi
 
 # Two test workers per core (at most 16): most tests wait on the processes they start (git, orchestra, the CLI

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Annotated, Any, TypedDict
 
@@ -10,7 +11,9 @@ from langchain_core.runnables import Runnable
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph, add_messages
 
+from orchestra_adapters.backends.turn_records import content_text
 from orchestra_adapters.tools.toolbox import Toolbox
+from orchestra_core.model.activity import TEXT, TOOL_CALL, TOOL_RESULT, Activity, OnActivity
 from orchestra_core.model.cancellation import Cancellation, cancellation_scope
 
 MODEL_NODE = "model"
@@ -33,11 +36,20 @@ class ModelCallError(Exception):
 
 
 def build_agent_graph(
-    model: Runnable, toolbox: Toolbox, checkpointer: BaseCheckpointSaver, cancel: Cancellation | None = None
+    model: Runnable,
+    toolbox: Toolbox,
+    checkpointer: BaseCheckpointSaver,
+    cancel: Cancellation | None = None,
+    on_activity: OnActivity | None = None,
 ) -> Any:
     """Compile the loop for one node execution (`model` already has the toolbox's tools bound). Once `cancel`
     is set, no model call and no tool call starts (StageCancelled is raised instead); once it asks to stop at the
-    turn boundary (a budget), no model call starts (TurnsStopped)."""
+    turn boundary (a budget), no model call starts (TurnsStopped). `on_activity` hears each reply's text when it
+    comes, each tool call before it runs and its result after."""
+
+    def report(activity: Activity) -> None:
+        if on_activity is not None:
+            on_activity(activity)
 
     def stop_if_cancelled() -> None:
         if cancel is not None:
@@ -50,6 +62,7 @@ def build_agent_graph(
             reply = model.invoke(state["messages"])
         except Exception as error:  # the driver turns provider failures into RETRY/FAIL outcomes
             raise ModelCallError(error) from error
+        report(Activity(kind=TEXT, text=content_text(getattr(reply, "content", ""))))
         return {"messages": [reply]}
 
     def run_tools(state: AgentState) -> dict[str, Any]:
@@ -59,10 +72,31 @@ def build_agent_graph(
         for call in reply.tool_calls:
             stop_if_cancelled()
             started_at, started = time.time(), time.monotonic()
+            arguments = json.dumps(call["args"], ensure_ascii=False, default=str)
+            report(
+                Activity(
+                    kind=TOOL_CALL,
+                    tool=toolbox.orchestra_name(call["name"]),
+                    text=arguments,
+                    call_id=call["id"] or "",
+                )
+            )
             with cancellation_scope(cancel):  # a command tool's runner kills its process group on cancel
                 executed = toolbox.execute(call["name"], call["args"], call["id"] or "")
             record = executed.record
-            timing = {"started_at": started_at, "duration_s": time.monotonic() - started}  # the call's trace span
+            report(
+                Activity(
+                    kind=TOOL_RESULT,
+                    tool=record.name,
+                    text=executed.text,
+                    call_id=record.call_id,
+                    error=executed.failed,
+                )
+            )
+            timing = {
+                "started_at": started_at,
+                "duration_s": time.monotonic() - started,
+            }  # the call's trace span
             messages.append(
                 ToolMessage(
                     executed.text,

@@ -12,6 +12,7 @@ from orchestra_adapters.backends.turn_records import content_text
 from orchestra_adapters.backends.usage import NodeUsage, UsageLedger
 from orchestra_adapters.llm.failover import answering_model, prepare_failover
 from orchestra_adapters.llm.replies import token_usage
+from orchestra_core.model.activity import TEXT, Activity, OnActivity
 from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node
@@ -45,9 +46,10 @@ class DirectLLMBackend:
         *,
         cancel: Cancellation | None = None,
         on_failover: OnFailover | None = None,
+        on_activity: OnActivity | None = None,
     ) -> str | Outcome:
         """One call; provider failures become RETRY (transient) or FAIL outcomes with the provider's message,
-        after the model's fallbacks (`on_failover` hears of each switch). A `cancel` set (or asked to stop at a
+        after the model's fallbacks (`on_failover` hears of each switch); `on_activity` hears the reply's text. A `cancel` set (or asked to stop at a
         turn boundary) before the call stops it from being made (a call in flight cannot be taken back; it writes
         nothing)."""
         if cancel is not None:
@@ -66,6 +68,8 @@ class DirectLLMBackend:
         tokens = token_usage(reply)
         self.usage.add(node.id, NodeUsage(model_calls=1, turns=1, tokens=tokens, duration_s=elapsed))
         text = content_text(reply.content)
+        if on_activity is not None:
+            on_activity(Activity(kind=TEXT, text=text, turn=0))
         if on_turn is not None:
             messages = [{"role": "user", "content": prompt}, {"role": "assistant", "content": text}]
             provider, name, requested, reason = answering_model(model, agent.provider, model_name_of(model, agent))

@@ -36,6 +36,7 @@ from orchestra_adapters.llm.failover import answering_model, prepare_failover
 from orchestra_adapters.llm.replies import token_usage
 from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.tools import AgentTool, WriteTracker
+from orchestra_core.model.activity import Activity, OnActivity
 from orchestra_core.model.agent_resume import AgentResume, agent_resume_for
 from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.context import Context
@@ -95,10 +96,12 @@ class LangGraphBackend:
         *,
         cancel: Cancellation | None = None,
         on_failover: OnFailover | None = None,
+        on_activity: OnActivity | None = None,
     ) -> str | Outcome:
         """Run the node's agent until it answers without tool calls, reports an outcome or runs out of turns.
         Once `cancel` is set no model or tool call starts, and a command a tool runs is killed. With fallbacks,
-        a model that cannot answer gives way to the next one mid-conversation (`on_failover` hears of it)."""
+        a model that cannot answer gives way to the next one mid-conversation (`on_failover` hears of it).
+        `on_activity` hears each reply's text as it comes and each tool call before and after it runs."""
         max_turns = node.get_int(MAX_TURNS_ATTR, self._default_max_turns)
         if max_turns < 1:
             return Outcome.fail(f"node {node.id}: {MAX_TURNS_ATTR} must be at least 1, not {max_turns}")
@@ -107,10 +110,13 @@ class LangGraphBackend:
         toolbox = Toolbox(self._tools(node, agent, context, tracker))
         model = self._chat_models.create(agent.provider, requested_model(agent), purpose="agent", node_id=node.id)
         prepare_failover(model, context, on_failover)
-        app = build_agent_graph(model.bind_tools(toolbox.schemas()), toolbox, self._checkpointer(), cancel)
+        live = None if on_activity is None else _TurnActivity(on_activity)
+        app = build_agent_graph(model.bind_tools(toolbox.schemas()), toolbox, self._checkpointer(), cancel, live)
         execution = _NodeExecution(
             node, agent, model, model_name_of(model, agent), toolbox, tracker, on_turn, max_turns
         )
+        if live is not None:
+            live.execution = execution
         resume = agent_resume_for(node.id, context)
         try:
             if resume is not None:
@@ -197,6 +203,18 @@ class LangGraphBackend:
         if context.get_string("internal.fidelity") == "full":
             return f"{session}/{context.get_string('internal.thread_key') or node.id}"
         return f"{session}/{node.id}/{uuid.uuid4().hex[:12]}"
+
+
+@define
+class _TurnActivity:
+    """The backend's `on_activity`, each activity numbered with the turn the execution is in."""
+
+    on_activity: OnActivity
+    execution: _NodeExecution | None = None
+
+    def __call__(self, activity: Activity) -> None:
+        turn = self.execution.turn_number if self.execution is not None else None
+        self.on_activity(evolve(activity, turn=turn))
 
 
 @define

@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from orchestra_core.model.activity import OnActivity
 from orchestra_core.model.cancellation import Cancellation, takes_cancel, takes_keyword
 from orchestra_core.model.context import Context
 from orchestra_core.model.graph import Node
@@ -97,15 +98,18 @@ class RoutingBackend:
         *,
         cancel: Cancellation | None = None,
         on_failover: OnFailover | None = None,
+        on_activity: OnActivity | None = None,
     ) -> str | Outcome:
-        """Run the node with its backend (the simulated response for `simulate`); `cancel` and `on_failover` are
-        passed on to a backend that takes them."""
+        """Run the node with its backend (the simulated response for `simulate`); `cancel`, `on_failover` and
+        `on_activity` are passed on to a backend that takes them."""
         backend = self.backend_for(node)
         if backend is None:
             return simulated_response(node)
         extra: dict[str, Any] = {"cancel": cancel} if cancel is not None and takes_cancel(backend.run) else {}
         if on_failover is not None and takes_keyword(backend.run, "on_failover"):
             extra["on_failover"] = on_failover
+        if on_activity is not None and takes_keyword(backend.run, "on_activity"):
+            extra["on_activity"] = on_activity
         return backend.run(node, prompt, context, on_turn=on_turn, **extra)
 
     def close(self) -> None:

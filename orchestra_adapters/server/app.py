@@ -150,7 +150,7 @@ class _Endpoints:
         else:
             await run_in_threadpool(views.pipeline_status, self.service, session_id)  # 404 for an unknown session
             after = await run_in_threadpool(views.stream_start, self.service, session_id, last)
-            stream = store_events(self.service, session_id, after)
+            stream = store_events(self.service, session_id, after, reconnected=bool(header))
         headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
         return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 

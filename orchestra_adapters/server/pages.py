@@ -21,7 +21,7 @@ CONTENT_SECURITY_POLICY = (
 )
 _JS = "text/javascript; charset=utf-8"
 STATIC_TYPES = {
-    **{name: _JS for name in ("theme.js", "common.js", "app.js", "board.js", "launch.js", "diff.js", "costs.js")},
+    **{name: _JS for name in ("theme.js", "common.js", "app.js", "board.js", "launch.js", "diff.js", "costs.js", "live.js")},
     "style.css": "text/css; charset=utf-8",
 }
 # GET requests a browser makes without being able to add an Authorization header: the pages, their static

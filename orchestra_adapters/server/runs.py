@@ -42,7 +42,9 @@ class ServerRun:
             with self._lock:
                 if kind == "StageStarted":
                     self.current_node = node_id
-                elif kind == "StageCompleted" or (kind == "StageFailed" and not getattr(event, "will_retry", False)):
+                elif kind == "StageCompleted" or (
+                    kind == "StageFailed" and not getattr(event, "will_retry", False)
+                ):
                     self.completed_nodes.append(node_id)
                     self.current_node = None
         self.events.append(event_json(event))
@@ -117,10 +119,16 @@ class CancellableBackend:
         *,
         cancel: Cancellation | None = None,
         on_failover: Any = None,
+        on_activity: Any = None,
     ) -> Any:
         from orchestra_core.model.cancellation import takes_cancel, takes_keyword
 
-        extra = {"on_failover": on_failover} if on_failover is not None and takes_keyword(self._inner.run, "on_failover") else {}
+        passed = {"on_failover": on_failover, "on_activity": on_activity}
+        extra = {
+            key: value
+            for key, value in passed.items()
+            if value is not None and takes_keyword(self._inner.run, key)
+        }
         if not takes_cancel(self._inner.run):
             return self._inner.run(node, prompt, context, on_turn=on_turn, **extra)
         attempt = cancel or current_cancellation() or Cancellation()

@@ -10,6 +10,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
+from orchestra_adapters.server.event_log import is_dropped
 from orchestra_adapters.server.runs import ServerRun
 from orchestra_adapters.server.service import PipelineService
 
@@ -35,7 +36,8 @@ async def run_events(run: ServerRun, last_id: int) -> AsyncIterator[bytes]:
         # No wait: a stream must not hold a worker thread. A page at a time, so a long run's first event is as quick.
         events, finished = run.events.after(last_id, limit=PAGE)
         for number, event in events:
-            yield frame(number, str(event.get("kind", "event")), event)
+            if not is_dropped(event):  # live activity the log let go (a node's is kept while it runs)
+                yield frame(number, str(event.get("kind", "event")), event)
             last_id = number
         if finished:
             yield frame(None, "end", run.to_json())
@@ -49,18 +51,31 @@ async def run_events(run: ServerRun, last_id: int) -> AsyncIterator[bytes]:
         await anyio.sleep(POLL_S)
 
 
-async def store_events(service: PipelineService, session_id: str, after: str | None) -> AsyncIterator[bytes]:
+async def store_events(
+    service: PipelineService, session_id: str, after: str | None, *, reconnected: bool = False
+) -> AsyncIterator[bytes]:
     """The turns of a session recorded in the store (run elsewhere, or before this server started), its branch
     sessions' included, in append order after turn `after` (from the start when None), each numbered by its turn
     id; followed until the run ends or its runner is gone. Read a page at a time from where the stream stands, so
-    neither the first event nor a reconnection costs more for a longer session."""
+    neither the first event nor a reconnection costs more for a longer session. Between them, the agents' live
+    activity its runner writes (console/live_activity.py), without ids: what the file holds at first, or only what
+    comes next for a stream `reconnected` (which saw the rest)."""
     import anyio
 
+    from orchestra_adapters.console.live_activity import ActivityTail, activity_path
+    from orchestra_adapters.console.run_channel import ChannelError
+    from orchestra_core.model.layout import ProjectLayout
     from orchestra_core.ports.session_store import SessionStatus
     from orchestra_core.session.liveness import live_info
     from orchestra_core.session.pages import merged_range, run_lines
 
     store = service.store
+    try:
+        tail: ActivityTail | None = ActivityTail(
+            activity_path(ProjectLayout(service.project_root).state_dir, session_id), from_start=not reconnected
+        )
+    except ChannelError:
+        tail = None
     yield b": orchestra events\n\n"
     while True:
         info = await run_in_threadpool(lambda: live_info(store, store.get_session(session_id), service.locks))
@@ -73,6 +88,8 @@ async def store_events(service: PipelineService, session_id: str, after: str | N
             for view in views:
                 yield turn_frame(view)
                 after = view.turn_id
+        for activity in await run_in_threadpool(tail.read) if tail is not None else ():
+            yield frame(None, "AgentActivity", activity)
         if info.status not in (SessionStatus.NEW, SessionStatus.RUNNING):
             yield frame(None, "end", {"id": session_id, "status": info.status.value})
             return

@@ -168,8 +168,10 @@ def _begin(
     options: RunOptions, container: Container, start: StartSession, graph: Graph, fleet: FleetRun | None = None
 ) -> PipelineRun:
     """The run with its session begun, its lock held and its workspace and engine set up."""
+    from orchestra_adapters.console.live_activity import ActivityWriter
     from orchestra_adapters.container import run_arguments
     from orchestra_cli.runtime.progress_feed import ProgressFeed
+    from orchestra_core.model.layout import ProjectLayout
     from orchestra_core.runs.pipeline_run import PipelineRun
     from orchestra_core.runs.ports import RunOptions as CoreRunOptions
     from orchestra_core.runs.ports import RunPorts
@@ -177,13 +179,16 @@ def _begin(
     initial_context = parse_set_values(options.set_values)
     interviewer, console = _interviewer(options)
     arguments = run_arguments(container, interviewer=interviewer, graph=graph)
+    project_root = arguments.pop("project_root")
+    # the agents' live activity, for `orchestra serve` to show on the session's page (transient, bounded)
+    live = ActivityWriter(ProjectLayout(Path(project_root)).state_dir)
     run_options = CoreRunOptions(
         settings=arguments.pop("settings"),
-        project_root=arguments.pop("project_root"),
+        project_root=project_root,
         logs_root=str(options.logs_root) if options.logs_root else None,
         initial_context=initial_context,
         max_node_visits=options.max_visits,
-        on_event=ProgressFeed(_observers(options)),
+        on_event=ProgressFeed([*_observers(options), live]),
         rollback_on_failure=options.rollback_on_failure,
         answer_routes=_answer_routes(arguments["notifier"], console),
         budget=run_budget(options),

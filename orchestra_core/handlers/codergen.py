@@ -15,12 +15,14 @@ from attrs import evolve
 
 from orchestra_core.engine.fidelity import build_preamble, history_limit, project_context, stage_history
 from orchestra_core.engine.stage import StageRun
+from orchestra_core.handlers.activity import ActivityFeed
 from orchestra_core.handlers.interactive import BackendCall, HistoryLoader, InteractiveChat
+from orchestra_core.model.activity import Activity
 from orchestra_core.model.agent_resume import RESUME_NODE, clear_agent_resume
 from orchestra_core.model.cancellation import takes_cancel, takes_keyword
 from orchestra_core.model.chat import INTERACTIVE_MODE
 from orchestra_core.model.context import Context
-from orchestra_core.model.events import ModelFailedOver
+from orchestra_core.model.events import AgentActivity, ModelFailedOver
 from orchestra_core.model.failover import ModelFailover, clear_last_attempt, set_last_attempt
 from orchestra_core.model.graph import Graph, Node
 from orchestra_core.model.outcome import Outcome
@@ -41,6 +43,27 @@ def failover_keyword(backend: CodergenBackend, stage: StageRun) -> dict[str, Any
         stage.emit(ModelFailedOver, node_id=failover.node_id, failover=failover)
 
     return {"on_failover": on_failover}
+
+
+def activity_feed(backend: CodergenBackend, stage: StageRun, node: Node) -> ActivityFeed | None:
+    """`on_activity` for a backend that takes it: what the node's agent does becomes the stage's AgentActivity
+    events (text coalesced; shown live, never recorded). None for a backend that reports no activity."""
+    if not takes_keyword(backend.run, "on_activity"):
+        return None
+
+    def send(activity: Activity) -> None:
+        stage.emit(
+            AgentActivity,
+            node_id=node.id,
+            activity=activity.kind,
+            text=activity.text,
+            tool=activity.tool,
+            call_id=activity.call_id,
+            error=activity.error,
+            turn=activity.turn,
+        )
+
+    return ActivityFeed(send)
 
 
 def expand_goal(text: str, graph: Graph) -> str:
@@ -132,9 +155,13 @@ class CodergenHandler:
 
         def call(node: Node, prompt: str, context: Context, on_turn: OnTurn | None) -> str | Outcome:
             set_last_attempt(context, stage.attempt >= stage.max_attempts)
+            feed = activity_feed(backend, stage, node)
             try:
-                return backend.run(node, prompt, context, on_turn=on_turn, **extra)
+                activity: dict[str, Any] = {"on_activity": feed} if feed is not None else {}
+                return backend.run(node, prompt, context, on_turn=on_turn, **extra, **activity)
             finally:  # a resume point is for one backend call of its node (see model/agent_resume.py)
+                if feed is not None:
+                    feed.close()
                 clear_last_attempt(context)
                 if context.get(RESUME_NODE) == node.id:
                     clear_agent_resume(context)

@@ -162,6 +162,21 @@ class AgentTurnCompleted(EngineEvent):
 
 
 @frozen(kw_only=True)
+class AgentActivity(EngineEvent):
+    """What a running node's agent just did (model/activity.py): `activity` is `text`, `tool_call` or
+    `tool_result`; `text` the text, the call's arguments (JSON) or its result; `tool` and `call_id` name the call;
+    `turn` the agent turn, when known. Transient: for live views only, never recorded in the session."""
+
+    node_id: str
+    activity: str
+    text: str = ""
+    tool: str = ""
+    call_id: str = ""
+    error: bool = False
+    turn: int | None = None
+
+
+@frozen(kw_only=True)
 class StageWarning(EngineEvent):
     """Something in a running stage the user should know about that does not fail it (e.g. an agent's own
     conversation could not be resumed and is replayed in a new prompt)."""

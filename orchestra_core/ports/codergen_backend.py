@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+from orchestra_core.model.activity import OnActivity
 from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.context import Context
 from orchestra_core.model.failover import ModelFailover
@@ -29,6 +30,7 @@ class CodergenBackend(Protocol):
         *,
         cancel: Cancellation | None = None,
         on_failover: OnFailover | None = None,
+        on_activity: OnActivity | None = None,
     ) -> str | Outcome:
         """Run the node's task.
 
@@ -46,6 +48,11 @@ class CodergenBackend(Protocol):
                 the engine records it and shows it. A backend learns whether the attempt is the node's last one
                 (an `unavailable` model fails over only then) from `is_last_attempt(context)`. Backends without
                 fallbacks need not take this keyword.
+            on_activity: Called with each thing the agent does as it happens, before its turn ends (an
+                Activity, model/activity.py): `text` the model writes (each message, or chunks as it streams:
+                the engine coalesces them), a `tool_call` before the tool runs and its `tool_result` after. It
+                is shown live (the web view) and never recorded; it returns at once (observers are quick).
+                Backends without live output need not take this keyword.
 
         Returns:
             The response text (the handler turns it into SUCCESS) or an explicit Outcome.

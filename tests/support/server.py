@@ -83,15 +83,16 @@ def sse_messages(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
 
 
 class LiveServer:
-    """`orchestra serve` in a project, on a free loopback port; `headers` carry its token."""
+    """`orchestra serve` in a project, on a free loopback port; `headers` carry its token; `env` adds to (or
+    overrides) the environment it runs in."""
 
-    def __init__(self, project: Path, token: str | None = None) -> None:
+    def __init__(self, project: Path, token: str | None = None, env: dict[str, str] | None = None) -> None:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = int(probe.getsockname()[1])
         self.url = f"http://127.0.0.1:{self.port}"
         self.headers = {"Authorization": f"Bearer {token}"} if token else {}
-        env = {**os.environ, "NO_COLOR": "1"}
+        env = {**os.environ, **(env or {}), "NO_COLOR": "1"}
         env.pop("ORCHESTRA_SERVER_TOKEN", None)
         if token:
             env["ORCHESTRA_SERVER_TOKEN"] = token

@@ -28,6 +28,7 @@ from orchestra_adapters.process.sandbox import AgentSandbox
 from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.repo_context import RepoContext
 from orchestra_core.agents.tools import WriteTracker
+from orchestra_core.model.activity import OnActivity
 from orchestra_core.model.agent_resume import AgentResume, AgentStateLost, agent_resume_for
 from orchestra_core.model.cancellation import Cancellation
 from orchestra_core.model.context import Context
@@ -115,8 +116,10 @@ class CLIAgentBackend:
         *,
         cancel: Cancellation | None = None,
         on_failover: OnFailover | None = None,
+        on_activity: OnActivity | None = None,
     ) -> str | Outcome:
-        """Run the node's task with the CLI agent; its final answer is the response. `cancel` kills the agent's
+        """Run the node's task with the CLI agent; its final answer is the response. `on_activity` hears the
+        agent's text and tool calls as its output stream shows them. `cancel` kills the agent's
         process group (the agent, its MCP servers, whatever they started) at once. The agent calls its models
         itself: the node's fallbacks of the agent's own provider are handed to an agent that can switch (Claude
         Code's `--fallback-model`), and `on_failover` hears when it did (docs/backends.md).
@@ -159,7 +162,7 @@ class CLIAgentBackend:
             watch = self._runtime.watch_worktrees(context)
             execution = self.execution_class(
                 self.adapter, self.sandbox, node, choice, toolbox, calls, on_turn, watch, host, cancel,
-                on_failover=on_failover, prices=self.prices,
+                on_failover=on_failover, prices=self.prices, on_activity=on_activity,
             )
             execution.confine_to(repos.values() if repos else [RepoContext("project", self._runtime.project_root)])
             self._configure(execution)

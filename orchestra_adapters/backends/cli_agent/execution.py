@@ -12,6 +12,7 @@ from attrs import evolve, frozen
 from orchestra_adapters.backends.cli_agent.adapter import CliAgentAdapter
 from orchestra_adapters.backends.cli_agent.call_writes import CallWrites
 from orchestra_adapters.backends.cli_agent.events import AgentStarted, ModelSwitched
+from orchestra_adapters.backends.cli_agent.live import LiveActivity
 from orchestra_adapters.backends.cli_agent.process import AgentProcess
 from orchestra_adapters.backends.cli_agent.spec import CliAgentSpec
 from orchestra_adapters.backends.cli_agent.turns import TurnAssembler, TurnDraft
@@ -20,6 +21,7 @@ from orchestra_adapters.mcp.tool_host import ToolHost
 from orchestra_adapters.process.sandbox import AgentSandbox, SandboxUnavailable
 from orchestra_adapters.tools.toolbox import Toolbox
 from orchestra_core.agents.repo_context import RepoContext
+from orchestra_core.model.activity import OnActivity
 from orchestra_core.model.agent_resume import AgentStateLost
 from orchestra_core.model.cancellation import Cancellation, TurnsStopped
 from orchestra_core.model.errors import OrchestraError
@@ -69,8 +71,10 @@ class Execution:
         cancel: Cancellation | None = None,
         on_failover: OnFailover | None = None,
         prices: PriceTable | None = None,
+        on_activity: OnActivity | None = None,
     ) -> None:
         self._cancel = cancel
+        self._live = LiveActivity(on_activity, self._orchestra_name, lambda: self._turn_number)
         self._on_failover = on_failover
         self._switch = ""  # why the agent went on with a fallback model (its own words)
         self._fallbacks_used: set[str] = set()
@@ -127,6 +131,7 @@ class Execution:
             with process:
                 for line in process.lines():
                     for event in parser.parse(line):
+                        self._live.feed(event)
                         assembler.feed(event)
                         if isinstance(event, AgentStarted):
                             self._started(event)

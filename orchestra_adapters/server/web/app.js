@@ -15,7 +15,7 @@
     "ProjectLinkFailed", "RepoCloned", "RepoFetched", "RemotePushed", "PushFailed", "SessionRolledBack",
     "SessionCleanedUp", "IncludedFilesCopied", "IncludedFileSkipped", "PipelineLifecycle", "NodeExecution",
     "AgentTurn", "Checkpoint", "HumanInteraction", "ParallelExecution", "WorkspaceSnapshot", "InteractionMode",
-    "LifecycleEvent", "NodeEvent", "ParallelEvent", "message",
+    "LifecycleEvent", "NodeEvent", "ParallelEvent", "AgentActivity", "message",
   ];
   const QUIET = new Set(["kind", "session_id", "timestamp", "branch", "type", "turn_id", "created_at", "node_id"]);
 
@@ -123,6 +123,7 @@
       $("#title").textContent = "Session " + this.id;
       $("#cancel").addEventListener("click", () => this.cancel());
       this.review = new window.OrchestraDiff.Review(this.id);
+      this.live = new window.OrchestraLive.Live($("#live"));
       this.costs = new window.OrchestraCosts.Costs(this.id, (nodeId) => this.review.openNode(nodeId));
       $("#session-diff").addEventListener("click", () => this.review.openSession());
       $("#turns").addEventListener("click", (event) => {
@@ -137,6 +138,8 @@
         $("#status").textContent = "";
         return;
       }
+      // the Agents live box is there (its room kept) for a session that runs; one that ended has nothing live
+      $("#live-section").hidden = !["running", "new"].includes(this.status);
       await Promise.all([this.loadGraph(), this.loadSession(), this.loadQuestions(), this.loadChat()]);
       await this.costs.load(this.nodes);
       this.follow();
@@ -197,7 +200,10 @@
         // a node opens its diff over all its turns, by mouse or keyboard
         group.setAttribute("tabindex", "0");
         group.setAttribute("role", "button");
-        group.setAttribute("aria-label", "Node " + nodeId + ": its changes");
+        // named by its visible label (what a voice user says), then what it does
+        const label = [...group.querySelectorAll("text:not(.cost-badge)")].map((text) => text.textContent).join(" ").trim();
+        group.dataset.label = label || nodeId;
+        group.setAttribute("aria-label", group.dataset.label + ": its changes");
         group.addEventListener("click", () => this.review.openNode(nodeId));
         group.addEventListener("keydown", (event) => {
           if (event.key === "Enter" || event.key === " ") { event.preventDefault(); this.review.openNode(nodeId); }
@@ -430,9 +436,12 @@
       try { data = JSON.parse(event.data); } catch (_) { return; }
       if (!data || typeof data !== "object") return;
       data.kind = data.kind || event.type;
+      if (data.kind === "AgentActivity") { this.live.add(data); return; } // live text: its own panel, not the log
       this.log(data);
       const status = nodeStatusOf(data);
       if (status) this.setNode(data.node_id, status);
+      if (status === "running") this.live.start(data.node_id, data.branch);
+      if (status === "succeeded" || status === "failed") this.live.finish(data.node_id, data.branch, status === "failed" ? "failed" : "done");
       if (data.kind === "InterviewStarted") this.pollQuestions();
       if (data.kind === "InterviewCompleted" || data.kind === "InterviewTimeout") this.loadQuestions();
       if (/^(HumanInteraction|InteractionMode|AgentTurn|StageStarted)/.test(data.kind)) this.loadChat();

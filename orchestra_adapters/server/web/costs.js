@@ -147,6 +147,8 @@
           group.append(badge);
         }
         badge.textContent = short;
+        // the node's name holds what it shows (its label, then its badge), then what it does
+        group.setAttribute("aria-label", (group.dataset.label || node.node_id) + " " + short + ": its changes");
         group.dataset.cost = full;
         const title = group.querySelector("title");
         if (title) title.textContent = node.node_id + " (" + (group.dataset.status || "pending") + ") · " + full;

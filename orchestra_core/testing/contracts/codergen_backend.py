@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from orchestra_core.model.activity import ACTIVITY_KINDS, TEXT, Activity
 from orchestra_core.model.context import Context
 from orchestra_core.model.failover import ModelFailover
 from orchestra_core.model.graph import Node
@@ -18,9 +19,10 @@ REPLIES = {"plan": "The plan: three steps.", "review": "Looks good ✓"}
 class CodergenBackendContract(PortContract):
     """A runner implements `make_backend(replies)`. Reporting agent turns through `on_turn` is the
     optional `agent_turns` (a single model call, like the direct backend's, has no turns); going on with a
-    fallback model (the `on_failover` keyword) is the optional `failover`, with `make_failover_backend`."""
+    fallback model (the `on_failover` keyword) is the optional `failover`, with `make_failover_backend`; telling
+    what the agent does as it happens (the `on_activity` keyword) is the optional `live_activity`."""
 
-    OPTIONAL_CAPABILITIES = frozenset({"agent_turns", "failover"})
+    OPTIONAL_CAPABILITIES = frozenset({"agent_turns", "failover", "live_activity"})
 
     def make_backend(self, replies: Mapping[str, str]) -> CodergenBackend:
         """A backend whose model answers each node id of `replies` with its text, without tool calls."""
@@ -74,3 +76,13 @@ class CodergenBackendContract(PortContract):
             (heard[0].to_provider, heard[0].to_model, heard[0].from_model)
         }
         assert all(t.fallback_reason for t in turns)
+
+
+    @requires("live_activity")
+    def test_the_agents_reply_is_told_as_live_activity_before_the_run_returns(self) -> None:
+        heard: list[Activity] = []
+        backend = self.make_backend(REPLIES)
+        result = backend.run(Node("review"), "Do review.", Context(), on_activity=heard.append)
+        assert result == REPLIES["review"] or (isinstance(result, Outcome) and REPLIES["review"] in result.notes)
+        assert heard and all(activity.kind in ACTIVITY_KINDS for activity in heard)
+        assert "".join(a.text for a in heard if a.kind == TEXT) == REPLIES["review"]

@@ -60,7 +60,7 @@ class TestScriptedCodergenBackend(CodergenBackendContract):
 
 
 class TestDirectLLMBackend(CodergenBackendContract):
-    capabilities = frozenset({"agent_turns", "failover"})
+    capabilities = frozenset({"agent_turns", "failover", "live_activity"})
 
     def make_backend(self, replies: Mapping[str, str]) -> DirectLLMBackend:
         return DirectLLMBackend(_chat_models(self.tmp, replies), _Resolver())
@@ -70,7 +70,7 @@ class TestDirectLLMBackend(CodergenBackendContract):
 
 
 class TestLangGraphBackend(CodergenBackendContract):
-    capabilities = frozenset({"agent_turns", "failover"})
+    capabilities = frozenset({"agent_turns", "failover", "live_activity"})
 
     def make_backend(self, replies: Mapping[str, str]) -> LangGraphBackend:
         return self._backend(_chat_models(self.tmp, replies))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -433,3 +434,37 @@ def test_parallel_nodes_on_one_full_thread_take_turns(make_backend: Backend) -> 
     prompts = [m["content"] for m in latest if m["role"] == "user"]
     assert sorted(prompts) == ["Review 0.", "Review 1.", "Review 2."]  # nobody's conversation was lost
     assert len(latest) == 3 * 4
+
+
+def test_the_agents_text_and_tool_calls_are_told_as_they_happen_before_each_turn_ends(make_backend: Backend) -> None:
+    from orchestra_core.model.activity import Activity
+
+    heard: list[tuple[str, ...]] = []
+
+    def on_activity(activity: Activity) -> None:
+        heard.append((activity.kind, str(activity.turn), activity.tool, activity.text[:60], str(activity.error)))
+
+    def on_turn(turn: AgentTurn) -> None:
+        heard.append(("turn", str(turn.turn_number)))
+
+    backend = make_backend(THREE_TURNS)
+    backend.run(Node("implement"), "Add a hello script.", run_context(), on_turn, on_activity=on_activity)
+
+    write = json.dumps({"path": "hello.py", "content": "print('hello')\n"})
+    test_write = json.dumps({"path": "tests/test_hello.py", "content": "def test(): pass\n"})[:60]
+    assert heard == [
+        ("text", "0", "", "Let me look around first.", "False"),
+        ("tool_call", "0", "project:list-files", "{}", "False"),
+        ("tool_result", "0", "project:list-files", "README.md", "False"),
+        ("tool_call", "0", "project:read-file", '{"path": "README.md"}', "False"),
+        ("tool_result", "0", "project:read-file", "# Demo\n", "False"),
+        ("turn", "0"),
+        ("text", "1", "", "I'll add hello.py and its test.", "False"),
+        ("tool_call", "1", "project:write-file", write, "False"),
+        ("tool_result", "1", "project:write-file", "Wrote 15 characters to hello.py", "False"),
+        ("tool_call", "1", "project:write-file", test_write, "False"),
+        ("tool_result", "1", "project:write-file", "Wrote 17 characters to tests/test_hello.py", "False"),
+        ("turn", "1"),
+        ("text", "2", "", "Done: hello.py prints a greeting.", "False"),
+        ("turn", "2"),
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,71 @@ def test_claude_code_gets_the_nodes_fallbacks_of_its_provider_and_its_turns_name
     assert (failover.from_model, failover.to_model, failover.cause) == ("primary-x", "backup-y", "unavailable")
     log = git(project, "log", "-1", "--format=%(trailers:key=Orchestra-Model,valueonly)", turns[0].git_sha or "")
     assert log.strip() == "backup-y"
+
+
+def test_claude_codes_text_and_tool_calls_are_told_as_its_stream_shows_them_before_its_turns_end(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestra_core.model.events import AgentActivity
+
+    graph = parse_pipeline(
+        'digraph g { start [shape=Mdiamond]; exit [shape=Msquare]; impl [prompt="x"]; start -> impl -> exit }'
+    )
+    settings = OrchestraSettings(workspace=WorkspaceSettings(repos={"project": RepoSettings(path=str(project))}))
+    events: list[object] = []
+
+    def factory(runtime: AgentRuntime) -> CLIAgentBackend:
+        return create_cli_backend("claude-code", CliAgentSettings(command=str(claude_binary()), model="m"), runtime)
+
+    write = ToolUse("mcp__orchestra__project__write-file", {"path": "a.py", "content": "<script>A = 1</script>\n"})
+    with FakeAnthropicAPI([Reply("Writing <b>a.py</b>", [write]), Reply("done")]) as api:
+        for key, value in claude_env(api.base_url, tmp_path / "home").items():
+            monkeypatch.setenv(key, value)
+        result = run_pipeline(
+            graph, settings=settings, project_root=project, git=SubprocessGit(), backend=factory, on_event=events.append
+        )
+    assert result.succeeded, result.failure_reason
+    heard = [(e.activity, e.turn, e.tool, e.text) for e in events if isinstance(e, AgentActivity)]
+    assert heard[0] == ("text", 0, "", "Writing <b>a.py</b>")
+    assert heard[1][:3] == ("tool_call", 0, "project:write-file")
+    assert json.loads(heard[1][3]) == {"path": "a.py", "content": "<script>A = 1</script>\n"}
+    assert heard[2][:3] == ("tool_result", 0, "project:write-file") and "a.py" in heard[2][3]
+    assert heard[3:] == [("text", 1, "", "done")]
+    first_turn = next(i for i, e in enumerate(events) if isinstance(e, AgentTurnCompleted))
+    tool_call = next(i for i, e in enumerate(events) if isinstance(e, AgentActivity) and e.activity == "tool_call")
+    assert tool_call < first_turn  # told while the turn was still going, not when it ended
+
+
+def test_codexs_text_and_tool_calls_are_told_as_its_stream_shows_them(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from orchestra_core.model.events import AgentActivity
+    from tests.support.cli_agents import codex_binary, codex_env, codex_provider_args
+    from tests.support.fake_provider_api import FakeOpenAIResponsesAPI
+
+    graph = parse_pipeline(
+        'digraph g { start [shape=Mdiamond]; exit [shape=Msquare]; impl [prompt="x"]; start -> impl -> exit }'
+    )
+    settings = OrchestraSettings(workspace=WorkspaceSettings(repos={"project": RepoSettings(path=str(project))}))
+    events: list[object] = []
+    write = ToolUse("mcp__orchestra__project__write_file", {"path": "a.py", "content": "<i>A</i> = 1\n"})
+    with FakeOpenAIResponsesAPI([Reply("Writing <b>a.py</b>", [write]), Reply("done")]) as api:
+        arguments = tuple(codex_provider_args(api.base_url))
+
+        def factory(runtime: AgentRuntime) -> CLIAgentBackend:
+            return create_cli_backend("codex", CliAgentSettings(command=str(codex_binary()), args=arguments), runtime)
+
+        for key, value in codex_env(api.base_url, tmp_path / "home").items():
+            monkeypatch.setenv(key, value)
+        result = run_pipeline(
+            graph, settings=settings, project_root=project, git=SubprocessGit(), backend=factory, on_event=events.append
+        )
+    assert result.succeeded, result.failure_reason
+    heard = [(e.activity, e.tool, e.text) for e in events if isinstance(e, AgentActivity)]
+    calls = [(tool, json.loads(text)) for kind, tool, text in heard if kind == "tool_call"]
+    assert calls == [("project:write-file", {"path": "a.py", "content": "<i>A</i> = 1\n"})]
+    assert ("text", "", "Writing <b>a.py</b>") in heard and heard[-1] == ("text", "", "done")
+    assert [kind for kind, _tool, _text in heard].index("tool_call") < [k for k, _t, _x in heard].index("tool_result")
+    first_turn = next(i for i, e in enumerate(events) if isinstance(e, AgentTurnCompleted))
+    tool_call = next(i for i, e in enumerate(events) if isinstance(e, AgentActivity) and e.activity == "tool_call")
+    assert tool_call < first_turn

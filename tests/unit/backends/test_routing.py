@@ -137,3 +137,19 @@ def test_a_node_whose_backend_is_a_cli_agent_gets_a_shell() -> None:
     assert routing.gives_agents_a_shell(Node("n", {"backend": "claude-code"}))
     assert not routing.gives_agents_a_shell(Node("n"))
     assert not RoutingBackend("simulate", built.__getitem__).gives_agents_a_shell(Node("n"))
+
+
+class LiveStandIn(StandIn):
+    """A backend that tells its live activity."""
+
+    def run(self, node: Node, prompt: str, context: Context, on_turn: Any = None, *, on_activity: Any = None) -> str:
+        on_activity(f"{self.name} working on {node.id}")
+        return super().run(node, prompt, context, on_turn)
+
+
+def test_on_activity_reaches_a_backend_that_takes_it_and_no_other() -> None:
+    heard: list[str] = []
+    routing = RoutingBackend("langgraph", lambda name: LiveStandIn(name) if name == "codex" else StandIn(name))
+    assert routing.run(_node("plan"), "p", Context(), on_activity=heard.append) == "langgraph did plan"
+    assert routing.run(_node("fix", "codex"), "p", Context(), on_activity=heard.append) == "codex did fix"
+    assert heard == ["codex working on fix"]
