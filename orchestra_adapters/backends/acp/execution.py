@@ -21,7 +21,7 @@ from orchestra_adapters.backends.acp.conversation import Conversation, Ending
 from orchestra_adapters.backends.acp.files import OutsideWorktree, locate, read_lines, write_inside
 from orchestra_adapters.backends.acp.names import orchestra_tool_of
 from orchestra_adapters.backends.acp.updates import UpdateMapper
-from orchestra_adapters.backends.cli_agent.events import AgentResult, ToolFinished, ToolStarted
+from orchestra_adapters.backends.cli_agent.events import AgentEvent, AgentResult, ToolFinished, ToolStarted
 from orchestra_adapters.backends.cli_agent.execution import Execution
 from orchestra_adapters.backends.cli_agent.spec import CliAgentSpec
 from orchestra_adapters.backends.cli_agent.turns import TurnAssembler, TurnDraft
@@ -130,9 +130,14 @@ class AcpExecution(Execution):
         self._model = model or self.set_model or agent_name
 
     def _update(self, update: Mapping[str, Any]) -> None:
-        assert self._assembler is not None
         for event in self._mapper.map(update):
-            self._assembler.feed(event)
+            self._feed(event)
+
+    def _feed(self, event: AgentEvent) -> None:
+        """An event of the conversation: told live (the web view's Agents live), then assembled into its turn."""
+        assert self._assembler is not None
+        self._live.feed(event)
+        self._assembler.feed(event)
 
     def permission(self, tool_call: Mapping[str, Any]) -> str | None:
         """Allow calls of Orchestra's tools and writes inside the worktree (done through `fs/write_text_file`);
@@ -145,9 +150,8 @@ class AcpExecution(Execution):
         call_id = str(tool_call.get("toolCallId") or "")
         self._denials[call_id] = reason
         if not self._mapper.knows(call_id) and self._assembler is not None:
-            started = self._mapper.tool_started(tool_call)
-            self._assembler.feed(started)
-            self._assembler.feed(ToolFinished(call_id, f"{PERMISSION_DENIED}: {reason}", is_error=True))
+            self._feed(self._mapper.tool_started(tool_call))
+            self._feed(ToolFinished(call_id, f"{PERMISSION_DENIED}: {reason}", is_error=True))
         return reason
 
     def read_text_file(self, path: str, line: int | None, limit: int | None) -> str:
@@ -173,10 +177,9 @@ class AcpExecution(Execution):
         self._fs_calls += 1
         call_id = f"fs-write-{self._fs_calls}"
         arguments = {"path": relative, "content": content}
-        assert self._assembler is not None
-        self._assembler.feed(ToolStarted(call_id, name, arguments))
+        self._feed(ToolStarted(call_id, name, arguments))
         executed = self._host.call(safe, arguments)
-        self._assembler.feed(ToolFinished(call_id, executed.text, is_error=executed.failed))
+        self._feed(ToolFinished(call_id, executed.text, is_error=executed.failed))
         if executed.failed:
             raise _refused(path, executed.record.error or "the write failed")
 

@@ -16,7 +16,7 @@ from orchestra_adapters.backends.acp import create_acp_backend
 from orchestra_adapters.git.subprocess_git import SubprocessGit
 from orchestra_adapters.process.sandbox import agent_sandbox
 from orchestra_core import parse_pipeline, run_pipeline
-from orchestra_core.model.events import AgentTurnCompleted
+from orchestra_core.model.events import AgentActivity, AgentTurnCompleted
 from orchestra_core.model.settings import (
     AcpSettings,
     BudgetSettings,
@@ -130,7 +130,30 @@ def test_each_model_response_is_a_turn_committed_with_the_files_its_tool_calls_w
         assert turn.git_sha is not None
         assert "Orchestra-Node: impl" in trailers(project, turn.git_sha)
     assert git(project, "show", f"{turns[1].git_sha}:b.py") == "B = 2\n"
-    assert outcome.result.context.get("last_response") in ("Done.", None) or True
+
+
+def test_the_agents_text_and_tool_calls_are_told_live_before_their_turn_ends(project: Path, tmp_path: Path) -> None:
+    steps = [
+        {"message": "I will write a."},
+        write("c1", "a.py", "A = 1\n"),
+        {"message": "Now b."},
+        {"fs_write": {"id": "c2", "path": "b.py", "content": "B = 2\n"}},
+        {"message": "Done."},
+    ]
+    outcome = run(project, tmp_path, {"steps": steps})
+    assert outcome.result.succeeded, outcome.result.failure_reason
+    told = [event for event in outcome.events if isinstance(event, AgentActivity)]
+    first_turn_ended = next(i for i, e in enumerate(outcome.events) if isinstance(e, AgentTurnCompleted))
+    assert [(e.activity, e.tool) for e in told[:3]] == [
+        ("text", ""),
+        ("tool_call", "project:write-file"),
+        ("tool_result", "project:write-file"),
+    ]
+    assert told[0].text == "I will write a." and json.loads(told[1].text)["path"] == "a.py"
+    assert outcome.events.index(told[1]) < first_turn_ended
+    assert {e.node_id for e in told} == {"impl"}
+    assert any(e.activity == "tool_call" and e.tool == "project:write-file" and "b.py" in e.text for e in told)
+    assert told[-1].activity == "text" and told[-1].text == "Done."
 
 
 def project_worktree(outcome: Run) -> str:
