@@ -120,10 +120,6 @@ class _ChatEndpoints:
         return wait
 
     def _channel(self, session_id: str) -> Any:
-        from orchestra_adapters.console.run_channel import ChannelError, RunChannel, channel_dir
-        from orchestra_core.model.layout import ProjectLayout
+        from orchestra_adapters.server import views
 
-        try:
-            return RunChannel(channel_dir(ProjectLayout(self.service.project_root).state_dir, session_id))
-        except ChannelError:
-            return None
+        return views.run_channel(self.service, session_id)

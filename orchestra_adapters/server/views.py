@@ -147,8 +147,29 @@ def sessions_json(service: PipelineService, limit: int) -> dict[str, Any]:
         run = service.run_of(session["session_id"])
         if run is not None:
             session["status"] = run.status
-        session["waiting"] = run is not None and run.running and waits_for_human(run)
+        if run is not None:
+            session["waiting"] = run.running and waits_for_human(run)
+        else:
+            session["waiting"] = session["status"] == "running" and _waits_elsewhere(service, session["session_id"])
     return {"sessions": sessions}
+
+
+def _waits_elsewhere(service: PipelineService, session_id: str) -> bool:
+    """Whether a run started from the CLI (its runner alive: the row says `running`) published a wait on its
+    attach channel (.orchestra/attach/<id>/waiting.json)."""
+    channel = run_channel(service, session_id)
+    return channel is not None and channel.waiting() is not None
+
+
+def run_channel(service: PipelineService, session_id: str) -> Any:
+    """The attach channel of a session's run in another process (None: the id cannot name one)."""
+    from orchestra_adapters.console.run_channel import ChannelError, RunChannel, channel_dir
+    from orchestra_core.model.layout import ProjectLayout
+
+    try:
+        return RunChannel(channel_dir(ProjectLayout(service.project_root).state_dir, session_id))
+    except ChannelError:
+        return None
 
 
 def waits_for_human(run: Any) -> bool:

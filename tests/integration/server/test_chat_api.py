@@ -107,6 +107,8 @@ def test_the_chat_of_a_run_started_by_orchestra_run_elsewhere(client: TestClient
     )
     try:
         _waiting_for(client, "1", DRAFTS[0])
+        listed = {s["session_id"]: s for s in client.get("/sessions").json()["sessions"]}
+        assert listed["1"]["status"] == "running" and listed["1"]["waiting"] is True  # the board's column
         assert client.post("/pipelines/1/chat", json={"message": "/reject"}).status_code == 202
         assert runner.wait(60) == 1
     finally:
@@ -115,6 +117,7 @@ def test_the_chat_of_a_run_started_by_orchestra_run_elsewhere(client: TestClient
             runner.wait(10)
     assert conversation(project) == [(DRAFTS[0], "/reject")]
     after = client.get("/pipelines/1/chat").json()
+    assert client.get("/sessions").json()["sessions"][0]["waiting"] is False
     assert after["waiting"] is False and [m["text"] for m in after["messages"]] == [DRAFTS[0], "/reject"]
     assert client.post("/pipelines/1/chat", json={"message": "too late"}).status_code == 409
 
