@@ -117,8 +117,10 @@ a11y:
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); w=$$((n * 2)); [ $$w -gt 16 ] && w=16; echo $$w)
 # The fleet's end-to-end tests run after the rest, alone: each starts Celery workers beside its Redis and PostgreSQL
 # and times a lost worker's pickup, which three other test workers' load pushed past what the tests allow.
+# The web view's screenshots (both themes, the live agents box) are kept in build/screenshots for a person to look at.
 test: bytecode
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --ignore=tests/e2e/fleet
+	ORCHESTRA_WEB_SCREENSHOTS=$${ORCHESTRA_WEB_SCREENSHOTS:-$(CURDIR)/build/screenshots} \
+	    $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --ignore=tests/e2e/fleet
 	$(BIN)/python -m pytest -q tests/e2e/fleet
 
 lint:

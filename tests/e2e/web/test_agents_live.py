@@ -137,6 +137,7 @@ def test_the_langgraph_agents_text_and_tool_calls_appear_while_the_node_runs(
     assert page.text_content(result).startswith("Wrote ")  # the first call's result, the second call still running
     shots = os.environ.get("ORCHESTRA_WEB_SCREENSHOTS")
     if shots:  # for a person to look at (docs/images/web-view.png is one)
+        Path(shots).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(shots) / "session-live.png"), full_page=True)
     page.focus("#live")  # the box takes the keyboard's focus, to scroll it
     assert page.evaluate("document.activeElement.id") == "live"
