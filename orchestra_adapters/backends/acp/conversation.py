@@ -39,6 +39,7 @@ EXIT_GRACE_S = (
     2.0  # after the agent exits, how long its last messages have to arrive (its output may stay open)
 )
 
+PLACEHOLDER_MODELS = frozenset({"default", "auto"})  # what some agents report when they pick the model themselves
 AUTH_REQUIRED = -32000  # ACP's error for a session the agent will not open before `authenticate`
 _SHOWN_DATA = 500  # characters of an error's data, in the node's failure
 
@@ -178,7 +179,8 @@ class Conversation:
         )
         self._session = session.session_id
         models = getattr(session, "models", None)
-        self._model = str(getattr(models, "current_model_id", "") or "") if models is not None else ""
+        reported = str(getattr(models, "current_model_id", "") or "") if models is not None else ""
+        self._model = reported or self._model  # else what `_message` read from the answer itself
         agent = started.agent_info
         self._methods.started(self._session, self._model, agent.name if agent is not None else "")
         return await connection.prompt(
@@ -186,6 +188,10 @@ class Conversation:
         )
 
     def _message(self, message: Mapping[str, Any]) -> None:
+        if not self._session and not self._model:
+            # session/new's answer names the model in use (`models.currentModelId`, unstable in ACP), which the
+            # library's schema drops: read here, before the library parses it
+            self._model = _current_model(message.get("result"))
         if message.get("method") != "session/update":
             return
         params = message["params"]
@@ -226,6 +232,17 @@ class Conversation:
 
 class _Refused(Exception):
     """The agent cannot hold this conversation (another protocol version)."""
+
+
+def _current_model(result: Any) -> str:
+    """`models.currentModelId` of a session/new answer ("" when absent, not a short string, or a placeholder)."""
+    if not isinstance(result, Mapping) or "sessionId" not in result:
+        return ""
+    models = result.get("models")
+    model = models.get("currentModelId") if isinstance(models, Mapping) else None
+    if not isinstance(model, str) or not 0 < len(model) <= 200 or model.strip().lower() in PLACEHOLDER_MODELS:
+        return ""
+    return model.strip()
 
 
 def _stdio(server: McpServerSpec) -> McpServerStdio:

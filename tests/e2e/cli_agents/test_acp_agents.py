@@ -47,14 +47,13 @@ def project(tmp_path: Path) -> GitRepo:
     return repo
 
 
-def _configure(repo: GitRepo, command: Sequence[str], env: dict[str, str], model: str) -> None:
-    """orchestra.yaml with the agent's `acp:` section, naming the model the agent is set to use (ACP does not tell
-    the client which model answers: the turns and trailers take `acp.model`)."""
-    config = {
-        "workspace": {"repos": {"project": {"path": "."}}},
-        "backend": "acp",
-        "acp": {"command": list(command), "env": env, "model": model},
-    }
+def _configure(repo: GitRepo, command: Sequence[str], env: dict[str, str], model: str | None) -> None:
+    """orchestra.yaml with the agent's `acp:` section, naming the model the agent is set to use (for an agent
+    that does not say which model answers, the turns and trailers take `acp.model`); None: no `acp.model`."""
+    acp: dict[str, Any] = {"command": list(command), "env": env}
+    if model is not None:
+        acp["model"] = model
+    config = {"workspace": {"repos": {"project": {"path": "."}}}, "backend": "acp", "acp": acp}
     write_files(repo.path, {"orchestra.yaml": json.dumps(config, indent=2), "pipeline.dot": PIPELINE})
 
 
@@ -133,10 +132,13 @@ def _status_turns(document: dict[str, Any]) -> list[dict[str, Any]]:
     return [turn for turn in document["turns"] if turn["type"] == "dev.orchestra.AgentTurn"]
 
 
-def test_gemini_cli_over_acp_writes_through_orchestras_tools_turn_by_turn(project: GitRepo, tmp_path: Path) -> None:
+@pytest.mark.parametrize("configured", ["gemini-test-model", None], ids=["acp.model", "model-the-agent-reports"])
+def test_gemini_cli_over_acp_writes_through_orchestras_tools_turn_by_turn(
+    project: GitRepo, tmp_path: Path, configured: str | None
+) -> None:
     env = gemini_env("", tmp_path / "home", model="gemini-test-model")
     recipe = {name: env.pop(name) for name in ("GEMINI_MODEL", "GEMINI_CLI_TRUST_WORKSPACE", "GEMINI_CLI_NO_RELAUNCH")}
-    _configure(project, [str(gemini_binary()), "--acp"], recipe, "gemini-test-model")
+    _configure(project, [str(gemini_binary()), "--acp"], recipe, configured)  # Gemini names its model itself
     # Gemini CLI runs a response's tool calls one after another, each finished before the next starts, and ACP
     # marks no response's end: two calls in one response would be two turns (docs/backends.md), so one call each
     script = _script("mcp_orchestra_project__write-file", "mcp_orchestra_project__read-file", together=False)
