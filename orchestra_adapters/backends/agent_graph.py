@@ -6,7 +6,7 @@ import json
 import time
 from typing import Annotated, Any, TypedDict
 
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage, message_chunk_to_message
 from langchain_core.runnables import Runnable
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph, add_messages
@@ -35,6 +35,18 @@ class ModelCallError(Exception):
         self.cause = cause
 
 
+def streamed_reply(model: Runnable, messages: list[AnyMessage], on_activity: OnActivity) -> BaseMessage:
+    """The model's reply, streamed: each chunk's text goes to `on_activity` as it comes; the chunks added up
+    (their tool call chunks assembled, usage and response metadata merged) make the message `invoke` returns."""
+    reply: Any = None
+    for chunk in model.stream(messages):
+        text = content_text(getattr(chunk, "content", ""))
+        if text:
+            on_activity(Activity(kind=TEXT, text=text))
+        reply = chunk if reply is None else reply + chunk
+    return AIMessage(content="") if reply is None else message_chunk_to_message(reply)
+
+
 def build_agent_graph(
     model: Runnable,
     toolbox: Toolbox,
@@ -44,8 +56,9 @@ def build_agent_graph(
 ) -> Any:
     """Compile the loop for one node execution (`model` already has the toolbox's tools bound). Once `cancel`
     is set, no model call and no tool call starts (StageCancelled is raised instead); once it asks to stop at the
-    turn boundary (a budget), no model call starts (TurnsStopped). `on_activity` hears each reply's text when it
-    comes, each tool call before it runs and its result after."""
+    turn boundary (a budget), no model call starts (TurnsStopped). With `on_activity` the model's reply is
+    streamed and its text heard chunk by chunk as it is generated; it hears each tool call before it runs and its
+    result after. Without it, the model is invoked (nobody watches: nothing to stream for)."""
 
     def report(activity: Activity) -> None:
         if on_activity is not None:
@@ -59,10 +72,12 @@ def build_agent_graph(
         if cancel is not None:
             cancel.raise_if_stopped()
         try:
-            reply = model.invoke(state["messages"])
+            if on_activity is None:
+                reply = model.invoke(state["messages"])
+            else:
+                reply = streamed_reply(model, state["messages"], on_activity)
         except Exception as error:  # the driver turns provider failures into RETRY/FAIL outcomes
             raise ModelCallError(error) from error
-        report(Activity(kind=TEXT, text=content_text(getattr(reply, "content", ""))))
         return {"messages": [reply]}
 
     def run_tools(state: AgentState) -> dict[str, Any]:

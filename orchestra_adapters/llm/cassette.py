@@ -13,8 +13,8 @@ from orchestra_core.model.input_files import MAX_CASSETTE_BYTES, InputFileError,
 from orchestra_core.model.settings import ConfigError, ConfigProblem
 from orchestra_core.ports.chat_models import ProviderConfigError
 
-_TOP_KEYS = ("nodes", "commit_messages", "default", "delay", "continue_conversations")
-_REPLY_KEYS = ("content", "tool_calls", "error", "status_code", "usage")
+_TOP_KEYS = ("nodes", "commit_messages", "default", "delay", "chunk_delay", "continue_conversations")
+_REPLY_KEYS = ("content", "tool_calls", "error", "status_code", "usage", "hold")
 _COMMIT_MESSAGE_KEYS = ("content", "usage")
 _USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 _TOOL_CALL_KEYS = ("name", "args")
@@ -60,6 +60,7 @@ class ScriptedReply:
     error: str | None = None
     status_code: int | None = None
     usage: ScriptedUsage | None = None
+    hold: str | None = None  # streamed, the reply waits after its first word until this file exists
 
 
 @frozen
@@ -79,6 +80,7 @@ class Cassette:
     delay_s: float = 0.0  # how long the model takes to answer each call (for benchmarks that model latency)
     continue_conversations: bool = False
     commit_message_usage: Mapping[int, ScriptedUsage] = field(factory=dict, converter=frozen_map)
+    chunk_delay_s: float = 0.0  # streamed, the pause between one word of a reply and the next
 
     def commit_message_replies(self) -> tuple[ScriptedReply, ...]:
         """The answers to commit-message calls, in order, with the usage an entry gives."""
@@ -168,14 +170,18 @@ class _Reader:
         default = top.get("default")
         if default is not None:
             default = self.text(default, "default", _key_line(top, "default"))
-        delay = top.get("delay", 0)
-        if isinstance(delay, bool) or not isinstance(delay, int | float) or not 0 <= delay <= 600:
-            raise self.fail("expected a number of seconds from 0 to 600", "delay", _key_line(top, "delay"))
+        delay, chunk_delay = self.seconds(top, "delay"), self.seconds(top, "chunk_delay")
         continuing = top.get("continue_conversations", False)
         if not isinstance(continuing, bool):
             line = _key_line(top, "continue_conversations")
             raise self.fail(f"expected true or false, got {_kind(continuing)}", "continue_conversations", line)
-        return Cassette(self.path, nodes, commit_messages, default, float(delay), continuing, usages)
+        return Cassette(self.path, nodes, commit_messages, default, delay, continuing, usages, chunk_delay)
+
+    def seconds(self, top: Mapping, key: str) -> float:
+        value = top.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 600:
+            raise self.fail("expected a number of seconds from 0 to 600", key, _key_line(top, key))
+        return float(value)
 
     def replies(self, value: Any, key: str, line: int | None) -> tuple[ScriptedReply, ...]:
         items = self.sequence(value, key, line)
@@ -202,7 +208,10 @@ class _Reader:
         if error is not None:
             error = self.text(error, _join(key, "error"), _key_line(entry, "error"))
         usage = self.usage(entry, key)
-        return ScriptedReply(content, tool_calls, error, self.status_code(entry, key, error), usage)
+        hold = entry.get("hold")
+        if hold is not None:
+            hold = self.text(hold, _join(key, "hold"), _key_line(entry, "hold"))
+        return ScriptedReply(content, tool_calls, error, self.status_code(entry, key, error), usage, hold)
 
     def commit_message(self, value: Any, key: str, line: int | None) -> ScriptedReply:
         """A commit-message answer: its text, or `{content, usage}`."""

@@ -102,6 +102,8 @@ class LangChainChatModelFactory:
                 "base_url": settings.api_base,
                 "max_tokens": settings.max_tokens,
             }
+            if provider.kind.module == "langchain_openai":
+                args["stream_usage"] = True  # a streamed reply (an agent watched live) reports its tokens too
         return {name: value for name, value in args.items() if value is not None}
 
     def _player(self, provider: ResolvedProvider) -> Any:

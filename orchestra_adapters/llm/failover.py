@@ -18,7 +18,7 @@ the run for the commit-message model.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from attrs import define, field, frozen
@@ -89,9 +89,9 @@ class _Chain:
 class FailoverChatModel:
     """A chat model over a chain of candidates: the requested model first, then its fallbacks in order.
 
-    It offers what Orchestra's callers use of a LangChain chat model: `invoke`, `bind_tools` and `model_name`,
-    plus which model answered (`provider`, `model_name`), which was asked for (`requested_model`) and why it
-    switched (`fallback_reason`).
+    It offers what Orchestra's callers use of a LangChain chat model: `invoke`, `stream`, `bind_tools` and
+    `model_name`, plus which model answered (`provider`, `model_name`), which was asked for (`requested_model`)
+    and why it switched (`fallback_reason`).
     """
 
     def __init__(
@@ -158,6 +158,41 @@ class FailoverChatModel:
                 with the first model the run has not found unusable.
             Exception: The provider's error when no fallback is meant to cure it (see the module docstring).
         """
+        while True:
+            index, candidate, model = self._in_use()
+            try:
+                return model.invoke(messages, config, **kwargs)
+            except Exception as error:
+                self._failed_or_raise(index, candidate, error)
+
+    def stream(self, messages: Any, config: Any = None, **kwargs: Any) -> Iterator[Any]:
+        """Stream the reply of the model in use, chunk by chunk. A failure before the first chunk fails over as
+        `invoke` does; once a chunk has come, a failure is raised as it is (the caller has heard part of the
+        reply: the call fails like any provider error, for the node's retry policy).
+
+        Raises:
+            FailoverExhausted: Every model of the chain failed before its first chunk.
+            Exception: The provider's error (see `invoke`), or any error once a chunk has come.
+        """
+        while True:
+            index, candidate, model = self._in_use()
+            started = False
+            try:
+                for chunk in model.stream(messages, config, **kwargs):
+                    started = True
+                    yield chunk
+                return
+            except Exception as error:
+                if started:
+                    raise
+                self._failed_or_raise(index, candidate, error)
+
+    def _in_use(self) -> tuple[int, Candidate, Any]:
+        """The chain's model in use (index, candidate, chat model), passing over those the run found unusable.
+
+        Raises:
+            FailoverExhausted: No model of the chain is left.
+        """
         chain = self._chain
         while True:
             with chain.lock:
@@ -171,14 +206,14 @@ class FailoverChatModel:
                 if known is not None:  # learnt earlier in the run: not called again
                     self._pass_over(index, _labelled(candidate, known))
                     continue
-                model = self._model(index)
-            try:
-                return model.invoke(messages, config, **kwargs)
-            except Exception as error:
-                cause = failover_cause(error)
-                if cause is None or (cause == UNAVAILABLE and not self._last_attempt()):
-                    raise
-                self._failed(index, candidate, error, cause)
+                return index, candidate, self._model(index)
+
+    def _failed_or_raise(self, index: int, candidate: Candidate, error: Exception) -> None:
+        """Go on with the next model when a fallback can cure `error`, else raise it."""
+        cause = failover_cause(error)
+        if cause is None or (cause == UNAVAILABLE and not self._last_attempt()):
+            raise error
+        self._failed(index, candidate, error, cause)
 
     def _last_attempt(self) -> bool:
         with self._chain.lock:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import Field
 
@@ -21,6 +23,9 @@ from orchestra_core.agents.tools import provider_safe_name
 
 _CHARS_PER_TOKEN = 4
 _NODE_KEY = "scripted_node"  # which node's list a reply came from, kept in saved conversations
+_WORDS = re.compile(r"\s*\S+|\s+")  # streamed chunks: each word with the blank before it
+_HOLD_LIMIT_S = 600.0  # a held reply goes on after this long even if its file never appears
+_HOLD_POLL_S = 0.02
 
 
 class ScriptedProviderError(Exception):
@@ -100,6 +105,40 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
+        message, _ = self._answer(messages, kwargs)
+        return ChatResult(
+            generations=[ChatGeneration(message=message)], llm_output={"model_name": self.model_name}
+        )
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """The same reply as `_generate`, in chunks: its text word by word (`chunk_delay` apart; a reply's `hold`
+        file is waited for after the first word), then each tool call as a tool call chunk, then the usage and
+        response metadata on the last chunk, as providers stream them."""
+        message, reply = self._answer(messages, kwargs)
+        words = _WORDS.findall(message.content) if isinstance(message.content, str) else []
+        for index, word in enumerate(words):
+            if index == 1 and reply.hold:
+                _wait_for(self.player.cassette.path.parent / reply.hold)
+            elif index and self.player.cassette.chunk_delay_s:
+                time.sleep(self.player.cassette.chunk_delay_s)
+            yield _chunk(AIMessageChunk(content=word), run_manager)
+        for index, call in enumerate(message.tool_calls):
+            args = json.dumps(call["args"], ensure_ascii=False)
+            piece = {"name": call["name"], "args": args, "id": call["id"], "index": index, "type": "tool_call_chunk"}
+            yield _chunk(AIMessageChunk(content="", tool_call_chunks=[piece]), run_manager)
+        last = AIMessageChunk(
+            content="", usage_metadata=message.usage_metadata, response_metadata=message.response_metadata
+        )
+        yield _chunk(last, run_manager)
+
+    def _answer(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> tuple[AIMessage, ScriptedReply]:
+        """The next reply of the cassette as the AIMessage a provider returns (raises a scripted `error:`)."""
         continuing = self.player.cassette.continue_conversations
         held = _replies_held(messages, self.node_id) if continuing else 0
         reply = self.player.next_reply(self.purpose, self.node_id, held=held)
@@ -129,9 +168,21 @@ class ScriptedChatModel(BaseChatModel):
                 **({_NODE_KEY: self.node_id} if continuing else {}),
             },
         )
-        return ChatResult(
-            generations=[ChatGeneration(message=message)], llm_output={"model_name": self.model_name}
-        )
+        return message, reply
+
+
+def _chunk(message: AIMessageChunk, run_manager: Any) -> ChatGenerationChunk:
+    chunk = ChatGenerationChunk(message=message)
+    if run_manager is not None and isinstance(message.content, str) and message.content:
+        run_manager.on_llm_new_token(message.content, chunk=chunk)
+    return chunk
+
+
+def _wait_for(path: Path) -> None:
+    """Hold a streamed reply until `path` exists (a test releases it), at most `_HOLD_LIMIT_S`."""
+    deadline = time.monotonic() + _HOLD_LIMIT_S
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(_HOLD_POLL_S)
 
 
 def _usage_metadata(reply: ScriptedReply, prompt_texts: list[str], tool_calls: list[dict[str, Any]]) -> Any:

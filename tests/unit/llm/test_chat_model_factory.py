@@ -86,6 +86,7 @@ def test_openai_compatible_entries_use_api_base_and_optional_keys() -> None:
         "model": "qwen2.5-coder",
         "api_key": "not-needed",
         "base_url": "http://127.0.0.1:8080/v1",
+        "stream_usage": True,  # a streamed reply reports its tokens
     }
     assert factory.create("openrouter", "anthropic/claude-sonnet-4").kwargs["api_key"] == "sk-or"
     with_key = LangChainChatModelFactory(settings, {"LOCAL_API_KEY": "k", "OPENROUTER_KEY": "x"})
@@ -96,7 +97,7 @@ def test_openai_compatible_entries_use_api_base_and_optional_keys() -> None:
 def test_openai_and_ollama_arguments() -> None:
     settings = _settings(ollama=ProviderSettings(api_base="http://gpu:11434", max_tokens=512))
     factory = LangChainChatModelFactory(settings, {"OPENAI_API_KEY": "sk-o"})
-    assert factory.create("openai", "gpt-4o").kwargs == {"model": "gpt-4o", "api_key": "sk-o"}
+    assert factory.create("openai", "gpt-4o").kwargs == {"model": "gpt-4o", "api_key": "sk-o", "stream_usage": True}
     assert factory.create("ollama", "llama3.1").kwargs == {
         "model": "llama3.1",
         "base_url": "http://gpu:11434",
