@@ -14,6 +14,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import Field
@@ -130,7 +131,7 @@ class ScriptedChatModel(BaseChatModel):
             yield _chunk(AIMessageChunk(content=word), run_manager)
         for index, call in enumerate(message.tool_calls):
             args = json.dumps(call["args"], ensure_ascii=False)
-            piece = {"name": call["name"], "args": args, "id": call["id"], "index": index, "type": "tool_call_chunk"}
+            piece = tool_call_chunk(name=call["name"], args=args, id=call["id"], index=index)
             yield _chunk(AIMessageChunk(content="", tool_call_chunks=[piece]), run_manager)
         last = AIMessageChunk(
             content="", usage_metadata=message.usage_metadata, response_metadata=message.response_metadata

@@ -442,6 +442,10 @@ def test_the_agents_text_and_tool_calls_are_told_as_they_happen_before_each_turn
     heard: list[tuple[str, ...]] = []
 
     def on_activity(activity: Activity) -> None:
+        if heard and activity.kind == "text" and heard[-1][0] == "text":  # the reply streams in chunks
+            kind, turn, tool, text, error = heard.pop()
+            heard.append((kind, turn, tool, text + activity.text, error))
+            return
         heard.append((activity.kind, str(activity.turn), activity.tool, activity.text[:60], str(activity.error)))
 
     def on_turn(turn: AgentTurn) -> None:

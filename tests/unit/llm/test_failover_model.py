@@ -3,6 +3,7 @@ what it remembers for the run (ModelHealth), what it tells (ModelFailover) and h
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -39,6 +40,17 @@ class FakeModel:
         if isinstance(step, BaseException):
             raise step
         return f"{self.name}: {step}"
+
+    def stream(self, messages: Any, config: Any = None, **kwargs: Any) -> Iterator[str]:
+        """The step's words one by one; a (words, error) step raises after its words."""
+        self.inputs.append(messages)
+        step = self.steps[min(len(self.inputs), len(self.steps)) - 1]
+        words, error = step if isinstance(step, tuple) else (step, None)
+        if isinstance(words, BaseException):
+            raise words
+        yield from (f"{self.name}:", *words.split())
+        if error is not None:
+            raise error
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> FakeModel:
         bound = FakeModel(self.name, *self.steps, tools=tuple(tools))
@@ -154,3 +166,35 @@ def test_the_last_attempt_comes_from_the_context_and_plain_models_are_left_alone
     plain = FakeModel("opus", "ok")
     prepare_failover(plain, Context(), None)
     assert answering_model(plain, "anthropic", "opus") == ("anthropic", "opus", "", "")
+
+
+def test_a_stream_that_fails_before_its_first_chunk_goes_on_with_the_fallback() -> None:
+    opus, gpt = FakeModel("opus", CREDIT), FakeModel("gpt-5", "carried on")
+    heard: list[ModelFailover] = []
+    model = chain(("anthropic", opus), ("openai", gpt))
+    model.set_attempt(last_attempt=False, on_failover=heard.append)
+    assert list(model.stream(["prompt"])) == ["gpt-5:", "carried", "on"]
+    assert gpt.inputs == [["prompt"]]
+    assert [(h.from_model, h.to_model, h.cause) for h in heard] == [("opus", "gpt-5", "credit")]
+    assert answering_model(model, "x", "y")[:2] == ("openai", "gpt-5")
+
+
+def test_a_stream_that_fails_after_its_first_chunk_raises_and_does_not_switch() -> None:
+    """Part of the reply was heard already: the call fails as it is (the node's retry policy decides), and
+    replaying the input to the fallback inside one stream would tell the listener a second, different reply."""
+    opus, gpt = FakeModel("opus", ("half a", CREDIT), "whole reply"), FakeModel("gpt-5", "unused")
+    model = chain(("anthropic", opus), ("openai", gpt))
+    chunks: list[str] = []
+    with pytest.raises(ScriptedProviderError, match="credit balance"):
+        chunks.extend(model.stream(["prompt"]))
+    assert chunks == ["opus:", "half", "a"]
+    assert gpt.inputs == []
+    assert answering_model(model, "x", "y") == ("anthropic", "opus", "", "")
+    assert list(model.stream(["prompt"])) == ["opus:", "whole", "reply"]  # the next call asks the same model
+
+
+def test_when_every_stream_fails_before_its_first_chunk_each_is_named() -> None:
+    model = chain(("anthropic", FakeModel("opus", CREDIT)), ("openai", FakeModel("gpt-5", FORBIDDEN)))
+    with pytest.raises(FailoverExhausted) as raised:
+        list(model.stream(["prompt"]))
+    assert "opus" in str(raised.value) and "gpt-5" in str(raised.value)
