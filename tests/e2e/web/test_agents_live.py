@@ -1,7 +1,7 @@
 """Agents live in a real headless chromium: while a node runs, its agent's text and tool calls appear on the session
 page as they happen (the agent is held inside a tool call until the page has shown them), as text, in a box that
-does not move the page; for the LangGraph backend (the scripted model) and the real Claude Code (against the
-scripted Anthropic fake). The event stream resumed with Last-Event-ID repeats none of it."""
+does not move the page; for the LangGraph backend (the scripted model, whose reply streams word by word) and the real
+Claude Code (against the scripted Anthropic fake). The event stream resumed with Last-Event-ID repeats none of it."""
 
 from __future__ import annotations
 
@@ -43,12 +43,12 @@ SCRIPTED = {"providers": {"default": "scripted", "scripted": {"cassette": "casse
 HOLD_CALL = '#live li.live-call:has(code:text-is("project:hold"))'
 
 
-def live_project(root: Path, gate: Path, config: dict[str, Any]) -> Path:
+def live_project(root: Path, gate: Path, config: dict[str, Any], cassette: str = CASSETTE) -> Path:
     """A repo with live.dot, whose `project:hold` tool waits until the file `gate` exists."""
     hold = {"command": f"while [ ! -f {gate} ]; do sleep 0.05; done; echo released", "description": "Wait a little",
             "timeout": "120s"}
     settings = {**config, "workspace": {"repos": {"project": {"path": "."}}, "tools": {"project": {"hold": hold}}}}
-    files = {"orchestra.yaml": json.dumps(settings), "live.dot": PIPELINE, "cassette.yaml": CASSETTE,
+    files = {"orchestra.yaml": json.dumps(settings), "live.dot": PIPELINE, "cassette.yaml": cassette,
              ".gitignore": ".orchestra/\n"}
     return make_repo(root, files).path
 
@@ -145,6 +145,35 @@ def test_the_langgraph_agents_text_and_tool_calls_appear_while_the_node_runs(
     assert_finishes_in_place(page, gate)
 
 
+STREAMED = "Streaming <i>word</i> by word, the rest still being written."
+
+
+def test_the_langgraph_agents_first_words_show_while_the_rest_of_its_reply_is_written(
+    tmp_path: Path, gate: Path, page: Any
+) -> None:
+    """The scripted model streams its reply and holds it after the first word (a real model takes 10-60 s to
+    write one): the page shows that word while the node runs and the reply is not over, then the whole reply."""
+    written = tmp_path / "written"
+    cassette = f"nodes:\n  work:\n    - {{content: {json.dumps(STREAMED)}, hold: {json.dumps(str(written))}}}\n"
+    server = LiveServer(live_project(tmp_path / "project", gate, SCRIPTED, cassette))
+    try:
+        session_id = _start(server)
+        page.goto(f"{server.url}/view/{session_id}")
+        page.wait_for_selector('#live .live-node[data-node="work"] li.live-text')
+        page.wait_for_timeout(300)  # the rest would have come by now were it not still being written
+        assert page.text_content('#live .live-node[data-node="work"] li.live-text') == "Streaming"
+        status = server.status(session_id)
+        assert (status["status"], status["current_node"]) == ("running", "work")
+        written.touch()
+        page.wait_for_selector('#status[data-status="success"]')
+        page.wait_for_selector('#live .live-node.done[data-node="work"]')
+        assert page.text_content('#live .live-node[data-node="work"] li.live-text') == STREAMED
+        assert page.query_selector_all("#live i") == []
+    finally:
+        written.touch()
+        server.stop()
+
+
 def test_the_real_claude_codes_text_and_tool_calls_appear_while_the_node_runs(
     claude_server: tuple[LiveServer, FakeAnthropicAPI], gate: Path, page: Any
 ) -> None:
@@ -164,11 +193,13 @@ def test_a_stream_resumed_with_last_event_id_repeats_no_activity(scripted_server
     )
     assert all(int(message["id"]) > seen for message in rest)
     activity = [m["data"] for m in first + rest if m["event"] == "AgentActivity"]
-    assert [(a["activity"], a["tool"]) for a in activity] == [
-        ("text", ""), ("tool_call", "project:write-file"), ("tool_result", "project:write-file"),
-        ("tool_call", "project:hold"),
+    texts = [a for a in activity if a["activity"] == "text"]  # the reply streams: its words in one event or more
+    assert [(a["activity"], a["tool"]) for a in activity[len(texts):]] == [
+        ("tool_call", "project:write-file"), ("tool_result", "project:write-file"), ("tool_call", "project:hold"),
     ]
-    assert activity[0]["text"] == SAID and activity[0]["node_id"] == "work" and activity[0]["turn"] == 0
+    assert activity[: len(texts)] == texts
+    assert "".join(a["text"] for a in texts) == SAID
+    assert {(a["node_id"], a["turn"]) for a in texts} == {("work", 0)}
     ids = [int(m["id"]) for m in first + rest]
     assert ids == sorted(set(ids))
 
