@@ -44,13 +44,15 @@ print(json.dumps({"seconds": time.perf_counter() - started, "heavy": heavy}), fi
 """
 
 
-def bench_turn_overhead(workdir: Path, *, fallbacks: bool = False) -> dict[str, object]:
+def bench_turn_overhead(workdir: Path, *, fallbacks: bool = False, watched: bool = False) -> dict[str, object]:
     """Run NODES nodes of TURNS_PER_NODE turns each; time per turn minus the scripted model's own time. With
-    `fallbacks`, the node's model has a fallback it never needs (what failover costs while unused)."""
+    `fallbacks`, the node's model has a fallback it never needs (what failover costs while unused). `watched`
+    gives the backend the engine's `on_activity` (an ActivityFeed): replies are streamed, as for a live view."""
     from orchestra_adapters.backends.langgraph_backend import LangGraphBackend
     from orchestra_adapters.llm.chat_model_factory import LangChainChatModelFactory
     from orchestra_adapters.llm.scripted import ScriptedChatModel
     from orchestra_core.agents.tools import AgentTool
+    from orchestra_core.handlers.activity import ActivityFeed
     from orchestra_core.model.context import Context
     from orchestra_core.model.graph import Node
     from orchestra_core.model.settings import OrchestraSettings, ProviderSettings, ProvidersSettings
@@ -75,7 +77,22 @@ def bench_turn_overhead(workdir: Path, *, fallbacks: bool = False) -> dict[str, 
         finally:
             model_seconds[0] += time.perf_counter() - started
 
+    stream = ScriptedChatModel._stream
+
+    def timed_stream(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        chunks = stream(self, *args, **kwargs)
+        while True:
+            started = time.perf_counter()
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                return
+            finally:
+                model_seconds[0] += time.perf_counter() - started
+            yield chunk
+
     ScriptedChatModel._generate = timed_generate  # type: ignore[method-assign]
+    ScriptedChatModel._stream = timed_stream  # type: ignore[method-assign]
 
     class Agent:
         provider, model = "scripted", "primary"
@@ -101,11 +118,13 @@ def bench_turn_overhead(workdir: Path, *, fallbacks: bool = False) -> dict[str, 
         model_seconds[0] = 0.0
         turns: list[object] = []
         started = time.perf_counter()
-        backend.run(Node(f"n{index}"), "Work.", context, turns.append)
+        feed = ActivityFeed(lambda activity: None) if watched else None
+        backend.run(Node(f"n{index}"), "Work.", context, turns.append, on_activity=feed)
         elapsed = time.perf_counter() - started
         per_turn_ms.append((elapsed - model_seconds[0]) / len(turns) * 1000)
     backend.close()
     ScriptedChatModel._generate = generate  # type: ignore[method-assign]
+    ScriptedChatModel._stream = stream  # type: ignore[method-assign]
     return {
         "nodes": NODES,
         "turns_per_node": TURNS_PER_NODE,
@@ -139,6 +158,8 @@ def main() -> int:
         turns = bench_turn_overhead(workdir)
         (workdir / "fallbacks").mkdir()
         with_fallbacks = bench_turn_overhead(workdir / "fallbacks", fallbacks=True)
+        (workdir / "watched").mkdir()
+        watched = bench_turn_overhead(workdir / "watched", watched=True)
         startup = bench_startup(workdir)
     imports_clean = all(not entry["heavy_modules"] for entry in startup.values())  # type: ignore[index]
     fast = all(entry["median_s"] < STARTUP_TARGET_S for entry in startup.values())  # type: ignore[index]
@@ -148,6 +169,7 @@ def main() -> int:
                 "bench": "agent",
                 "langgraph_turn": turns,
                 "langgraph_turn_with_unused_fallback": with_fallbacks,
+                "langgraph_turn_watched_streamed": watched,
                 "startup": startup,
                 "startup_target_s": STARTUP_TARGET_S,
                 "startup_within_target": fast,

@@ -131,3 +131,20 @@ def test_the_direct_backend_fails_over_too(tmp_path: Path) -> None:
     backend = DirectLLMBackend(factory, StaticResolver())
     assert backend.run(Node("review"), "Review.", context(), on_failover=heard.append) == "Looks good."
     assert [(f.cause, f.to_provider, f.to_model) for f in heard] == [("auth", "backup", "backup-sonnet")]
+
+
+def test_a_watched_agent_streams_through_failover_and_the_fallback_goes_on(
+    langgraph: Callable[[str], LangGraphBackend],
+) -> None:
+    """Streamed (someone watches), a model that fails before its first chunk gives way as an invoked one does; only
+    the fallback's words are heard."""
+    from orchestra_core.model.activity import Activity
+
+    backend = langgraph(f"nodes:\n  implement:\n    - {CREDIT}\n    - Written by the backup.\n")
+    turns: list[AgentTurn] = []
+    heard: list[Activity] = []
+    result = backend.run(Node("implement"), "Write.", context(last_attempt=False), turns.append, on_activity=heard.append)
+    assert result == "Written by the backup."
+    assert "".join(activity.text for activity in heard if activity.kind == "text") == "Written by the backup."
+    assert len([activity for activity in heard if activity.kind == "text"]) > 1  # streamed
+    assert [(t.model, t.requested_model, t.fallback_reason) for t in turns] == [("backup-sonnet", "scripted-sonnet", REASON)]
