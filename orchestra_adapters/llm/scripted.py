@@ -130,7 +130,7 @@ class ScriptedChatModel(BaseChatModel):
                 time.sleep(self.player.cassette.chunk_delay_s)
             yield _chunk(AIMessageChunk(content=word), run_manager)
         for index, call in enumerate(message.tool_calls):
-            args = json.dumps(call["args"], ensure_ascii=False)
+            args = json.dumps(call["args"], ensure_ascii=False, default=str)  # as JSON, as providers send them
             piece = tool_call_chunk(name=call["name"], args=args, id=call["id"], index=index)
             yield _chunk(AIMessageChunk(content="", tool_call_chunks=[piece]), run_manager)
         last = AIMessageChunk(
