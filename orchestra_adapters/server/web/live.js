@@ -52,7 +52,8 @@
     // The node runs (again): its block, if it has one, is live again.
     start(nodeId, branch) {
       const block = this.blocks.get(key(nodeId, branch));
-      if (!block) return;
+      // a stored session's stream may replay the stage's start after its first activity: a live block stays as it is
+      if (!block || !block.section.classList.contains("done")) return;
       block.status.textContent = "running";
       block.section.classList.remove("done");
     }
