@@ -77,8 +77,13 @@ def request_cancel(store: Any, locks: Any, state_dir: Path, session_id: str, ori
         OrchestraError: The session is unknown (the store's error).
     """
     status = store.get_session(session_id).status.value
-    if status != "running" or locks.holder(session_id) is None:
+    if status != "running":
         raise NotRunningError(f"session {session_id} is not running (it ended: {status})")
+    if locks.holder(session_id) is None:  # its process died without recording how it ended
+        raise NotRunningError(
+            f"session {session_id} is not running (its run stopped without recording it; "
+            f"orchestra resume {session_id} continues it)"
+        )
     RunChannel(channel_dir(state_dir, session_id)).request_cancel(origin)
 
 

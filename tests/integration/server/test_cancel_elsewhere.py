@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -221,3 +222,22 @@ def test_a_hostile_or_stale_cancel_file_is_ignored(project: Path, tmp_path: Path
     finally:
         code, said = stopped(runner, tmp_path / "stderr.txt")
     assert cancel.returncode == 0 and code == 1 and "cancelled from orchestra cancel" in said
+
+
+@pytest.mark.slow
+def test_a_run_killed_without_recording_its_end_is_refused_with_how_to_continue_it(
+    project: Path, client: TestClient, tmp_path: Path
+) -> None:
+    runner = start_run(project, "gated.dot", tmp_path / "stderr.txt")
+    try:
+        waiting_at_gate(project)
+    finally:
+        os.killpg(runner.pid, signal.SIGKILL)
+        runner.wait(10)
+    assert status(project) == "interrupted"  # its lock is free: the status says so
+    response = client.post("/pipelines/1/cancel")
+    assert response.status_code == 409
+    assert response.json()["error"] == (
+        "session 1 is not running (its run stopped without recording it; orchestra resume 1 continues it)"
+    )
+    assert not (channel(project) / "cancel.json").exists()
