@@ -233,14 +233,14 @@ def cancel(session: str, *, wait: float, json_output: bool, config: Path | None)
         print_json({"session_id": session, "status": status})
     else:
         typer.echo(f"session {session} {status}")
-    return EXIT_OK if status in FINAL_STATUSES else EXIT_FAILED
+    ended = status in FINAL_STATUSES or status.startswith("already ended")  # exit 0 either way, as documented
+    return EXIT_OK if ended else EXIT_FAILED
 
 
 def _cancel(container: Any, session: str, wait: float) -> str:
     """Revoke the session's task, then: no runner holds it, so record it cancelled here; or its runner holds it,
     and stops on its own within a second (it polls the ledger): wait for that. Returns the final status."""
     from orchestra_cli.runtime.execute import existing_store
-    from orchestra_core.model.errors import OrchestraError
     from orchestra_core.model.records import LifecycleEvent, PipelineLifecycle
     from orchestra_core.ports.dispatcher import TaskHandle
     from orchestra_core.ports.session_locks import SessionBusyError
@@ -266,11 +266,8 @@ def _cancel(container: Any, session: str, wait: float) -> str:
         try:
             lease = locks.acquire(info.session_id)
         except SessionBusyError:
-            if entry is None:
-                raise OrchestraError(
-                    f"session {info.session_id} is run by {locks.holder(info.session_id) or 'a runner'} outside the fleet; "
-                    "stop it there (Ctrl-C), it can be resumed later"
-                ) from None
+            if entry is None:  # an `orchestra run` of this project: asked through its attach channel
+                _request_cancel(container, store, locks, info.session_id)
             return _wait_cancelled(store, locks, info.session_id, wait)
         try:
             append_record(store, info.session_id, PipelineLifecycle(
@@ -284,6 +281,18 @@ def _cancel(container: Any, session: str, wait: float) -> str:
     finally:
         if fleet is not None:
             fleet.close()
+
+
+def _request_cancel(container: Any, store: Any, locks: Any, session: str) -> None:
+    from orchestra_adapters.console.cancel_watch import NotRunningError, request_cancel
+    from orchestra_core.model.errors import OrchestraError
+    from orchestra_core.model.layout import ProjectLayout
+
+    state_dir = ProjectLayout(Path(container.project_root())).state_dir
+    try:
+        request_cancel(store, locks, state_dir, session, "orchestra cancel")
+    except NotRunningError as error:
+        raise OrchestraError(str(error)) from None
 
 
 def _wait_cancelled(store: Any, locks: Any, session: str, wait: float) -> str:

@@ -39,6 +39,7 @@ class ConsoleInterviewer(InterviewerBase):
         self._lock = threading.Lock()
         self.channel: RunChannel | None = None  # set once the session is known (`orchestra attach` answers)
         self._wait_id: str | None = None
+        self.stop: threading.Event | None = None  # the run's stop: a cancel from elsewhere ends the wait (skipped)
 
     @property
     def _console(self) -> Any:
@@ -159,6 +160,8 @@ class ConsoleInterviewer(InterviewerBase):
         """A line typed here or an answer sent by `orchestra attach`, whichever comes first."""
         assert self.channel is not None and self._wait_id is not None
         while True:
+            if self.stop is not None and self.stop.is_set():
+                return _END
             sent = self.channel.take(self._wait_id)
             if sent is not None:
                 self._console.print(f"{sent}  (from orchestra attach)", markup=False, highlight=False)

@@ -24,6 +24,9 @@ from typing import Any
 
 CHANNEL_DIR = "attach"
 MAX_FILE_BYTES = 64 * 1024
+CANCEL_FILE = "cancel.json"
+MAX_ORIGIN_CHARS = 80
+_ORIGIN = re.compile(r"^[A-Za-z0-9 ()._:/@-]{1,80}$")
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 
 
@@ -83,6 +86,28 @@ class RunChannel:
         """Nothing waits any more."""
         _remove(self.waiting_file)
 
+    def cancel_request(self, since: float) -> str | None:
+        """Where a cancel of this run was asked from (`cancelled from ...`), when one was asked at or after `since`
+        (wall-clock seconds: a request left over from an earlier run of the session is not this run's); None
+        otherwise. A malformed, foreign or stale request file is removed and ignored."""
+        path = self.directory / CANCEL_FILE
+        document = _read_json(path)
+        if document is None:
+            if os.path.lexists(path):  # a link, a FIFO, too large, not a JSON object: dropped (a directory stays)
+                _remove(path)
+            return None
+        origin, at = document.get("origin"), document.get("requested_at")
+        if (
+            not isinstance(origin, str)
+            or not _ORIGIN.match(origin)
+            or not isinstance(at, (int, float))
+            or isinstance(at, bool)
+            or at < since
+        ):
+            _remove(path)
+            return None
+        return origin
+
     def remove(self) -> None:
         """The run is over: the channel's directory goes (answers sent too late with it)."""
         shutil.rmtree(self.directory, ignore_errors=True)
@@ -105,6 +130,12 @@ class RunChannel:
         name = f"{time.time_ns():020d}-{uuid.uuid4().hex}.json"  # the oldest sorts first
         text = json.dumps({"id": wait_id, "reply": reply[: MAX_FILE_BYTES // 2]}, ensure_ascii=False)
         _write_atomically(self.inbox / name, text)
+
+    def request_cancel(self, origin: str) -> None:
+        """Ask the run to stop, saying where from (`orchestra cancel`, `the control MCP server`, ...)."""
+        _private_dirs(self.inbox)
+        document = {"origin": origin[:MAX_ORIGIN_CHARS], "requested_at": time.time()}
+        _write_atomically(self.directory / CANCEL_FILE, json.dumps(document))
 
 
 def _private_dirs(inbox: Path) -> None:

@@ -116,6 +116,15 @@ class _Endpoints:
         self.service = service
         self.catalog = PipelineCatalog()
 
+    def _cancel_elsewhere(self, session_id: str) -> None:
+        from orchestra_adapters.console.cancel_watch import NotRunningError
+
+        views.pipeline_status(self.service, session_id)  # 404 for an unknown session
+        try:
+            self.service.cancel_elsewhere(session_id, "the web view")
+        except NotRunningError as error:
+            raise RequestError(409, str(error)) from None
+
     def _run(self, request: Request) -> ServerRun:
         """The run started here with the request's id (404 otherwise; 409 for a session run elsewhere)."""
         session_id = request.path_params["id"]
@@ -155,7 +164,11 @@ class _Endpoints:
         return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 
     async def cancel(self, request: Request) -> Response:
-        run = await run_in_threadpool(self._run, request)
+        session_id = request.path_params["id"]
+        run = self.service.run_of(session_id)
+        if run is None:  # a run another process runs (`orchestra run`): asked through its attach channel
+            await run_in_threadpool(self._cancel_elsewhere, session_id)
+            return JSONResponse({"id": session_id, "status": "cancelling"}, status_code=202)
         if not run.cancel():
             raise RequestError(409, f"session {run.session_id} is not running (it ended: {run.status})")
         return JSONResponse({"id": run.session_id, "status": "cancelling"}, status_code=202)

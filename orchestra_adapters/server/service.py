@@ -262,6 +262,21 @@ class PipelineService:
         """The composition root the server reads with (its settings, git, store)."""
         return self._reader
 
+    def cancel_elsewhere(self, session_id: str, origin: str) -> None:
+        """Ask the run of `session_id` that another process of the project runs (`orchestra run`) to stop.
+
+        Raises:
+            NotRunningError: The session is not running.
+            OrchestraError: The session is unknown.
+        """
+        from orchestra_adapters.console.cancel_watch import NotRunningError, request_cancel
+        from orchestra_core.model.layout import ProjectLayout
+
+        if self.store is None:
+            raise NotRunningError(f"session {session_id} is not running (no session was recorded)")
+        state_dir = ProjectLayout(self.project_root).state_dir
+        request_cancel(self.store, self.locks, state_dir, session_id, origin)
+
     def close(self) -> None:
         """Cancel the runs still going, wait for them, then close the store."""
         from orchestra_adapters.container import close_container

@@ -59,8 +59,8 @@ def cancel_session(
     json_output: JsonOption = False,
     config: ConfigOption = None,
 ) -> None:
-    """Cancel a session of the fleet: its queued tasks are revoked, its running processes stopped wherever they
-    run, and it ends `cancelled` (never picked up again). Exit 0 once it is cancelled (or had ended), 1 when it
+    """Cancel a session: its queued tasks are revoked, its running processes stopped wherever they run (a fleet
+    worker, or an `orchestra run` of this project in another terminal), and it ends `cancelled`. Exit 0 once it is cancelled (or had ended), 1 when it
     did not stop within --wait, 2 for an unknown session or a bad config."""
     from orchestra_cli.fleet_commands import cancel
 

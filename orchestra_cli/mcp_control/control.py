@@ -288,15 +288,27 @@ class RunControl:
         return {"session_id": session_id, "question_id": question_id, "answer": chosen.value, "text": chosen.text}
 
     def cancel(self, session_id: str) -> dict[str, Any]:
-        """Stop a run of this server: its command is killed, its question released; it stays resumable.
+        """Stop a run of this server (its command is killed, its question released) or of another process of the
+        project (`orchestra run`: asked through its attach channel, it stops within a second); it stays resumable.
 
         Raises:
-            Refusal: The session is not running in this server.
+            Refusal: The session is unknown or not running.
         """
-        run = self._running(session_id)
-        if not run.cancel():
+        run = self.service.run_of(session_id)
+        if run is None:  # a run another process runs (`orchestra run`): asked through its attach channel
+            self._cancel_elsewhere(session_id)
+        elif not run.cancel():
             raise Refusal(f"session {session_id} is not running (it ended: {run.status})")
         return {"session_id": session_id, "status": "cancelling", "resume": "resume_run continues it"}
+
+    def _cancel_elsewhere(self, session_id: str) -> None:
+        from orchestra_adapters.console.cancel_watch import NotRunningError
+        from orchestra_core.model.errors import OrchestraError
+
+        try:
+            self.service.cancel_elsewhere(session_id, "the control MCP server")
+        except (NotRunningError, OrchestraError) as error:
+            raise Refusal(str(error)) from None
 
     def _running(self, session_id: str) -> ServerRun:
         run = self.service.run_of(session_id)

@@ -146,7 +146,10 @@ def _add_run_tools(server: MCPServer, control: RunControl) -> None:
     ) -> dict[str, Any]:
         return _answer(lambda: control.answer(session_id, answer, question_id))
 
-    @server.tool(description="Cancel a run of this server; resume_run continues it later.")
+    @server.tool(
+        description="Cancel a running session (this server's or an `orchestra run` of the project); "
+        "resume_run continues it later."
+    )
     def cancel_run(session_id: SessionId) -> dict[str, Any]:
         return _answer(lambda: control.cancel(session_id))
 

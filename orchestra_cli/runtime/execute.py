@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,8 +14,10 @@ import typer
 from orchestra_cli.runtime.options import RunOptions, parse_set_values, run_budget
 
 if TYPE_CHECKING:
+    from orchestra_adapters.console.cancel_watch import CancelWatch
     from orchestra_adapters.container import Container
     from orchestra_adapters.dispatch.run_registration import FleetRun
+    from orchestra_core.model.cancellation import Cancellation
     from orchestra_core.model.checkpoint import RunResult
     from orchestra_core.model.graph import Graph
     from orchestra_core.ports.session_store import SessionStore
@@ -114,42 +118,74 @@ def execute(options: RunOptions, container: Container, start: StartSession, grap
     from orchestra_adapters.container import close_container
     from orchestra_cli.errors import EXIT_FAILED, EXIT_INTERRUPTED, fail, user_errors
     from orchestra_cli.runtime.options import make_logs_root
+    from orchestra_core.model.cancellation import Cancellation
     from orchestra_core.model.errors import OrchestraError
 
     fleet = None
+    since = time.time()  # a cancel request older than this run (its session lock) is an earlier run's
     try:
         try:
             with user_errors():
                 make_logs_root(options.logs_root)
                 fleet = _fleet(container)
-                run = _begin(options, container, start, graph, fleet)
+                stop = fleet.stop if fleet is not None else Cancellation("the run was cancelled")
+                run = _begin(options, container, start, graph, fleet, stop)
         except _SetupInterrupted as stopped:  # recorded as interrupted: resumable, from the beginning
             typer.echo(f"orchestra: interrupted; continue with: orchestra resume {stopped.session_id}", err=True)
             return EXIT_INTERRUPTED
-        cancelled = False
+        cancelled: str | None = None
+        watch = _watch_cancel_requests(run, stop, since)
         try:
             if fleet is not None:
                 fleet.start(run)
             with setup_frozen():
-                result = run.execute(stop=fleet.stop if fleet is not None else None)
+                result = run.execute(stop=stop)
         except KeyboardInterrupt:
             typer.echo(f"orchestra: interrupted; continue with: orchestra resume {run.session_id}", err=True)
             return EXIT_INTERRUPTED
         except OrchestraError as error:  # the run recorded its session as failed
             raise fail(f"session {run.session_id} failed: {error}", EXIT_FAILED) from None
         finally:
-            if fleet is not None:
-                cancelled = fleet.end(run)
+            cancelled = _end_cancel_watch(run, watch)
+            if fleet is not None and fleet.end(run):
+                cancelled = "cancelled (orchestra cancel)"
             run.close()
             _remove_attach_channel(run)
         if cancelled:
-            raise fail(f"session {run.session_id} cancelled (orchestra cancel)", EXIT_FAILED)
+            resume = f"continue with: orchestra resume {run.session_id}"
+            raise fail(f"session {run.session_id} {cancelled}; {resume}", EXIT_FAILED)
         _report(options, result, run)
         return 0 if result.succeeded else exit_code(result)
     finally:
         if fleet is not None:
             fleet.fleet.close()
         close_container(container)
+
+
+def _watch_cancel_requests(run: PipelineRun, stop: Cancellation, since: float) -> CancelWatch:
+    """Watch the run's attach channel for a cancel asked from another process (`orchestra cancel`, the control
+    MCP server, the web view)."""
+    from orchestra_adapters.console.cancel_watch import CancelWatch
+    from orchestra_adapters.console.run_channel import RunChannel, channel_dir
+
+    watch = CancelWatch(RunChannel(channel_dir(run.layout.state_dir, run.session_id)), stop, since)
+    watch.start()
+    return watch
+
+
+def _end_cancel_watch(run: PipelineRun, watch: CancelWatch) -> str | None:
+    """Stop watching; a run a request cancelled is recorded `cancelled` with where from (before its lock goes,
+    so whoever asked sees it ended so). The reason, when it was cancelled."""
+    from orchestra_core.model.records import LifecycleEvent, PipelineLifecycle
+    from orchestra_core.session.api import append_record
+
+    reason = watch.end()
+    if reason is not None and run.ports.store is not None:
+        with suppress(Exception):
+            append_record(run.ports.store, run.session_id, PipelineLifecycle(
+                LifecycleEvent.CANCELLED, run.pipeline_name, error=reason,
+            ))  # fmt: skip
+    return reason
 
 
 def _fleet(container: Container) -> FleetRun | None:
@@ -165,7 +201,12 @@ def _fleet(container: Container) -> FleetRun | None:
 
 
 def _begin(
-    options: RunOptions, container: Container, start: StartSession, graph: Graph, fleet: FleetRun | None = None
+    options: RunOptions,
+    container: Container,
+    start: StartSession,
+    graph: Graph,
+    fleet: FleetRun | None = None,
+    stop: Cancellation | None = None,
 ) -> PipelineRun:
     """The run with its session begun, its lock held and its workspace and engine set up."""
     from orchestra_adapters.console.live_activity import ActivityWriter
@@ -201,6 +242,7 @@ def _begin(
         from orchestra_adapters.console.run_channel import RunChannel, channel_dir
 
         console.channel = RunChannel(channel_dir(run.layout.state_dir, run.session_id))
+        console.stop = stop  # a cancel releases the question it waits at
     try:
         return run.open()
     except KeyboardInterrupt:

@@ -4,6 +4,7 @@ live, answers a human gate by a click, follows the run to its end, and shows hos
 from __future__ import annotations
 
 import contextlib
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,8 @@ import pytest
 
 from tests.support.chat_project import DRAFTS, chat_project
 from tests.support.chat_project import PIPELINE as CHAT_PIPELINE
-from tests.support.orchestra_project import run_json
-from tests.support.server import STUCK
+from tests.support.orchestra_project import ORCHESTRA, run_json
+from tests.support.server import STUCK, wait_until
 from tests.support.web_view import LiveServer, live_server
 
 TOKEN = "web-view-secret-token"
@@ -176,3 +177,29 @@ def test_llm_stages_are_coloured_by_status_like_the_other_nodes(server: LiveServ
     with contextlib.suppress(PlaywrightTimeout):
         page.wait_for_function(f"() => ({read_fills})().every(([, fill]) => fill === {succeeded!r})", timeout=5000)
     assert page.evaluate(read_fills) == [["path", succeeded], ["polygon", succeeded]]
+
+
+def test_the_cancel_button_stops_a_run_of_orchestra_run_in_another_terminal(
+    server: LiveServer, page: Any, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    (project / "cli.dot").write_text(STUCK, encoding="utf-8")
+    runner = subprocess.Popen(
+        [str(ORCHESTRA), "run", "cli.dot", "--quiet"], cwd=project, stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+    )  # fmt: skip
+    try:  # the run's session is 1 in this fresh project; the page opens once it runs its node
+        wait_until(lambda: server.status("1").get("current_node") == "wait", "the run to reach its command")
+        page.goto(f"{server.url}/view/1")
+        page.wait_for_selector('#status[data-status="running"]')
+        page.wait_for_selector("#cancel", state="visible")
+        page.click("#cancel")
+        assert runner.wait(30) == 1
+        page.wait_for_selector('#status[data-status="cancelled"]')
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+        _, said = runner.communicate(timeout=10)
+    assert b"session 1 cancelled from the web view" in said
+    assert page.is_hidden("#cancel")
+    assert server.status("1")["status"] == "cancelled"

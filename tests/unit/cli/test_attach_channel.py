@@ -9,6 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from orchestra_adapters.console.run_channel import MAX_FILE_BYTES, ChannelError, RunChannel, channel_dir
 from orchestra_cli.attach_chat import AttachResponder
@@ -94,3 +96,36 @@ def test_a_fifo_in_the_channel_is_dropped_without_blocking_the_run(tmp_path: Pat
     os.mkfifo(channel.waiting_file)
     assert channel.waiting() is None
     assert channel.take(wait) is None and os.listdir(channel.inbox) == []
+
+
+def test_a_cancel_request_is_read_once_it_is_newer_than_the_run_and_is_private(tmp_path: Path) -> None:
+    channel = RunChannel(channel_dir(tmp_path, "s1"))
+    assert channel.cancel_request(since=0) is None
+    channel.request_cancel("orchestra cancel")
+    request = channel.directory / "cancel.json"
+    assert request.stat().st_mode & 0o777 == 0o600 and channel.directory.stat().st_mode & 0o777 == 0o700
+    assert channel.cancel_request(since=0) == "orchestra cancel"
+    assert channel.cancel_request(since=2**40) is None  # an earlier run's request: dropped
+    assert not request.exists()
+
+
+def test_a_cancel_origin_too_long_is_cut_to_a_readable_one(tmp_path: Path) -> None:
+    channel = RunChannel(channel_dir(tmp_path, "s1"))
+    channel.request_cancel("the web view " * 20)
+    origin = channel.cancel_request(since=0)
+    assert origin is not None and origin.startswith("the web view") and len(origin) <= 80
+
+
+@given(st.one_of(st.text(max_size=200), st.dictionaries(st.text(max_size=20), st.text(max_size=20) | st.floats())))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_cancel_file_is_read_without_raising_and_a_bad_one_is_removed(
+    tmp_path: Path, content: object
+) -> None:
+    channel = RunChannel(channel_dir(tmp_path, "s1"))
+    channel.directory.mkdir(parents=True, exist_ok=True)
+    (channel.directory / "cancel.json").write_text(
+        content if isinstance(content, str) else json.dumps(content), encoding="utf-8"
+    )
+    origin = channel.cancel_request(since=0)
+    assert origin is None or (isinstance(content, dict) and content.get("origin") == origin)
+    assert origin is not None or not (channel.directory / "cancel.json").exists()  # a bad one is removed
