@@ -13,24 +13,12 @@ import pytest
 from mcp import Client
 
 from tests.integration.mcp.mcp_client import call, list_names, orchestra_mcp_serve, with_client
+from tests.support import server as server_pipelines
 from tests.support.chat_project import DRAFTS, chat_project, conversation
 from tests.support.orchestra_project import orchestra, run_json, write_files
 from tests.support.server import make_project
 
-GATED = """digraph gated {
-    goal="ship the release"
-    start [shape=Mdiamond]; done [shape=Msquare]
-    prepare [shape=parallelogram, tool_command="echo prepared"]
-    review [shape=hexagon, label="Ship it?"]
-    ship [shape=parallelogram, tool_command="echo shipped"]
-    rework [shape=parallelogram, tool_command="echo reworked"]
-    start -> prepare -> review
-    review -> ship [label="[S] Ship"]
-    review -> rework [label="[R] Rework"]
-    ship -> done
-    rework -> done
-}
-"""
+GATED = server_pipelines.GATED.replace("{", '{\n    goal="ship the release"', 1)  # the gate, with a goal to list
 BROKEN = """digraph broken {
     start [shape=Mdiamond]; done [shape=Msquare]
     orphan [shape=parallelogram, tool_command="echo never"]

@@ -24,21 +24,8 @@ from orchestra_adapters.server.service import PipelineService
 from orchestra_core.model.layout import ProjectLayout
 from tests.integration.mcp.mcp_client import call, orchestra_mcp_serve, with_client
 from tests.support.orchestra_project import ORCHESTRA, orchestra, run_json, write_files
-from tests.support.server import LOCAL, make_project, wait_until
+from tests.support.server import GATED, LOCAL, make_project, wait_until
 
-GATED = """digraph gated {
-    start [shape=Mdiamond]; done [shape=Msquare]
-    prepare [shape=parallelogram, tool_command="echo prepared"]
-    review [shape=hexagon, label="Ship it?"]
-    ship [shape=parallelogram, tool_command="echo shipped"]
-    rework [shape=parallelogram, tool_command="echo reworked"]
-    start -> prepare -> review
-    review -> ship [label="[S] Ship"]
-    review -> rework [label="[R] Rework"]
-    ship -> done
-    rework -> done
-}
-"""
 # the first run's command records its pid and sleeps (until it is killed); a resumed run's finishes at once
 HELD = """digraph held {
     start [shape=Mdiamond]; done [shape=Msquare]
