@@ -10,13 +10,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from orchestra_adapters.storage.history_ranges import rows_after
 from orchestra_adapters.storage.payload import (
     compress,
     content_hash,
     encode_payload,
 )
 from orchestra_adapters.storage.sqlite_errors import DAMAGE_SYMPTOMS, damage_found, store_error
-from orchestra_adapters.storage.sqlite_ranges import rows_after
+from orchestra_adapters.storage.sqlite_ranges import QUERIES as RANGE_QUERIES
 from orchestra_adapters.storage.sqlite_rows import (
     CHAIN,
     HEAD_AND_TOP_SELECT,
@@ -238,7 +239,7 @@ class SqliteSessionStore:
             floor = -1 if after_turn_id is None else self._turn_row(connection, after_turn_id)[0]
             if limit <= 0:
                 return TurnRange((), False)
-            rows = rows_after(connection, number, floor, limit + 1)
+            rows = rows_after(connection, RANGE_QUERIES, number, floor, limit + 1)
             return TurnRange(tuple(stored_turn(row, self.location) for row in rows[:limit]), len(rows) > limit)
 
     def latest_checkpoint(self, session_id: Id, *, at_turn_id: Id | None = None) -> StoredTurn | None:

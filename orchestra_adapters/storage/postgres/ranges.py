@@ -1,12 +1,9 @@
-"""Forward ranges of a session's history in the PostgreSQL store (`TurnRangeReader.turns_after`): keyset reads
-by (session, id) over each straight chain, a walk back from the head otherwise."""
+"""The PostgreSQL store's queries for forward ranges of a session's history (storage/history_ranges.py): keyset
+reads by (session, id) over each straight chain, a walk back from the head otherwise."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import psycopg
-
+from orchestra_adapters.storage.history_ranges import RangeQueries
 from orchestra_adapters.storage.postgres.schema import SCHEMA
 
 _S = SCHEMA
@@ -24,49 +21,9 @@ _WALK_BACK = (
     + _TURN_SELECT.format(source=f"chain JOIN {_S}.turns t ON t.id = chain.id")
     + " ORDER BY t.id LIMIT %s"
 )
-_SESSION = f"SELECT head_turn_id, base_turn_id, linear FROM {_S}.sessions WHERE id = %s"
-
-
-def rows_after(connection: psycopg.Connection, number: int, floor: int, count: int) -> list[Any]:
-    """The first `count` turn rows of session `number`'s history with ids above `floor`, oldest first.
-
-    While the session and the sessions it was forked from are each one straight chain (every turn appended after
-    the head of its time), its history is a run of each one's own turns, ids growing along each: about `count`
-    rows are read, however long the history and wherever the range starts. Otherwise the chain is walked back
-    from the head down to `floor`.
-    """
-    segments = _segments(connection, number)
-    if segments is None:
-        head = connection.execute(_SESSION, (number,)).fetchone()[0]  # type: ignore[index]
-        if head is None or head <= floor:
-            return []
-        return connection.execute(_WALK_BACK, (head, floor, count)).fetchall()
-    rows: list[Any] = []
-    for owner, low, high in segments:
-        if high <= floor or len(rows) >= count:
-            continue
-        rows += connection.execute(_OWN_TURNS, (owner, max(low, floor), high, count - len(rows))).fetchall()
-    return rows
-
-
-def _segments(connection: psycopg.Connection, number: int) -> list[tuple[int, int, int]] | None:
-    """The session's history as (session, ids above, ids up to) runs of own turns, oldest first; None when a
-    session on the way is not one straight chain."""
-    row = connection.execute(_SESSION, (number,)).fetchone()
-    assert row is not None  # the caller read the session
-    head, base, linear = row
-    segments: list[tuple[int, int, int]] = []
-    while head is not None:
-        if not linear:
-            return None
-        segments.append((number, -1 if base is None else base, head))
-        if base is None:
-            break
-        owner = connection.execute(f"SELECT session_id FROM {_S}.turns WHERE id = %s", (base,)).fetchone()
-        assert owner is not None  # a fork point is a stored turn
-        number = owner[0]
-        forked = connection.execute(_SESSION, (number,)).fetchone()
-        assert forked is not None
-        head, base, linear = base, forked[1], forked[2]
-    segments.reverse()
-    return segments
+QUERIES = RangeQueries(
+    own_turns=_OWN_TURNS,
+    walk_back=_WALK_BACK,
+    session=f"SELECT head_turn_id, base_turn_id, linear FROM {_S}.sessions WHERE id = %s",
+    owner=f"SELECT session_id FROM {_S}.turns WHERE id = %s",
+)

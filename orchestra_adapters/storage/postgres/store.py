@@ -12,10 +12,11 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from orchestra_adapters.storage.history_ranges import rows_after
 from orchestra_adapters.storage.payload import compress, content_hash, encode_payload
 from orchestra_adapters.storage.postgres.dsn import CONNECT_TIMEOUT_S, connection_options, display_dsn
 from orchestra_adapters.storage.postgres.errors import store_error
-from orchestra_adapters.storage.postgres.ranges import rows_after
+from orchestra_adapters.storage.postgres.ranges import QUERIES as RANGE_QUERIES
 from orchestra_adapters.storage.postgres.schema import SCHEMA, migrate, totals_columns
 from orchestra_adapters.storage.sqlite_rows import (
     TOTALS_COLUMNS,
@@ -323,7 +324,7 @@ class PostgresSessionStore:
             floor = -1 if after_turn_id is None else int(self._turn_row(connection, after_turn_id)[0])
             if limit <= 0:
                 return TurnRange((), False)
-            rows = rows_after(connection, number, floor, limit + 1)
+            rows = rows_after(connection, RANGE_QUERIES, number, floor, limit + 1)
         found = tuple(stored_turn(_bytes_row(row), self.location) for row in rows[:limit])
         return TurnRange(found, len(rows) > limit)
 
