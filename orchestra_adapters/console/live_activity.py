@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -54,15 +55,29 @@ class ActivityWriter:
     def _append(path: Path, data: bytes) -> None:
         for directory in (path.parent.parent, path.parent):
             directory.mkdir(exist_ok=True, mode=0o700)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
         with contextlib.suppress(FileNotFoundError):
             if path.stat().st_size + len(data) > MAX_BYTES:
                 path.unlink()  # start again: a reader sees the new file (another inode) and reads it from its start
-        descriptor = os.open(path, flags, 0o600)
+        descriptor = _open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        if descriptor is None:
+            return  # something else stands there (a FIFO, a directory): the live view goes without, the run on
         try:
             os.write(descriptor, data)
         finally:
             os.close(descriptor)
+
+
+def _open_regular(path: Path, flags: int) -> int | None:
+    """A descriptor of the regular file at `path` (None for anything else: a symlink is not followed, and a FIFO
+    planted there neither blocks the opening nor is read or written)."""
+    try:
+        descriptor = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0), 0o600)
+    except OSError:
+        return None
+    if stat.S_ISREG(os.fstat(descriptor).st_mode):
+        return descriptor
+    os.close(descriptor)
+    return None
 
 
 def _fields(event: Any) -> dict[str, Any]:
@@ -100,9 +115,8 @@ class ActivityTail:
 
     def read(self) -> list[dict[str, Any]]:
         """The well-formed activities appended since the last read (a partial last line waits for the next)."""
-        try:
-            descriptor = os.open(self._path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
+        descriptor = _open_regular(self._path, os.O_RDONLY)
+        if descriptor is None:
             return []
         with os.fdopen(descriptor, "rb") as file:
             status = os.fstat(file.fileno())

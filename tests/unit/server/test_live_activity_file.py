@@ -3,6 +3,7 @@ time from where the reader stands, started again past its size, and only well-fo
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -71,3 +72,21 @@ def test_only_well_formed_activities_are_taken_and_a_partial_line_waits(tmp_path
         file.write(', "text": "now whole"}\n')
     [late] = tail.read()
     assert (late["node_id"], late["text"]) == ("late", "now whole")
+
+
+def test_a_fifo_or_a_symlink_planted_as_the_file_blocks_neither_the_run_nor_the_server(tmp_path: Path) -> None:
+    writer = ActivityWriter(tmp_path)
+    writer.on_event(started())
+    path = activity_path(tmp_path, "7")
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)  # an unconfined command of an agent's could plant one: opening it for reading or writing blocks
+    tail = ActivityTail(path, from_start=True)
+    writer.on_event(said("not written, and the run goes on"))
+    assert tail.read() == []
+    path.unlink()
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text('{"kind": "AgentActivity", "node_id": "x", "activity": "text", "text": "secret"}\n')
+    path.symlink_to(secret)
+    writer.on_event(said("not through the link"))
+    assert ActivityTail(path, from_start=True).read() == []
+    assert "not through" not in secret.read_text()
